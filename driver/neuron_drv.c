@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * neuron.ko: DRM accel driver for the virtual Trainium card. Probe, the DRM
+ * driver and its ioctl table, contexts, and device parameters.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/neuron_accel.h>
+
+#include "neuron_drv.h"
+#include "neuron_gem.h"
+#include "neuron_job.h"
+
+static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
+				  struct drm_file *file)
+{
+	struct neuron_device *ndev = to_neuron_device(drm);
+	struct drm_neuron_get_param *args = data;
+
+	if (args->pad)
+		return -EINVAL;
+	switch (args->param) {
+	case DRM_NEURON_PARAM_DEVICE_ID:
+		args->value = ndev->pdev->device;
+		break;
+	case DRM_NEURON_PARAM_REVISION:
+		args->value = ndev->pdev->revision;
+		break;
+	case DRM_NEURON_PARAM_MODEL_VERSION:
+		args->value = ndev->model_version;
+		break;
+	case DRM_NEURON_PARAM_CAPABILITIES:
+		args->value = DRM_NEURON_CAP_DMA | DRM_NEURON_CAP_HOST_BO;
+		break;
+	case DRM_NEURON_PARAM_NUM_CORES:
+		args->value = ndev->num_cores;
+		break;
+	case DRM_NEURON_PARAM_NUM_DMA_QUEUES:
+		args->value = ndev->num_dma;
+		break;
+	case DRM_NEURON_PARAM_MEM_SIZE:
+		args->value = ndev->mem_size;
+		break;
+	case DRM_NEURON_PARAM_MEM_FREE:
+		mutex_lock(&ndev->mm_lock);
+		args->value = ndev->mem_size - ndev->mem_used;
+		mutex_unlock(&ndev->mm_lock);
+		break;
+	case DRM_NEURON_PARAM_ISA_VERSION:
+		args->value = neuron_rd(ndev, NRN_REG_ISA_VERSION);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int neuron_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct neuron_device *ndev = to_neuron_device(drm);
+	struct neuron_file_priv *fpriv;
+	struct drm_gpu_scheduler *sched;
+	u32 i;
+	int ret;
+
+	fpriv = kzalloc(sizeof(*fpriv), GFP_KERNEL);
+	if (!fpriv)
+		return -ENOMEM;
+	fpriv->ndev = ndev;
+	mutex_init(&fpriv->submit_lock);
+	for (i = 0; i < ndev->num_queues; i++) {
+		sched = &ndev->queues[i].sched;
+		ret = drm_sched_entity_init(&fpriv->entities[i],
+					    DRM_SCHED_PRIORITY_NORMAL, &sched, 1,
+					    NULL);
+		if (ret)
+			goto err_entities;
+	}
+	file->driver_priv = fpriv;
+	return 0;
+
+err_entities:
+	while (i--)
+		drm_sched_entity_destroy(&fpriv->entities[i]);
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+	return ret;
+}
+
+static void neuron_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct neuron_device *ndev = to_neuron_device(drm);
+	struct neuron_file_priv *fpriv = file->driver_priv;
+	u32 i;
+
+	/* Waits (bounded) for this context's queued jobs, then drops them. */
+	for (i = 0; i < ndev->num_queues; i++)
+		drm_sched_entity_destroy(&fpriv->entities[i]);
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+}
+
+static const struct drm_ioctl_desc neuron_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(NEURON_GET_PARAM, neuron_get_param_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NEURON_BO_CREATE, neuron_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NEURON_BO_INFO, neuron_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NEURON_SUBMIT, neuron_submit_ioctl, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(neuron_fops);
+
+static const struct drm_driver neuron_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = neuron_open,
+	.postclose = neuron_postclose,
+	.gem_create_object = neuron_gem_create_object,
+	.ioctls = neuron_ioctls,
+	.num_ioctls = ARRAY_SIZE(neuron_ioctls),
+	.fops = &neuron_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.major = 0,
+	.minor = 1,
+};
+
+/* Read the card's identity and geometry; refuse what we do not know. */
+static int neuron_hw_identify(struct neuron_device *ndev)
+{
+	u32 id = neuron_rd(ndev, NRN_REG_ID), queues;
+
+	if (id != NRN_ID_MAGIC) {
+		neuron_err(ndev, "unexpected ID register 0x%08x\n", id);
+		return -ENODEV;
+	}
+	ndev->model_version = neuron_rd(ndev, NRN_REG_VERSION);
+	if (NRN_VERSION_MAJOR(ndev->model_version) != 1) {
+		neuron_err(ndev, "unsupported model version %u.%u\n",
+			   NRN_VERSION_MAJOR(ndev->model_version),
+			   NRN_VERSION_MINOR(ndev->model_version));
+		return -ENODEV;
+	}
+	ndev->caps = neuron_rd(ndev, NRN_REG_CAPS);
+	queues = neuron_rd(ndev, NRN_REG_QUEUES);
+	ndev->num_dma = NRN_QUEUES_DMA(queues);
+	ndev->num_cores = NRN_QUEUES_CORES(queues);
+	ndev->num_queues = ndev->num_dma + ndev->num_cores;
+	if (!ndev->num_dma || ndev->num_queues > NRN_MAX_QUEUES) {
+		neuron_err(ndev, "bad queue counts: %u DMA, %u cores\n",
+			   ndev->num_dma, ndev->num_cores);
+		return -ENODEV;
+	}
+	ndev->mem_size = neuron_rd(ndev, NRN_REG_MEM_SIZE_LO) |
+			 (u64)neuron_rd(ndev, NRN_REG_MEM_SIZE_HI) << 32;
+	if (ndev->mem_size > pci_resource_len(ndev->pdev, NRN_BAR_MEM)) {
+		neuron_err(ndev, "device memory (%llu) larger than BAR%d\n",
+			   ndev->mem_size, NRN_BAR_MEM);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int neuron_pci_init(struct neuron_device *ndev)
+{
+	struct pci_dev *pdev = ndev->pdev;
+	int ret, nvec;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	ndev->regs = pcim_iomap_region(pdev, NRN_BAR_REGS, DRIVER_NAME);
+	if (IS_ERR(ndev->regs))
+		return PTR_ERR(ndev->regs);
+	ret = pcim_request_region(pdev, NRN_BAR_MEM, DRIVER_NAME);
+	if (ret)
+		return ret;
+	ndev->mem_base = pci_resource_start(pdev, NRN_BAR_MEM);
+
+	ret = neuron_hw_identify(ndev);
+	if (ret)
+		return ret;
+	/* Start from a clean card, whatever a previous driver left. */
+	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+
+	nvec = ndev->num_queues + 1;
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		neuron_err(ndev, "cannot allocate %d MSI-X vectors: %d\n", nvec, ret);
+		return ret;
+	}
+	return 0;
+}
+
+static void neuron_mm_fini(struct drm_device *drm, void *arg)
+{
+	struct neuron_device *ndev = arg;
+
+	drm_mm_takedown(&ndev->mm);
+}
+
+static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct neuron_device *ndev;
+	int ret;
+
+	ndev = devm_drm_dev_alloc(&pdev->dev, &neuron_drm_driver,
+				  struct neuron_device, drm);
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+	ndev->pdev = pdev;
+	pci_set_drvdata(pdev, ndev);
+
+	ret = neuron_pci_init(ndev);
+	if (ret)
+		return ret;
+
+	ret = drmm_mutex_init(&ndev->drm, &ndev->mm_lock);
+	if (ret)
+		return ret;
+	drm_mm_init(&ndev->mm, 0, ndev->mem_size);
+	ret = drmm_add_action_or_reset(&ndev->drm, neuron_mm_fini, ndev);
+	if (ret)
+		return ret;
+
+	ret = neuron_queues_init(ndev);
+	if (ret)
+		goto err_reset;
+
+	ret = drm_dev_register(&ndev->drm, 0);
+	if (ret) {
+		neuron_err(ndev, "cannot register the DRM device: %d\n", ret);
+		goto err_reset;
+	}
+	drm_info(&ndev->drm, "%u DMA queues, %u cores, %llu MiB device memory\n",
+		 ndev->num_dma, ndev->num_cores, ndev->mem_size >> 20);
+	return 0;
+
+err_reset:
+	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	return ret;
+}
+
+static void neuron_remove(struct pci_dev *pdev)
+{
+	struct neuron_device *ndev = pci_get_drvdata(pdev);
+
+	drm_dev_unplug(&ndev->drm);
+	neuron_queues_stop(ndev);
+	/* User mappings of device memory go with the BAR. */
+	unmap_mapping_range(ndev->drm.anon_inode->i_mapping, 0, 0, 1);
+}
+
+static const struct pci_device_id neuron_pci_ids[] = {
+	{ PCI_DEVICE(NRN_PCI_VENDOR_ID, NRN_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, neuron_pci_ids);
+
+static struct pci_driver neuron_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = neuron_pci_ids,
+	.probe = neuron_probe,
+	.remove = neuron_remove,
+};
+module_pci_driver(neuron_pci_driver);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The neuron-stack authors");

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * neuron.ko: DRM accel driver for the virtual Trainium card.
+ */
+#ifndef __NEURON_DRV_H__
+#define __NEURON_DRV_H__
+
+#include <linux/io.h>
+#include <linux/pci.h>
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+
+#include "neuron_hw.h"
+#include "neuron_queue.h"
+
+#define DRIVER_NAME	"neuron"
+#define DRIVER_DESC	"Virtual Trainium accelerator"
+
+#define neuron_err(ndev, fmt, ...) \
+	drm_err(&(ndev)->drm, "%s(): " fmt, __func__, ##__VA_ARGS__)
+#define neuron_warn(ndev, fmt, ...) \
+	drm_warn(&(ndev)->drm, "%s(): " fmt, __func__, ##__VA_ARGS__)
+#define neuron_dbg(ndev, fmt, ...) \
+	drm_dbg_driver(&(ndev)->drm, fmt, ##__VA_ARGS__)
+
+/**
+ * struct neuron_device - one card
+ */
+struct neuron_device {
+	struct drm_device drm;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	/** @mem_base: bus address of device memory (BAR2) */
+	resource_size_t mem_base;
+	/** @mem_size: bytes of device memory */
+	u64 mem_size;
+
+	u32 model_version;
+	u32 caps;
+	u32 num_dma;
+	u32 num_cores;
+	u32 num_queues;
+
+	/** @mm_lock: protects @mm and @mem_used */
+	struct mutex mm_lock;
+	struct drm_mm mm;
+	u64 mem_used;
+
+	struct neuron_queue queues[NRN_MAX_QUEUES];
+};
+
+/**
+ * struct neuron_file_priv - one open file: a context
+ */
+struct neuron_file_priv {
+	struct neuron_device *ndev;
+	/** @submit_lock: keeps arm + push of this context's jobs in order */
+	struct mutex submit_lock;
+	/** @entities: one scheduler entity per hardware queue */
+	struct drm_sched_entity entities[NRN_MAX_QUEUES];
+};
+
+static inline struct neuron_device *to_neuron_device(struct drm_device *drm)
+{
+	return container_of(drm, struct neuron_device, drm);
+}
+
+static inline u32 neuron_rd(struct neuron_device *ndev, u32 reg)
+{
+	return readl(ndev->regs + reg);
+}
+
+static inline void neuron_wr(struct neuron_device *ndev, u32 reg, u32 val)
+{
+	writel(val, ndev->regs + reg);
+}
+
+#endif /* __NEURON_DRV_H__ */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef __NEURON_JOB_H__
+#define __NEURON_JOB_H__
+
+#include <drm/gpu_scheduler.h>
+
+#include "neuron_hw.h"
+
+struct drm_device;
+struct drm_file;
+struct drm_gem_object;
+struct neuron_queue;
+
+/**
+ * struct neuron_job - a job: descriptors for one queue and what they use
+ *
+ * Created by the SUBMIT ioctl, owned by drm_sched once pushed, freed by
+ * free_job after its finished fence has signalled.
+ */
+struct neuron_job {
+	struct drm_sched_job base;
+	struct neuron_queue *queue;
+
+	/** @bos: buffers the descriptors reference, held until free */
+	struct drm_gem_object **bos;
+	u32 bo_count;
+
+	/** @descs: descriptors, built at submit, copied to the ring by run_job */
+	struct nrn_copy_desc *descs;
+	u32 ndesc;
+
+	/** @hw_fence: signalled when the last descriptor completes */
+	struct dma_fence *hw_fence;
+	/** @first_slot: ring slot of the first descriptor, set by run_job */
+	u32 first_slot;
+	/** @link: entry in the queue's in-flight list, under queue->lock */
+	struct list_head link;
+};
+
+static inline struct neuron_job *to_neuron_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct neuron_job, base);
+}
+
+extern const struct drm_sched_backend_ops neuron_sched_ops;
+
+int neuron_submit_ioctl(struct drm_device *drm, void *data,
+			struct drm_file *file);
+
+#endif /* __NEURON_JOB_H__ */

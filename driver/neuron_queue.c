@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Hardware queues: each has a descriptor ring in DMA-coherent memory, an
+ * MSI-X vector and a drm_sched instance. run_job copies a job's descriptors
+ * into the ring and rings the doorbell; the interrupt handler retires jobs
+ * in ring order by reading the status words the device writes back.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/slab.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "neuron_drv.h"
+#include "neuron_job.h"
+#include "neuron_queue.h"
+
+static unsigned int job_timeout_ms = 10000;
+module_param(job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before its queue is reset (ms)");
+
+struct neuron_fence {
+	struct dma_fence base;
+	struct neuron_queue *queue;
+};
+
+static const char *neuron_fence_driver_name(struct dma_fence *f)
+{
+	return DRIVER_NAME;
+}
+
+static const char *neuron_fence_timeline_name(struct dma_fence *f)
+{
+	return container_of(f, struct neuron_fence, base)->queue->name;
+}
+
+static const struct dma_fence_ops neuron_fence_ops = {
+	.get_driver_name = neuron_fence_driver_name,
+	.get_timeline_name = neuron_fence_timeline_name,
+};
+
+static struct nrn_copy_desc *neuron_ring_slot(struct neuron_queue *q, u32 slot)
+{
+	return (struct nrn_copy_desc *)q->ring + slot;
+}
+
+static u32 neuron_qreg(struct neuron_queue *q, u32 reg)
+{
+	return NRN_QREG_BASE(q->idx) + reg;
+}
+
+/* Point the device at the (empty) ring and enable the queue. */
+static void neuron_queue_hw_start(struct neuron_queue *q)
+{
+	struct neuron_device *ndev = q->ndev;
+
+	q->tail = 0;
+	memset(q->ring, 0, NEURON_RING_ENTRIES * NRN_DESC_SIZE);
+	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_LO), lower_32_bits(q->ring_dma));
+	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_HI), upper_32_bits(q->ring_dma));
+	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_SIZE), NEURON_RING_ENTRIES);
+	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_ENABLE);
+}
+
+/* Write @job's descriptors at the tail. Caller holds q->lock. */
+static void neuron_queue_write_job_locked(struct neuron_queue *q,
+					  struct neuron_job *job)
+{
+	u32 i;
+
+	lockdep_assert_held(&q->lock);
+	job->first_slot = q->tail;
+	for (i = 0; i < job->ndesc; i++) {
+		struct nrn_copy_desc *d = neuron_ring_slot(q, q->tail);
+
+		*d = job->descs[i];
+		d->flags = i == job->ndesc - 1 ? NRN_DESC_F_IRQ : 0;
+		d->status = 0;
+		q->tail = (q->tail + 1) % NEURON_RING_ENTRIES;
+	}
+	list_add_tail(&job->link, &q->inflight);
+}
+
+static void neuron_queue_doorbell(struct neuron_queue *q)
+{
+	/* Descriptors must be in memory before the device sees the new tail. */
+	dma_wmb();
+	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_TAIL), q->tail);
+}
+
+/**
+ * neuron_queue_push() - put a job on the hardware
+ * @q: queue
+ * @job: job whose descriptors are built
+ *
+ * Called from run_job, which drm_sched serialises per queue and which only
+ * runs when the ring has room (credits).
+ *
+ * Return: the hardware fence, or an ERR_PTR.
+ */
+struct dma_fence *neuron_queue_push(struct neuron_queue *q,
+				    struct neuron_job *job)
+{
+	struct neuron_fence *f;
+	unsigned long flags;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	f->queue = q;
+
+	spin_lock_irqsave(&q->lock, flags);
+	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
+		       ++q->fence_seqno);
+	job->hw_fence = dma_fence_get(&f->base);
+	neuron_queue_write_job_locked(q, job);
+	neuron_queue_doorbell(q);
+	spin_unlock_irqrestore(&q->lock, flags);
+	return &f->base;
+}
+
+/* Signal @job's hardware fence with @err (0 for success). Under q->lock. */
+static void neuron_job_retire_locked(struct neuron_queue *q,
+				     struct neuron_job *job, int err)
+{
+	lockdep_assert_held(&q->lock);
+	list_del_init(&job->link);
+	if (err)
+		dma_fence_set_error(job->hw_fence, err);
+	dma_fence_signal_locked(job->hw_fence);
+}
+
+/* Retire every job whose last descriptor the device has completed. */
+static void neuron_queue_complete_locked(struct neuron_queue *q)
+{
+	struct neuron_job *job, *tmp;
+
+	lockdep_assert_held(&q->lock);
+	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
+		u32 last = (job->first_slot + job->ndesc - 1) % NEURON_RING_ENTRIES;
+		u32 status, i, code = 0;
+
+		status = le32_to_cpu(READ_ONCE(neuron_ring_slot(q, last)->status));
+		if (!(status & NRN_DESC_DONE))
+			break;
+		/* Read the other status words only after seeing DONE. */
+		dma_rmb();
+		for (i = 0; i < job->ndesc && !code; i++) {
+			u32 slot = (job->first_slot + i) % NEURON_RING_ENTRIES;
+
+			code = NRN_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->status));
+		}
+		if (code)
+			drm_dbg_driver(&q->ndev->drm, "%s: job failed, device error %u\n",
+				       q->name, code);
+		neuron_job_retire_locked(q, job, code ? -EIO : 0);
+	}
+}
+
+static irqreturn_t neuron_queue_irq(int irq, void *arg)
+{
+	struct neuron_queue *q = arg;
+
+	spin_lock(&q->lock);
+	neuron_queue_complete_locked(q);
+	spin_unlock(&q->lock);
+	return IRQ_HANDLED;
+}
+
+/**
+ * neuron_queue_reset() - reset a queue after @guilty hung
+ * @q: queue, its scheduler stopped
+ * @guilty: the job that timed out
+ *
+ * Jobs that completed before the reset retire normally, @guilty fails with
+ * -ETIMEDOUT, and the jobs queued behind it are written again into the
+ * fresh ring: they had not started, so they run as if nothing happened.
+ */
+void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
+{
+	struct neuron_device *ndev = q->ndev;
+	struct neuron_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(requeue);
+	u32 status;
+
+	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_RESET);
+	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NRN_QREG_STATUS),
+			       status, !(status & NRN_QSTATUS_BUSY), 100,
+			       1000 * USEC_PER_MSEC))
+		neuron_err(ndev, "%s: still busy after reset\n", q->name);
+
+	spin_lock_irqsave(&q->lock, flags);
+	neuron_queue_complete_locked(q);
+	list_splice_init(&q->inflight, &requeue);
+	neuron_queue_hw_start(q);
+	list_for_each_entry_safe(job, tmp, &requeue, link) {
+		if (job == guilty) {
+			list_add(&job->link, &q->inflight);
+			neuron_job_retire_locked(q, job, -ETIMEDOUT);
+			continue;
+		}
+		list_del_init(&job->link);
+		neuron_queue_write_job_locked(q, job);
+	}
+	neuron_queue_doorbell(q);
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* Fail everything on the ring with @err: the device is going away. */
+static void neuron_queue_cancel(struct neuron_queue *q, int err)
+{
+	struct neuron_job *job, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	neuron_queue_complete_locked(q);
+	list_for_each_entry_safe(job, tmp, &q->inflight, link)
+		neuron_job_retire_locked(q, job, err);
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/**
+ * neuron_queues_stop() - quiesce all queues on removal
+ * @ndev: device
+ *
+ * Stops submission, resets the device so that it touches no memory any
+ * more, and fails whatever was in flight with -ENODEV.
+ */
+void neuron_queues_stop(struct neuron_device *ndev)
+{
+	u32 i;
+
+	for (i = 0; i < ndev->num_queues; i++)
+		drm_sched_wqueue_stop(&ndev->queues[i].sched);
+	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	for (i = 0; i < ndev->num_queues; i++)
+		neuron_queue_cancel(&ndev->queues[i], -ENODEV);
+}
+
+static void neuron_queues_fini(struct drm_device *drm, void *arg)
+{
+	struct neuron_device *ndev = arg;
+	u32 i;
+
+	for (i = 0; i < ndev->num_queues; i++)
+		drm_sched_fini(&ndev->queues[i].sched);
+}
+
+static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
+{
+	struct neuron_queue *q = &ndev->queues[idx];
+	struct device *dev = ndev->drm.dev;
+	struct drm_sched_init_args args = {
+		.ops = &neuron_sched_ops,
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+		.credit_limit = NEURON_RING_ENTRIES - 1,
+		.timeout = msecs_to_jiffies(job_timeout_ms),
+		.name = q->name,
+		.dev = dev,
+	};
+	int ret;
+
+	q->ndev = ndev;
+	q->idx = idx;
+	q->is_core = idx >= ndev->num_dma;
+	if (q->is_core)
+		snprintf(q->name, sizeof(q->name), "core%u", idx - ndev->num_dma);
+	else
+		snprintf(q->name, sizeof(q->name), "dma%u", idx);
+	spin_lock_init(&q->lock);
+	INIT_LIST_HEAD(&q->inflight);
+	q->fence_context = dma_fence_context_alloc(1);
+
+	q->ring = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NRN_DESC_SIZE,
+				      &q->ring_dma, GFP_KERNEL);
+	if (!q->ring)
+		return -ENOMEM;
+	neuron_queue_hw_start(q);
+
+	ret = devm_request_irq(dev, pci_irq_vector(ndev->pdev, idx),
+			       neuron_queue_irq, 0, q->name, q);
+	if (ret) {
+		neuron_err(ndev, "%s: cannot request its interrupt: %d\n", q->name, ret);
+		return ret;
+	}
+	ret = drm_sched_init(&q->sched, &args);
+	if (ret)
+		neuron_err(ndev, "%s: cannot create its scheduler: %d\n", q->name, ret);
+	return ret;
+}
+
+/**
+ * neuron_queues_init() - set up every hardware queue of the card
+ * @ndev: device, with MSI-X vectors allocated
+ *
+ * Return: 0 or a negative errno.
+ */
+int neuron_queues_init(struct neuron_device *ndev)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < ndev->num_queues; i++) {
+		ret = neuron_queue_init(ndev, i);
+		if (ret) {
+			while (i--)
+				drm_sched_fini(&ndev->queues[i].sched);
+			return ret;
+		}
+	}
+	return drmm_add_action_or_reset(&ndev->drm, neuron_queues_fini, ndev);
+}

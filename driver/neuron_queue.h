@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Hardware queues: descriptor rings, completion interrupts, hardware fences
+ * and the drm_sched instance of each queue.
+ */
+#ifndef __NEURON_QUEUE_H__
+#define __NEURON_QUEUE_H__
+
+#include <linux/dma-fence.h>
+#include <linux/spinlock.h>
+#include <drm/gpu_scheduler.h>
+
+struct neuron_device;
+struct neuron_job;
+
+#define NEURON_RING_ENTRIES	256
+
+/**
+ * struct neuron_queue - one hardware queue of the card
+ */
+struct neuron_queue {
+	struct neuron_device *ndev;
+	/** @idx: queue number on the card (BAR0 block and MSI-X vector) */
+	u32 idx;
+	bool is_core;
+	char name[16];
+
+	struct drm_gpu_scheduler sched;
+
+	/** @ring: descriptor ring in DMA-coherent memory */
+	void *ring;
+	dma_addr_t ring_dma;
+	/** @tail: next free ring slot, written only by run_job */
+	u32 tail;
+
+	/** @lock: protects @inflight and is the hardware fences' lock */
+	spinlock_t lock;
+	/** @inflight: jobs on the ring, oldest first */
+	struct list_head inflight;
+	u64 fence_context;
+	u64 fence_seqno;
+};
+
+int neuron_queues_init(struct neuron_device *ndev);
+void neuron_queues_stop(struct neuron_device *ndev);
+struct dma_fence *neuron_queue_push(struct neuron_queue *q,
+				    struct neuron_job *job);
+void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty);
+
+#endif /* __NEURON_QUEUE_H__ */

@@ -1,0 +1,520 @@
+/*
+ * qtest for the virtual Trainium card: registers, the DMA queue, errors,
+ * interrupts, reset and fault injection, driven with no guest kernel.
+ * docs/hardware.md is the specification these tests check.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qobject/qdict.h"
+#include "libqtest.h"
+#include "libqos/pci-pc.h"
+#include "libqos/malloc-pc.h"
+#include "hw/pci/pci_regs.h"
+#include "../../hw/misc/trainium/neuron_hw.h"
+
+#define TRN_SLOT 4
+#define RING_ENTRIES 16
+#define WAIT_US (10 * G_USEC_PER_SEC)
+
+typedef struct Trn {
+    QTestState *qts;
+    QPCIBus *bus;
+    QGuestAllocator alloc;
+    QPCIDevice *dev;
+    QPCIBar regs, mem;
+    uint64_t mem_size;
+    uint64_t ring;          /* guest address of queue 0's ring */
+    uint32_t tail;
+} Trn;
+
+/*
+ * Start QEMU with one card. libqos maps BARs into a 512 MiB window, so the
+ * card's memory is kept small unless @props sets it.
+ */
+static Trn *trn_start(const char *props)
+{
+    Trn *t = g_new0(Trn, 1);
+
+    t->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,%s",
+                         TRN_SLOT, props ? props : "mem-size=64M");
+    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
+    t->bus = qpci_new_pc(t->qts, &t->alloc);
+    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(TRN_SLOT, 0));
+    g_assert(t->dev);
+    qpci_device_enable(t->dev);
+    t->regs = qpci_iomap(t->dev, NRN_BAR_REGS, NULL);
+    t->mem = qpci_iomap(t->dev, NRN_BAR_MEM, &t->mem_size);
+    return t;
+}
+
+static void trn_stop(Trn *t)
+{
+    g_free(t->dev);
+    qpci_free_pc(t->bus);
+    alloc_destroy(&t->alloc);
+    qtest_quit(t->qts);
+    g_free(t);
+}
+
+static uint32_t rd(Trn *t, uint32_t off)
+{
+    return qpci_io_readl(t->dev, t->regs, off);
+}
+
+static void wr(Trn *t, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(t->dev, t->regs, off, val);
+}
+
+static uint32_t qrd(Trn *t, unsigned q, uint32_t reg)
+{
+    return rd(t, NRN_QREG_BASE(q) + reg);
+}
+
+static void qwr(Trn *t, unsigned q, uint32_t reg, uint32_t val)
+{
+    wr(t, NRN_QREG_BASE(q) + reg, val);
+}
+
+/* Set up queue 0 with a ring of RING_ENTRIES in guest memory. */
+static void ring_setup(Trn *t)
+{
+    t->ring = guest_alloc(&t->alloc, RING_ENTRIES * NRN_DESC_SIZE + 64);
+    t->ring = ROUND_UP(t->ring, NRN_RING_ALIGN);
+    qtest_memset(t->qts, t->ring, 0, RING_ENTRIES * NRN_DESC_SIZE);
+    qwr(t, 0, NRN_QREG_RING_LO, (uint32_t)t->ring);
+    qwr(t, 0, NRN_QREG_RING_HI, t->ring >> 32);
+    qwr(t, 0, NRN_QREG_RING_SIZE, RING_ENTRIES);
+    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, NRN_QSTATUS_ENABLED);
+    t->tail = 0;
+}
+
+static uint32_t desc_status(Trn *t, uint32_t slot)
+{
+    return qtest_readl(t->qts, t->ring + slot * NRN_DESC_SIZE +
+                       NRN_DESC_SIZE - 4);
+}
+
+/* Poll a queue register until it reads @want or WAIT_US passes. */
+static void wait_qreg(Trn *t, unsigned q, uint32_t reg, uint32_t mask,
+                      uint32_t want)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+
+    while ((qrd(t, q, reg) & mask) != want) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(200);
+    }
+}
+
+/* Queue one descriptor on queue 0, ring the doorbell, wait, return status. */
+static uint32_t submit(Trn *t, struct nrn_copy_desc *d)
+{
+    uint32_t slot = t->tail;
+
+    d->status = 0;
+    qtest_memwrite(t->qts, t->ring + slot * NRN_DESC_SIZE, d, sizeof(*d));
+    t->tail = (t->tail + 1) % RING_ENTRIES;
+    qwr(t, 0, NRN_QREG_TAIL, t->tail);
+    wait_qreg(t, 0, NRN_QREG_HEAD, ~0u, t->tail);
+    return desc_status(t, slot);
+}
+
+static struct nrn_copy_desc copy_desc(uint8_t ss, uint64_t sa, uint64_t so,
+                                      uint8_t ds, uint64_t da, uint64_t dof,
+                                      uint64_t len)
+{
+    return (struct nrn_copy_desc){
+        .op = NRN_OP_COPY, .flags = NRN_DESC_F_IRQ,
+        .src_space = ss, .src_addr = sa, .src_off = so,
+        .dst_space = ds, .dst_addr = da, .dst_off = dof, .len = len,
+        .tag = 0x1234,
+    };
+}
+
+static void fill_pattern(uint8_t *buf, size_t len, unsigned seed)
+{
+    for (size_t i = 0; i < len; i++) {
+        buf[i] = (uint8_t)(i * 7 + seed + (i >> 8));
+    }
+}
+
+static void test_identity(void)
+{
+    Trn *t = trn_start("cores=3,dma-queues=2,mem-size=32M");
+    QTestState *qts;
+    QDict *resp;
+
+    g_assert_cmphex(qpci_config_readw(t->dev, PCI_VENDOR_ID), ==,
+                    NRN_PCI_VENDOR_ID);
+    g_assert_cmphex(qpci_config_readw(t->dev, PCI_DEVICE_ID), ==,
+                    NRN_PCI_DEVICE_ID);
+    g_assert_cmphex(qpci_config_readw(t->dev, PCI_CLASS_DEVICE), ==,
+                    NRN_PCI_CLASS);
+    g_assert_cmphex(qpci_config_readb(t->dev, PCI_REVISION_ID), ==,
+                    NRN_PCI_REVISION);
+    g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_EXP, 0));
+    g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_MSIX, 0));
+
+    g_assert_cmphex(rd(t, NRN_REG_ID), ==, NRN_ID_MAGIC);
+    g_assert_cmphex(rd(t, NRN_REG_VERSION), ==, NRN_MODEL_VERSION);
+    g_assert_cmphex(rd(t, NRN_REG_CAPS) & NRN_CAP_DMA, ==, NRN_CAP_DMA);
+    g_assert_cmpuint(NRN_QUEUES_DMA(rd(t, NRN_REG_QUEUES)), ==, 2);
+    g_assert_cmpuint(NRN_QUEUES_CORES(rd(t, NRN_REG_QUEUES)), ==, 3);
+    g_assert_cmphex(rd(t, NRN_REG_MEM_SIZE_LO), ==, 32 * MiB);
+    g_assert_cmphex(rd(t, NRN_REG_MEM_SIZE_HI), ==, 0);
+    g_assert_cmpuint(t->mem_size, ==, 32 * MiB);
+    g_assert_cmphex(rd(t, NRN_REG_STATUS) & NRN_STATUS_READY, ==,
+                    NRN_STATUS_READY);
+    /* One vector per queue plus the error vector. */
+    qpci_msix_enable(t->dev);
+    g_assert_cmpuint(qpci_msix_table_size(t->dev), ==, 2 + 3 + 1);
+    trn_stop(t);
+
+    /* Defaults: 2 cores, 4 DMA queues, 512 MiB. */
+    qts = qtest_init("-machine q35 -device trainium,id=trn0");
+    resp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                     "{'path': 'trn0', 'property': 'mem-size'}}");
+    g_assert_cmpuint(qdict_get_int(resp, "return"), ==, 512 * MiB);
+    qobject_unref(resp);
+    resp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                     "{'path': 'trn0', 'property': 'cores'}}");
+    g_assert_cmpuint(qdict_get_int(resp, "return"), ==, 2);
+    qobject_unref(resp);
+    qtest_quit(qts);
+}
+
+static void test_registers(void)
+{
+    Trn *t = trn_start(NULL);
+
+    wr(t, NRN_REG_SCRATCH, 0xdeadbeef);
+    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0xdeadbeef);
+    /* Read-only registers ignore writes; unknown ones read as zero. */
+    wr(t, NRN_REG_ID, 0);
+    g_assert_cmphex(rd(t, NRN_REG_ID), ==, NRN_ID_MAGIC);
+    wr(t, NRN_QREG_BASE(0) + NRN_QREG_HEAD, 5);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_HEAD), ==, 0);
+    g_assert_cmphex(rd(t, 0x0ffc), ==, 0);
+    g_assert_cmphex(qrd(t, 0, 0xfc), ==, 0);
+    /* A 64-bit access reads the LO/HI pair. */
+    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NRN_REG_MEM_SIZE_LO), ==,
+                    64 * MiB);
+    /* Device reset clears the scratch register and the queues. */
+    ring_setup(t);
+    wr(t, NRN_REG_CTRL, NRN_CTRL_RESET);
+    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_RING_SIZE), ==, 0);
+    trn_stop(t);
+}
+
+static void test_bad_properties(void)
+{
+    static const char *bad[] = {
+        "'cores': 0", "'cores': 17", "'dma-queues': 0", "'dma-queues': 9",
+        "'mem-size': 1000000", "'mem-size': 8388608",
+    };
+    QTestState *qts = qtest_init("-machine q35 -device "
+                                 "pcie-root-port,id=rp0,chassis=1");
+
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        g_autofree char *cmd = g_strdup_printf(
+            "{'execute': 'device_add', 'arguments': {'driver': 'trainium', "
+            "'bus': 'rp0', %s}}", bad[i]);
+        QDict *resp = qtest_qmp(qts, cmd);
+
+        g_assert(qdict_haskey(resp, "error"));
+        qobject_unref(resp);
+    }
+    qtest_quit(qts);
+}
+
+static void test_dma_roundtrip(void)
+{
+    Trn *t = trn_start(NULL);
+    const size_t len = 3 * 4096 + 123;
+    g_autofree uint8_t *src = g_malloc(len);
+    g_autofree uint8_t *back = g_malloc0(len);
+    g_autofree uint8_t *bar = g_malloc0(len);
+    uint64_t hsrc = guest_alloc(&t->alloc, len);
+    uint64_t hdst = guest_alloc(&t->alloc, len);
+    struct nrn_copy_desc d;
+
+    qpci_msix_enable(t->dev);
+    ring_setup(t);
+    fill_pattern(src, len, 1);
+    qtest_memwrite(t->qts, hsrc, src, len);
+
+    d = copy_desc(NRN_SPACE_HOST, hsrc, 0, NRN_SPACE_DEV, 0x10000, 5, len);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    /* The data is in device memory, as seen through BAR2. */
+    qpci_memread(t->dev, t->mem, 0x10005, bar, len);
+    g_assert_cmpmem(bar, len, src, len);
+
+    d = copy_desc(NRN_SPACE_DEV, 0x10000, 5, NRN_SPACE_HOST, hdst, 0, len);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    qtest_memread(t->qts, hdst, back, len);
+    g_assert_cmpmem(back, len, src, len);
+
+    /* Device to device, overlapping ranges behave like memmove. */
+    d = copy_desc(NRN_SPACE_DEV, 0x10005, 0, NRN_SPACE_DEV, 0x10005, 100,
+                  len);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    qpci_memread(t->dev, t->mem, 0x10005 + 100, bar, len);
+    g_assert_cmpmem(bar, len, src, len);
+
+    g_assert_cmpuint(qrd(t, 0, NRN_QREG_DONE_LO), ==, 3);
+    /* Completions raised queue 0's vector (masked, so it is pending). */
+    g_assert(qpci_msix_pending(t->dev, 0));
+    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
+    wr(t, NRN_REG_INT_STATUS, 1);
+    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+    trn_stop(t);
+}
+
+static void test_dma_sgl(void)
+{
+    Trn *t = trn_start(NULL);
+    static const uint64_t seg_len[] = { 100, 4096, 1, 3000, 777 };
+    const size_t total = 100 + 4096 + 1 + 3000 + 777, off = 150;
+    const size_t len = total - off - 10;
+    struct nrn_sg_entry sgl[ARRAY_SIZE(seg_len)];
+    g_autofree uint8_t *data = g_malloc(total);
+    g_autofree uint8_t *back = g_malloc0(len);
+    uint64_t list = guest_alloc(&t->alloc, sizeof(sgl));
+    uint64_t out = guest_alloc(&t->alloc, len);
+    struct nrn_copy_desc d;
+    size_t pos = 0;
+
+    ring_setup(t);
+    fill_pattern(data, total, 9);
+    for (size_t i = 0; i < ARRAY_SIZE(seg_len); i++) {
+        uint64_t a = guest_alloc(&t->alloc, seg_len[i] + 64) + 3;
+
+        sgl[i] = (struct nrn_sg_entry){ .addr = a, .len = seg_len[i] };
+        qtest_memwrite(t->qts, a, data + pos, seg_len[i]);
+        pos += seg_len[i];
+    }
+    qtest_memwrite(t->qts, list, sgl, sizeof(sgl));
+
+    /* Gather from the scattered list into device memory... */
+    d = copy_desc(NRN_SPACE_SGL, list, off, NRN_SPACE_DEV, 0, 0, len);
+    d.src_nseg = ARRAY_SIZE(sgl);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    /* ...and back out into contiguous host memory. */
+    d = copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, out, 0, len);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    qtest_memread(t->qts, out, back, len);
+    g_assert_cmpmem(back, len, data + off, len);
+
+    /* Scatter into the list at an offset: host to SGL, both host. */
+    memset(back, 0xab, len);
+    qtest_memwrite(t->qts, out, back, 200);
+    d = copy_desc(NRN_SPACE_HOST, out, 0, NRN_SPACE_SGL, list, 99, 200);
+    d.dst_nseg = ARRAY_SIZE(sgl);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(qtest_readb(t->qts, sgl[0].addr + 98), ==, data[98]);
+    g_assert_cmphex(qtest_readb(t->qts, sgl[0].addr + 99), ==, 0xab);
+    g_assert_cmphex(qtest_readb(t->qts, sgl[1].addr + 198), ==, 0xab);
+    g_assert_cmphex(qtest_readb(t->qts, sgl[1].addr + 199), ==,
+                    data[100 + 199]);
+    trn_stop(t);
+}
+
+/* Each bad descriptor fails with its error and the queue goes on. */
+static void test_dma_errors(void)
+{
+    Trn *t = trn_start("mem-size=16M");
+    uint64_t host = guest_alloc(&t->alloc, 4096);
+    uint64_t list = guest_alloc(&t->alloc, 64);
+    struct nrn_sg_entry bad_sgl[2] = {
+        { .addr = host, .len = 64 }, { .addr = host, .len = 0 },
+    };
+    struct {
+        const char *what;
+        struct nrn_copy_desc d;
+        uint32_t nseg;
+        uint32_t err;
+    } cases[] = {
+        { "device range past the end",
+          copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 16 * MiB - 8, 0,
+                    16), 0, NRN_ERR_DEV_RANGE },
+        { "device offset overflow",
+          copy_desc(NRN_SPACE_DEV, 8, UINT64_MAX - 4, NRN_SPACE_HOST, host,
+                    0, 16), 0, NRN_ERR_DEV_RANGE },
+        { "length overflow",
+          copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0,
+                    UINT64_MAX), 0, NRN_ERR_BAD_DESC },
+        { "host address not memory",
+          copy_desc(NRN_SPACE_HOST, 0xfffffff00000ull, 0, NRN_SPACE_DEV, 0,
+                    0, 16), 0, NRN_ERR_HOST_DMA },
+        { "host address is MMIO (the card's own registers)",
+          copy_desc(NRN_SPACE_HOST, t->regs.addr, 0, NRN_SPACE_DEV, 0, 0, 16),
+          0, NRN_ERR_HOST_DMA },
+        { "bad space", copy_desc(7, host, 0, NRN_SPACE_DEV, 0, 0, 16), 0,
+          NRN_ERR_BAD_DESC },
+        { "SGL with a zero-length segment",
+          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 100), 2,
+          NRN_ERR_BAD_SGL },
+        { "SGL shorter than the copy",
+          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 65), 1,
+          NRN_ERR_BAD_SGL },
+        { "SGL with no segments",
+          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 1), 0,
+          NRN_ERR_BAD_SGL },
+    };
+    struct nrn_copy_desc d;
+
+    ring_setup(t);
+    qtest_memwrite(t->qts, list, bad_sgl, sizeof(bad_sgl));
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        cases[i].d.src_nseg = cases[i].nseg;
+        g_test_message("%s", cases[i].what);
+        g_assert_cmphex(submit(t, &cases[i].d), ==,
+                        NRN_DESC_DONE | cases[i].err);
+    }
+    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 16);
+    d.rsvd = 1;
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_DESC);
+    d = (struct nrn_copy_desc){ .op = NRN_OP_LAUNCH };
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_OP);
+    d = (struct nrn_copy_desc){ .op = 0x77 };
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_OP);
+    /* The queue is still healthy. */
+    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 4096);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_HALTED, ==, 0);
+    trn_stop(t);
+}
+
+static void test_ring_errors(void)
+{
+    Trn *t = trn_start(NULL);
+    unsigned errvec = 4 + 2;
+
+    qpci_msix_enable(t->dev);
+    /* Not a power of two: the queue halts and raises the error vector. */
+    qwr(t, 1, NRN_QREG_RING_SIZE, 3);
+    qwr(t, 1, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
+    wait_qreg(t, 1, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 1, NRN_QREG_ERROR), ==, NRN_ERR_RING);
+    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & NRN_INT_ERROR, ==,
+                    NRN_INT_ERROR);
+    g_assert_cmpuint(rd(t, NRN_REG_ERR_QUEUE), ==, 1);
+    g_assert(qpci_msix_pending(t->dev, errvec));
+    /* A queue reset clears it. */
+    qwr(t, 1, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 1, NRN_QREG_STATUS), ==, 0);
+
+    /* Misaligned base. */
+    qwr(t, 2, NRN_QREG_RING_LO, 0x1008);
+    qwr(t, 2, NRN_QREG_RING_SIZE, 8);
+    qwr(t, 2, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
+    wait_qreg(t, 2, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
+
+    /* A ring that is not memory halts the queue when it is read. */
+    qwr(t, 3, NRN_QREG_RING_LO, 0);
+    qwr(t, 3, NRN_QREG_RING_HI, 0xffff);
+    qwr(t, 3, NRN_QREG_RING_SIZE, 8);
+    qwr(t, 3, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
+    qwr(t, 3, NRN_QREG_TAIL, 1);
+    wait_qreg(t, 3, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 3, NRN_QREG_ERROR), ==, NRN_ERR_RING);
+
+    /* Ring registers are locked while enabled; doorbells are checked. */
+    ring_setup(t);
+    qwr(t, 0, NRN_QREG_RING_SIZE, 4);
+    g_assert_cmpuint(qrd(t, 0, NRN_QREG_RING_SIZE), ==, RING_ENTRIES);
+    qwr(t, 0, NRN_QREG_TAIL, RING_ENTRIES);
+    g_assert_cmpuint(qrd(t, 0, NRN_QREG_TAIL), ==, 0);
+    trn_stop(t);
+}
+
+static void test_fault_injection(void)
+{
+    Trn *t = trn_start(NULL);
+    uint64_t host = guest_alloc(&t->alloc, 64);
+    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+                                       0, 0, 64);
+    uint32_t slot;
+
+    g_assert(rd(t, NRN_REG_CAPS) & NRN_CAP_FAULT_INJECT);
+    ring_setup(t);
+    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_FAIL_NEXT);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_INJECTED);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+
+    /* A hung queue takes the descriptor and never completes it... */
+    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_HANG);
+    slot = t->tail;
+    qtest_memwrite(t->qts, t->ring + slot * NRN_DESC_SIZE, &d, sizeof(d));
+    qwr(t, 0, NRN_QREG_TAIL, ++t->tail);
+    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(qrd(t, 0, NRN_QREG_HEAD), ==, slot);
+    g_assert_cmphex(desc_status(t, slot), ==, 0);
+    /* ...until a queue reset takes it away; the queue then works again. */
+    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
+    ring_setup(t);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    trn_stop(t);
+
+    /* With the hooks off, the register reads zero and does nothing. */
+    t = trn_start("mem-size=16M,fault-injection=off");
+    g_assert(!(rd(t, NRN_REG_CAPS) & NRN_CAP_FAULT_INJECT));
+    ring_setup(t);
+    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_FAIL_NEXT);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    trn_stop(t);
+}
+
+static void test_two_cards(void)
+{
+    QTestState *qts = qtest_init("-machine q35 "
+                                 "-device trainium,addr=4.0,mem-size=16M "
+                                 "-device trainium,addr=5.0,mem-size=32M");
+    QGuestAllocator alloc;
+    QPCIBus *bus;
+    uint64_t sizes[2];
+
+    pc_alloc_init(&alloc, qts, ALLOC_NO_FLAGS);
+    bus = qpci_new_pc(qts, &alloc);
+    for (int i = 0; i < 2; i++) {
+        QPCIDevice *dev = qpci_device_find(bus, QPCI_DEVFN(4 + i, 0));
+        QPCIBar bar;
+
+        qpci_device_enable(dev);
+        bar = qpci_iomap(dev, NRN_BAR_REGS, NULL);
+        qpci_io_writel(dev, bar, NRN_REG_SCRATCH, 100 + i);
+        sizes[i] = qpci_io_readl(dev, bar, NRN_REG_MEM_SIZE_LO);
+        g_assert_cmpuint(qpci_io_readl(dev, bar, NRN_REG_SCRATCH), ==, 100 + i);
+        g_free(dev);
+    }
+    g_assert_cmpuint(sizes[0], ==, 16 * MiB);
+    g_assert_cmpuint(sizes[1], ==, 32 * MiB);
+    qpci_free_pc(bus);
+    alloc_destroy(&alloc);
+    qtest_quit(qts);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/identity", test_identity);
+    qtest_add_func("/trainium/registers", test_registers);
+    qtest_add_func("/trainium/bad-properties", test_bad_properties);
+    qtest_add_func("/trainium/dma/roundtrip", test_dma_roundtrip);
+    qtest_add_func("/trainium/dma/sgl", test_dma_sgl);
+    qtest_add_func("/trainium/dma/errors", test_dma_errors);
+    qtest_add_func("/trainium/queue/ring-errors", test_ring_errors);
+    qtest_add_func("/trainium/queue/fault-injection", test_fault_injection);
+    qtest_add_func("/trainium/two-cards", test_two_cards);
+    return g_test_run();
+}

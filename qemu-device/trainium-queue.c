@@ -1,0 +1,401 @@
+/*
+ * Virtual Trainium accelerator: hardware queues.
+ *
+ * Each queue owns a worker thread. The vCPU rings the doorbell (TAIL); the
+ * worker copies each descriptor out of the ring, executes it without the
+ * BQL, writes the status word back into the ring entry, advances HEAD and
+ * asks a bottom half (which runs under the BQL) to raise the interrupt.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "hw/pci/msix.h"
+#include "trainium.h"
+#include "trace.h"
+
+static const char *trn_qname(TrnQueue *q)
+{
+    return q->is_core ? "core" : "dma";
+}
+
+/* Called with q->lock held. The queue stops taking descriptors. */
+static void trn_queue_halt(TrnQueue *q, uint32_t err)
+{
+    q->status |= NRN_QSTATUS_HALTED;
+    q->error = err;
+    q->err_pending = true;
+    qemu_bh_schedule(q->bh);
+    trace_trainium_queue_halt(q->idx, err);
+}
+
+static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw)
+{
+    const struct nrn_copy_desc *c = (const void *)raw;
+
+    switch (raw[0]) {
+    case NRN_OP_NOP:
+        return NRN_ERR_NONE;
+    case NRN_OP_COPY:
+        if (q->is_core) {
+            break;
+        }
+        return trn_exec_copy(q, c);
+    case NRN_OP_LAUNCH:
+        /* NeuronCore execution arrives with the ISA (docs/hardware.md). */
+        break;
+    }
+    return NRN_ERR_BAD_OP;
+}
+
+static void *trn_queue_thread(void *opaque)
+{
+    TrnQueue *q = opaque;
+    TrnState *s = q->s;
+
+    qemu_mutex_lock(&q->lock);
+    while (!q->stop) {
+        uint8_t raw[NRN_DESC_SIZE];
+        uint64_t entry;
+        uint32_t slot, err, status;
+
+        if (q->abort || q->paused || !(q->ctrl & NRN_QCTRL_ENABLE) ||
+            (q->status & NRN_QSTATUS_HALTED) || q->head == q->tail) {
+            q->hung = false;
+            q->status &= ~NRN_QSTATUS_BUSY;
+            qemu_cond_broadcast(&q->idle);
+            qemu_cond_wait(&q->kick, &q->lock);
+            continue;
+        }
+        q->status |= NRN_QSTATUS_BUSY;
+        if (q->fault & NRN_FAULT_HANG) {
+            /* Hold the descriptor until a reset or the hook lets go. */
+            if (!q->hung) {
+                trace_trainium_desc_hang(q->idx, q->head);
+            }
+            q->hung = true;
+            qemu_cond_wait(&q->kick, &q->lock);
+            continue;
+        }
+        q->hung = false;
+        slot = q->head;
+        entry = q->ring_base_latched + (uint64_t)slot * NRN_DESC_SIZE;
+        q->running = true;
+        qemu_mutex_unlock(&q->lock);
+
+        /* Copy the descriptor out of guest memory before looking at it. */
+        err = trn_host_rw(s, entry, raw, sizeof(raw), false);
+        if (err) {
+            qemu_mutex_lock(&q->lock);
+            q->running = false;
+            if (!q->abort) {
+                qemu_log_mask(LOG_GUEST_ERROR,
+                              "trainium: %s queue %u: ring entry %u at 0x%"
+                              PRIx64 " is not readable memory\n",
+                              trn_qname(q), q->idx, slot, entry);
+                trn_queue_halt(q, NRN_ERR_RING);
+            }
+            continue;
+        }
+        trace_trainium_desc_start(q->idx, slot, raw[0],
+                                  ldl_le_p(raw + 4));
+        if (qatomic_read(&q->fault) & NRN_FAULT_FAIL_NEXT) {
+            qatomic_and(&q->fault, ~NRN_FAULT_FAIL_NEXT);
+            err = NRN_ERR_INJECTED;
+        } else {
+            err = trn_exec(q, raw);
+        }
+        if (err && err != NRN_ERR_ABORTED) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "trainium: %s queue %u: descriptor %u (op %u, tag "
+                          "%u) failed with error %u\n", trn_qname(q), q->idx,
+                          slot, raw[0], ldl_le_p(raw + 4), err);
+        }
+
+        qemu_mutex_lock(&q->lock);
+        q->running = false;
+        if (q->abort) {
+            /* A reset took the queue away; it owns head and tail now. */
+            continue;
+        }
+        status = NRN_DESC_DONE | err;
+        status = cpu_to_le32(status);
+        if (trn_host_rw(s, entry + NRN_DESC_SIZE - 4, &status, 4, true)) {
+            trn_queue_halt(q, NRN_ERR_RING);
+            continue;
+        }
+        /*
+         * The status word is in guest memory before HEAD moves past it, and
+         * q->lock orders both before the interrupt the BH raises.
+         */
+        q->head = (slot + 1) & (q->ring_size_latched - 1);
+        q->done++;
+        trace_trainium_desc_done(q->idx, slot, err);
+        if (raw[1] & NRN_DESC_F_IRQ) {
+            q->irq_pending = true;
+            qemu_bh_schedule(q->bh);
+        }
+    }
+    q->running = false;
+    qemu_cond_broadcast(&q->idle);
+    qemu_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+/* Under the BQL: raise what the workers asked for. */
+static void trn_queue_bh(void *opaque)
+{
+    TrnQueue *q = opaque;
+    TrnState *s = q->s;
+    bool irq, err;
+
+    qemu_mutex_lock(&q->lock);
+    irq = q->irq_pending;
+    err = q->err_pending;
+    q->irq_pending = q->err_pending = false;
+    if (err) {
+        s->err_queue = q->idx;
+        s->err_code = q->error;
+    }
+    qemu_mutex_unlock(&q->lock);
+
+    if (irq) {
+        s->int_status |= 1u << q->idx;
+        if (!(s->int_mask & (1u << q->idx)) && msix_enabled(PCI_DEVICE(s))) {
+            trace_trainium_irq(q->idx);
+            msix_notify(PCI_DEVICE(s), q->idx);
+        }
+    }
+    if (err) {
+        s->int_status |= NRN_INT_ERROR;
+        if (!(s->int_mask & NRN_INT_ERROR) && msix_enabled(PCI_DEVICE(s))) {
+            trace_trainium_irq(s->nqueues);
+            msix_notify(PCI_DEVICE(s), s->nqueues);
+        }
+    }
+}
+
+/* Wait, with q->lock held, until the worker is not inside a descriptor. */
+static void trn_queue_quiesce_locked(TrnQueue *q)
+{
+    q->abort = true;
+    qemu_cond_broadcast(&q->kick);
+    while (q->running) {
+        qemu_cond_wait(&q->idle, &q->lock);
+    }
+}
+
+void trn_queue_reset(TrnQueue *q)
+{
+    qemu_mutex_lock(&q->lock);
+    trn_queue_quiesce_locked(q);
+    q->ring_base = q->ring_base_latched = 0;
+    q->ring_size = q->ring_size_latched = 0;
+    q->ctrl = q->head = q->tail = q->status = q->error = q->fault = 0;
+    q->done = 0;
+    q->irq_pending = q->err_pending = false;
+    q->hung = false;
+    q->abort = false;
+    qemu_mutex_unlock(&q->lock);
+    trace_trainium_queue_reset(q->idx);
+}
+
+void trn_queue_pause(TrnQueue *q, bool pause)
+{
+    qemu_mutex_lock(&q->lock);
+    q->paused = pause;
+    if (pause) {
+        while (q->running) {
+            qemu_cond_wait(&q->idle, &q->lock);
+        }
+    } else {
+        qemu_cond_broadcast(&q->kick);
+    }
+    qemu_mutex_unlock(&q->lock);
+}
+
+bool trn_queue_hung(TrnQueue *q)
+{
+    bool hung;
+
+    qemu_mutex_lock(&q->lock);
+    hung = q->hung;
+    qemu_mutex_unlock(&q->lock);
+    return hung;
+}
+
+/* ENABLE latches the ring registers, after checking them. */
+static void trn_queue_enable(TrnQueue *q)
+{
+    if (q->ring_size < 2 || q->ring_size > NRN_RING_MAX ||
+        !is_power_of_2(q->ring_size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring size %u "
+                      "is not a power of two in [2, %u]\n", q->idx,
+                      q->ring_size, NRN_RING_MAX);
+        trace_trainium_ub_ring(q->idx, q->ring_base, q->ring_size);
+        trn_queue_halt(q, NRN_ERR_RING);
+        return;
+    }
+    if (q->ring_base & (NRN_RING_ALIGN - 1)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring base 0x%"
+                      PRIx64 " is not %u-byte aligned\n", q->idx,
+                      q->ring_base, NRN_RING_ALIGN);
+        trace_trainium_ub_ring(q->idx, q->ring_base, q->ring_size);
+        trn_queue_halt(q, NRN_ERR_RING);
+        return;
+    }
+    q->ring_base_latched = q->ring_base;
+    q->ring_size_latched = q->ring_size;
+    q->ctrl |= NRN_QCTRL_ENABLE;
+    q->status |= NRN_QSTATUS_ENABLED;
+    qemu_cond_broadcast(&q->kick);
+}
+
+uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
+{
+    uint64_t val = 0;
+
+    qemu_mutex_lock(&q->lock);
+    switch (reg) {
+    case NRN_QREG_RING_LO:
+        val = (uint32_t)q->ring_base;
+        break;
+    case NRN_QREG_RING_HI:
+        val = q->ring_base >> 32;
+        break;
+    case NRN_QREG_RING_SIZE:
+        val = q->ring_size;
+        break;
+    case NRN_QREG_CTRL:
+        val = q->ctrl;
+        break;
+    case NRN_QREG_HEAD:
+        val = q->head;
+        break;
+    case NRN_QREG_TAIL:
+        val = q->tail;
+        break;
+    case NRN_QREG_STATUS:
+        val = q->status;
+        break;
+    case NRN_QREG_ERROR:
+        val = q->error;
+        break;
+    case NRN_QREG_DONE_LO:
+        val = (uint32_t)q->done;
+        break;
+    case NRN_QREG_DONE_HI:
+        val = q->done >> 32;
+        break;
+    case NRN_QREG_FAULT:
+        val = q->s->fault_injection ? q->fault : 0;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: read of "
+                      "unknown register 0x%" HWADDR_PRIx "\n", q->idx, reg);
+        trace_trainium_ub_qreg(q->idx, reg);
+        break;
+    }
+    qemu_mutex_unlock(&q->lock);
+    return val;
+}
+
+void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
+{
+    if (reg == NRN_QREG_CTRL && (val & NRN_QCTRL_RESET)) {
+        trn_queue_reset(q);
+        return;
+    }
+    qemu_mutex_lock(&q->lock);
+    switch (reg) {
+    case NRN_QREG_RING_LO:
+    case NRN_QREG_RING_HI:
+    case NRN_QREG_RING_SIZE:
+        if (q->ctrl & NRN_QCTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring "
+                          "registers written while enabled\n", q->idx);
+            trace_trainium_ub_qreg(q->idx, reg);
+            break;
+        }
+        if (reg == NRN_QREG_RING_LO) {
+            q->ring_base = deposit64(q->ring_base, 0, 32, val);
+        } else if (reg == NRN_QREG_RING_HI) {
+            q->ring_base = deposit64(q->ring_base, 32, 32, val);
+        } else {
+            q->ring_size = val;
+        }
+        break;
+    case NRN_QREG_CTRL:
+        if ((val & NRN_QCTRL_ENABLE) && !(q->ctrl & NRN_QCTRL_ENABLE)) {
+            trn_queue_enable(q);
+        } else if (!(val & NRN_QCTRL_ENABLE)) {
+            /* Disabling stops taking descriptors; HEAD/TAIL stay. */
+            q->ctrl &= ~NRN_QCTRL_ENABLE;
+            q->status &= ~NRN_QSTATUS_ENABLED;
+        }
+        break;
+    case NRN_QREG_TAIL:
+        if (!(q->ctrl & NRN_QCTRL_ENABLE) || val >= q->ring_size_latched) {
+            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: doorbell %u "
+                          "with ring %s of %u entries\n", q->idx, val,
+                          q->ctrl & NRN_QCTRL_ENABLE ? "enabled" : "disabled",
+                          q->ring_size_latched);
+            trace_trainium_ub_doorbell(q->idx, val);
+            break;
+        }
+        trace_trainium_doorbell(q->idx, val);
+        q->tail = val;
+        qemu_cond_broadcast(&q->kick);
+        break;
+    case NRN_QREG_FAULT:
+        if (!q->s->fault_injection) {
+            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: fault "
+                          "injection is disabled (fault-injection=off)\n",
+                          q->idx);
+            break;
+        }
+        q->fault = val & (NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT);
+        trace_trainium_fault(q->idx, q->fault);
+        qemu_cond_broadcast(&q->kick);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: write 0x%x to "
+                      "read-only or unknown register 0x%" HWADDR_PRIx "\n",
+                      q->idx, val, reg);
+        trace_trainium_ub_qreg(q->idx, reg);
+        break;
+    }
+    qemu_mutex_unlock(&q->lock);
+}
+
+void trn_queue_init(TrnState *s, TrnQueue *q, unsigned idx, bool is_core)
+{
+    char name[32];
+
+    q->s = s;
+    q->idx = idx;
+    q->is_core = is_core;
+    qemu_mutex_init(&q->lock);
+    qemu_cond_init(&q->kick);
+    qemu_cond_init(&q->idle);
+    q->bh = qemu_bh_new_guarded(trn_queue_bh, q,
+                                &DEVICE(s)->mem_reentrancy_guard);
+    snprintf(name, sizeof(name), "trn-%s%u", trn_qname(q), idx);
+    qemu_thread_create(&q->thread, name, trn_queue_thread, q,
+                       QEMU_THREAD_JOINABLE);
+}
+
+void trn_queue_fini(TrnQueue *q)
+{
+    qemu_mutex_lock(&q->lock);
+    q->stop = true;
+    q->abort = true;
+    qemu_cond_broadcast(&q->kick);
+    qemu_mutex_unlock(&q->lock);
+    qemu_thread_join(&q->thread);
+    qemu_bh_delete(q->bh);
+    qemu_cond_destroy(&q->idle);
+    qemu_cond_destroy(&q->kick);
+    qemu_mutex_destroy(&q->lock);
+}

@@ -1,0 +1,366 @@
+/*
+ * Virtual Trainium accelerator: PCI device, global registers, reset,
+ * properties and migration state. docs/hardware.md is the specification;
+ * neuron_hw.h holds the layouts shared with the kernel driver.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/units.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "trainium.h"
+#include "trace.h"
+
+#define TRN_MAX_CORES 16
+#define TRN_MAX_DMA_QUEUES 8
+
+static uint32_t trn_caps(TrnState *s)
+{
+    return NRN_CAP_DMA | NRN_CAP_DMA_SGL |
+           (s->fault_injection ? NRN_CAP_FAULT_INJECT : 0);
+}
+
+static uint64_t trn_global_read(TrnState *s, hwaddr addr)
+{
+    switch (addr) {
+    case NRN_REG_ID:
+        return NRN_ID_MAGIC;
+    case NRN_REG_VERSION:
+        return NRN_MODEL_VERSION;
+    case NRN_REG_CAPS:
+        return trn_caps(s);
+    case NRN_REG_QUEUES:
+        return s->dma_queues | (s->cores << 8);
+    case NRN_REG_MEM_SIZE_LO:
+        return (uint32_t)s->mem_size;
+    case NRN_REG_MEM_SIZE_HI:
+        return s->mem_size >> 32;
+    case NRN_REG_SCRATCH:
+        return s->scratch;
+    case NRN_REG_ISA_VERSION:
+        return 0;
+    case NRN_REG_CTRL:
+        return 0;
+    case NRN_REG_STATUS:
+        return NRN_STATUS_READY;
+    case NRN_REG_INT_STATUS:
+        return s->int_status;
+    case NRN_REG_INT_MASK:
+        return s->int_mask;
+    case NRN_REG_ERR_QUEUE:
+        return s->err_queue;
+    case NRN_REG_ERR_CODE:
+        return s->err_code;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "trainium: read of unknown register 0x%"
+                  HWADDR_PRIx "\n", addr);
+    trace_trainium_ub_mmio_read(addr);
+    return 0;
+}
+
+static uint64_t trn_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    TrnState *s = opaque;
+    uint64_t val;
+
+    if (addr >= NRN_QREG_BASE(0) && addr < NRN_QREG_BASE(s->nqueues)) {
+        unsigned q = (addr - NRN_QREG_BASE(0)) / 0x100;
+
+        val = trn_queue_read(&s->queues[q], addr - NRN_QREG_BASE(q));
+    } else {
+        val = trn_global_read(s, addr);
+    }
+    trace_trainium_mmio_read(addr, val);
+    return val;
+}
+
+static void trn_reset_all(TrnState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->nqueues; i++) {
+        trn_queue_reset(&s->queues[i]);
+    }
+    s->scratch = 0;
+    s->int_status = 0;
+    s->int_mask = 0;
+    s->err_queue = 0;
+    s->err_code = 0;
+}
+
+static void trn_global_write(TrnState *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case NRN_REG_SCRATCH:
+        s->scratch = val;
+        return;
+    case NRN_REG_CTRL:
+        if (val & NRN_CTRL_RESET) {
+            trace_trainium_reset("register");
+            trn_reset_all(s);
+        }
+        return;
+    case NRN_REG_INT_STATUS:
+        s->int_status &= ~val;
+        return;
+    case NRN_REG_INT_MASK:
+        s->int_mask = val;
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "trainium: write 0x%x to read-only or "
+                  "unknown register 0x%" HWADDR_PRIx "\n", val, addr);
+    trace_trainium_ub_mmio_write(addr, val);
+}
+
+static void trn_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    TrnState *s = opaque;
+
+    trace_trainium_mmio_write(addr, val);
+    if (addr >= NRN_QREG_BASE(0) && addr < NRN_QREG_BASE(s->nqueues)) {
+        unsigned q = (addr - NRN_QREG_BASE(0)) / 0x100;
+
+        trn_queue_write(&s->queues[q], addr - NRN_QREG_BASE(q), val);
+    } else {
+        trn_global_write(s, addr, val);
+    }
+}
+
+static const MemoryRegionOps trn_mmio_ops = {
+    .read = trn_mmio_read,
+    .write = trn_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    /* 64-bit accesses are split into the LO/HI register pairs. */
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+static bool trn_check_params(TrnState *s, Error **errp)
+{
+    if (s->cores < 1 || s->cores > TRN_MAX_CORES) {
+        error_setg(errp, "cores must be between 1 and %d", TRN_MAX_CORES);
+        return false;
+    }
+    if (s->dma_queues < 1 || s->dma_queues > TRN_MAX_DMA_QUEUES) {
+        error_setg(errp, "dma-queues must be between 1 and %d",
+                   TRN_MAX_DMA_QUEUES);
+        return false;
+    }
+    if (s->mem_size < 16 * MiB || s->mem_size > 64 * GiB ||
+        !is_power_of_2(s->mem_size)) {
+        error_setg(errp, "mem-size must be a power of two between 16M and "
+                   "64G");
+        return false;
+    }
+    return true;
+}
+
+static void trn_realize(PCIDevice *pdev, Error **errp)
+{
+    TrnState *s = TRAINIUM(pdev);
+    unsigned i;
+
+    if (!trn_check_params(s, errp)) {
+        return;
+    }
+    s->nqueues = s->dma_queues + s->cores;
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    if (pcie_endpoint_cap_init(pdev, 0) < 0) {
+        error_setg(errp, "cannot add the PCI Express capability");
+        return;
+    }
+
+    memory_region_init_io(&s->regs, OBJECT(s), &trn_mmio_ops, s,
+                          "trainium-regs", NRN_BAR_REGS_SIZE);
+    pci_register_bar(pdev, NRN_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs);
+
+    if (!memory_region_init_ram(&s->mem, OBJECT(s), "trainium-mem",
+                                s->mem_size, errp)) {
+        return;
+    }
+    s->mem_ptr = memory_region_get_ram_ptr(&s->mem);
+    pci_register_bar(pdev, NRN_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->mem);
+
+    /* One vector per queue, then the error vector. */
+    if (msix_init_exclusive_bar(pdev, s->nqueues + 1, NRN_BAR_MSIX, errp)) {
+        return;
+    }
+    for (i = 0; i <= s->nqueues; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    s->dma_as = pci_get_address_space(pdev);
+    for (i = 0; i < s->nqueues; i++) {
+        trn_queue_init(s, &s->queues[i], i, i >= s->dma_queues);
+    }
+}
+
+static void trn_exit(PCIDevice *pdev)
+{
+    TrnState *s = TRAINIUM(pdev);
+    unsigned i;
+
+    for (i = 0; i < s->nqueues; i++) {
+        trn_queue_fini(&s->queues[i]);
+    }
+    msix_uninit_exclusive_bar(pdev);
+}
+
+static void trn_reset_hold(Object *obj, ResetType type)
+{
+    TrnState *s = TRAINIUM(obj);
+
+    trace_trainium_reset("bus");
+    trn_reset_all(s);
+}
+
+/*
+ * Migration: registers and the rings' positions move; device memory is RAM
+ * and moves with the guest's. Workers are paused so that no descriptor is
+ * half done when the state is saved; a queue held by NRN_FAULT_HANG cannot
+ * be paused, so a card with a hung queue refuses to migrate.
+ */
+static int trn_pre_save(void *opaque)
+{
+    TrnState *s = opaque;
+    unsigned i;
+
+    for (i = 0; i < s->nqueues; i++) {
+        if (trn_queue_hung(&s->queues[i])) {
+            error_report("trainium: queue %u is hung (fault injection); "
+                         "reset it before migrating", i);
+            return -EBUSY;
+        }
+    }
+    for (i = 0; i < s->nqueues; i++) {
+        trn_queue_pause(&s->queues[i], true);
+    }
+    return 0;
+}
+
+static int trn_post_save(void *opaque)
+{
+    TrnState *s = opaque;
+    unsigned i;
+
+    for (i = 0; i < s->nqueues; i++) {
+        trn_queue_pause(&s->queues[i], false);
+    }
+    return 0;
+}
+
+static int trn_queue_post_load(void *opaque, int version_id)
+{
+    TrnQueue *q = opaque;
+
+    if (q->ring_size_latched > NRN_RING_MAX ||
+        (q->ring_size_latched && !is_power_of_2(q->ring_size_latched)) ||
+        (q->ring_size_latched && (q->head >= q->ring_size_latched ||
+                                  q->tail >= q->ring_size_latched))) {
+        return -EINVAL;
+    }
+    qemu_mutex_lock(&q->lock);
+    qemu_cond_broadcast(&q->kick);
+    qemu_mutex_unlock(&q->lock);
+    return 0;
+}
+
+static const VMStateDescription trn_queue_vmstate = {
+    .name = "trainium-queue",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = trn_queue_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(ring_base, TrnQueue),
+        VMSTATE_UINT32(ring_size, TrnQueue),
+        VMSTATE_UINT64(ring_base_latched, TrnQueue),
+        VMSTATE_UINT32(ring_size_latched, TrnQueue),
+        VMSTATE_UINT32(ctrl, TrnQueue),
+        VMSTATE_UINT32(head, TrnQueue),
+        VMSTATE_UINT32(tail, TrnQueue),
+        VMSTATE_UINT32(status, TrnQueue),
+        VMSTATE_UINT32(error, TrnQueue),
+        VMSTATE_UINT64(done, TrnQueue),
+        VMSTATE_UINT32(fault, TrnQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription trn_vmstate = {
+    .name = "trainium",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = trn_pre_save,
+    .post_save = trn_post_save,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, TrnState),
+        VMSTATE_MSIX(parent_obj, TrnState),
+        VMSTATE_UINT32(scratch, TrnState),
+        VMSTATE_UINT32(int_status, TrnState),
+        VMSTATE_UINT32(int_mask, TrnState),
+        VMSTATE_UINT32(err_queue, TrnState),
+        VMSTATE_UINT32(err_code, TrnState),
+        VMSTATE_UINT32(nqueues, TrnState),
+        VMSTATE_STRUCT_VARRAY_UINT32(queues, TrnState, nqueues, 1,
+                                     trn_queue_vmstate, TrnQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const Property trn_props[] = {
+    DEFINE_PROP_UINT32("cores", TrnState, cores, 2),
+    DEFINE_PROP_UINT32("dma-queues", TrnState, dma_queues, 4),
+    DEFINE_PROP_SIZE("mem-size", TrnState, mem_size, 512 * MiB),
+    DEFINE_PROP_BOOL("fault-injection", TrnState, fault_injection, true),
+};
+
+static void trn_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+    ResettableClass *rc = RESETTABLE_CLASS(oc);
+
+    pc->realize = trn_realize;
+    pc->exit = trn_exit;
+    pc->vendor_id = NRN_PCI_VENDOR_ID;
+    pc->device_id = NRN_PCI_DEVICE_ID;
+    pc->subsystem_vendor_id = NRN_PCI_VENDOR_ID;
+    pc->subsystem_id = NRN_PCI_SUBSYS_ID;
+    pc->revision = NRN_PCI_REVISION;
+    pc->class_id = NRN_PCI_CLASS;
+    rc->phases.hold = trn_reset_hold;
+    dc->desc = "Virtual Trainium accelerator";
+    dc->vmsd = &trn_vmstate;
+    device_class_set_props(dc, trn_props);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+}
+
+static const TypeInfo trn_info = {
+    .name = TYPE_TRAINIUM,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(TrnState),
+    .class_init = trn_class_init,
+    .interfaces = (const InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { },
+    },
+};
+
+static void trn_register_types(void)
+{
+    type_register_static(&trn_info);
+}
+
+type_init(trn_register_types)

@@ -1,0 +1,104 @@
+/*
+ * Virtual Trainium accelerator: internal state of the device model.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_MISC_TRAINIUM_H
+#define HW_MISC_TRAINIUM_H
+
+#include "hw/pci/pci_device.h"
+#include "qemu/thread.h"
+#include "neuron_hw.h"
+
+#define TYPE_TRAINIUM "trainium"
+OBJECT_DECLARE_SIMPLE_TYPE(TrnState, TRAINIUM)
+
+typedef struct TrnQueue TrnQueue;
+
+/*
+ * One hardware queue: a ring in guest memory and a worker thread that
+ * executes its descriptors. The guest-visible registers and the worker's
+ * state are protected by @lock; the worker never takes the BQL, so a vCPU
+ * holding the BQL may wait for it (queue and device reset do).
+ */
+struct TrnQueue {
+    TrnState *s;
+    unsigned idx;
+    bool is_core;
+
+    QemuMutex lock;       /* protects everything below */
+    QemuCond kick;        /* worker waits here for work, reset, stop */
+    QemuCond idle;        /* reset and migration wait here for the worker */
+    QemuThread thread;
+
+    /* Registers */
+    uint64_t ring_base;
+    uint32_t ring_size;
+    uint32_t ctrl;
+    uint32_t head;
+    uint32_t tail;
+    uint32_t status;
+    uint32_t error;
+    uint64_t done;
+    uint32_t fault;
+
+    /* Worker state */
+    bool stop;            /* device teardown */
+    bool abort;           /* reset in progress: drop the current descriptor */
+    bool paused;          /* migration: take no new descriptor */
+    bool running;         /* a descriptor is executing, @lock dropped */
+    bool hung;            /* NRN_FAULT_HANG holds a descriptor */
+    bool irq_pending;     /* completion interrupt to raise from the BH */
+    bool err_pending;     /* error interrupt to raise from the BH */
+    uint32_t ring_size_latched;
+    uint64_t ring_base_latched;
+    QEMUBH *bh;
+};
+
+struct TrnState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion mem;
+    uint8_t *mem_ptr;     /* host mapping of @mem, for the workers */
+    AddressSpace *dma_as; /* the bus-master address space */
+
+    /* Properties */
+    uint32_t cores;
+    uint32_t dma_queues;
+    uint64_t mem_size;
+    bool fault_injection;
+
+    /* Global registers, under the BQL */
+    uint32_t scratch;
+    uint32_t int_status;
+    uint32_t int_mask;
+    uint32_t err_queue;
+    uint32_t err_code;
+
+    uint32_t nqueues;
+    TrnQueue queues[NRN_MAX_QUEUES];
+};
+
+/* trainium-queue.c */
+void trn_queue_init(TrnState *s, TrnQueue *q, unsigned idx, bool is_core);
+void trn_queue_fini(TrnQueue *q);
+uint64_t trn_queue_read(TrnQueue *q, hwaddr reg);
+void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val);
+void trn_queue_reset(TrnQueue *q);
+void trn_queue_pause(TrnQueue *q, bool pause);
+bool trn_queue_hung(TrnQueue *q);
+void trn_irq_update(TrnState *s);
+
+/* trainium-dma.c: host and device memory access for the workers */
+uint32_t trn_host_rw(TrnState *s, uint64_t addr, void *buf, uint64_t len,
+                     bool to_host);
+uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d);
+
+/* Where a worker checks whether it must give up (reset, teardown). */
+static inline bool trn_queue_aborting(TrnQueue *q)
+{
+    return qatomic_read(&q->abort) || qatomic_read(&q->stop);
+}
+
+#endif /* HW_MISC_TRAINIUM_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * Kernel interface of neuron.ko, the DRM accel driver for the virtual
+ * Trainium card. This is the only kernel header user space includes.
+ */
+#ifndef __UAPI_DRM_NEURON_ACCEL_H__
+#define __UAPI_DRM_NEURON_ACCEL_H__
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define DRM_NEURON_GET_PARAM		0x00
+#define DRM_NEURON_BO_CREATE		0x01
+#define DRM_NEURON_BO_INFO		0x02
+#define DRM_NEURON_SUBMIT		0x03
+
+#define DRM_IOCTL_NEURON_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_GET_PARAM, struct drm_neuron_get_param)
+#define DRM_IOCTL_NEURON_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_BO_CREATE, struct drm_neuron_bo_create)
+#define DRM_IOCTL_NEURON_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_BO_INFO, struct drm_neuron_bo_info)
+#define DRM_IOCTL_NEURON_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_SUBMIT, struct drm_neuron_submit)
+
+/**
+ * DOC: contexts and fences
+ *
+ * Every open file of /dev/accel/accelN is a context: buffer handles belong
+ * to it, and its jobs run in order per queue. A job's completion is
+ * signalled through a DRM syncobj (binary, or a timeline point), waited on
+ * with the generic DRM_IOCTL_SYNCOBJ_* ioctls. A job that fails signals its
+ * fence with an error, visible through the sync_file status of the
+ * syncobj's fence: -EIO when the device reported an error, -ETIMEDOUT when
+ * the job hung and its queue was reset, -ECANCELED when it was removed from
+ * the device by a reset caused by another job, -ENODEV when the card went
+ * away. No physical or bus address ever crosses this interface.
+ */
+
+/* GET_PARAM parameters (all read-only). */
+#define DRM_NEURON_PARAM_DEVICE_ID	0	/* PCI device ID */
+#define DRM_NEURON_PARAM_REVISION	1	/* PCI revision */
+#define DRM_NEURON_PARAM_MODEL_VERSION	2	/* major << 16 | minor */
+#define DRM_NEURON_PARAM_CAPABILITIES	3	/* DRM_NEURON_CAP_* bits */
+#define DRM_NEURON_PARAM_NUM_CORES	4	/* NeuronCores */
+#define DRM_NEURON_PARAM_NUM_DMA_QUEUES	5	/* DMA engine queues */
+#define DRM_NEURON_PARAM_MEM_SIZE	6	/* device memory, bytes */
+#define DRM_NEURON_PARAM_MEM_FREE	7	/* device memory not allocated, bytes */
+#define DRM_NEURON_PARAM_ISA_VERSION	8	/* instruction set version */
+
+/* Capability bits of DRM_NEURON_PARAM_CAPABILITIES. */
+#define DRM_NEURON_CAP_DMA		(1ULL << 0)
+#define DRM_NEURON_CAP_COMPUTE		(1ULL << 1)
+#define DRM_NEURON_CAP_BF16		(1ULL << 2)
+#define DRM_NEURON_CAP_HOST_BO		(1ULL << 3)
+
+/**
+ * struct drm_neuron_get_param - query a device parameter
+ */
+struct drm_neuron_get_param {
+	/** @param: in, one of %DRM_NEURON_PARAM_* */
+	__u32 param;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @value: out, the parameter's value */
+	__u64 value;
+};
+
+/* Placement of a buffer object. */
+#define DRM_NEURON_BO_DEVICE		0	/* device memory, mmap write-combined */
+#define DRM_NEURON_BO_HOST		1	/* system memory the device reaches by DMA */
+
+/**
+ * struct drm_neuron_bo_create - allocate a buffer object
+ *
+ * The size is rounded up to the page size. Device memory that is full
+ * returns -ENOMEM.
+ */
+struct drm_neuron_bo_create {
+	/** @size: in, bytes, > 0 */
+	__u64 size;
+	/** @placement: in, %DRM_NEURON_BO_DEVICE or %DRM_NEURON_BO_HOST */
+	__u32 placement;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @handle: out, GEM handle, freed with DRM_IOCTL_GEM_CLOSE */
+	__u32 handle;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+/**
+ * struct drm_neuron_bo_info - describe a buffer object
+ */
+struct drm_neuron_bo_info {
+	/** @handle: in */
+	__u32 handle;
+	/** @placement: out, %DRM_NEURON_BO_* */
+	__u32 placement;
+	/** @size: out, bytes */
+	__u64 size;
+	/** @mmap_offset: out, offset to pass to mmap() on the device file */
+	__u64 mmap_offset;
+};
+
+/* Engines a job is submitted to. */
+#define DRM_NEURON_ENGINE_DMA		0	/* DMA engine queue @index */
+#define DRM_NEURON_ENGINE_CORE		1	/* NeuronCore @index */
+
+#define DRM_NEURON_MAX_COPIES		255
+#define DRM_NEURON_MAX_SYNCS		64
+
+/**
+ * struct drm_neuron_copy - one copy of a DMA job
+ *
+ * Copies @size bytes from (@src_handle, @src_offset) to (@dst_handle,
+ * @dst_offset). Both ranges must lie within their buffers.
+ */
+struct drm_neuron_copy {
+	__u32 src_handle;
+	__u32 dst_handle;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 size;
+};
+
+/**
+ * struct drm_neuron_sync - a syncobj and, for a timeline, a point
+ */
+struct drm_neuron_sync {
+	/** @handle: syncobj handle */
+	__u32 handle;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @point: timeline point, 0 for a binary syncobj */
+	__u64 point;
+};
+
+/**
+ * struct drm_neuron_submit - submit a job to a queue
+ *
+ * A DMA job is a list of copies, executed in order. The job starts once
+ * every in-sync has signalled and, when it completes, the out-sync (if
+ * @out_sync.handle is not 0) is signalled with the job's fence: replaced
+ * for a binary syncobj, added at @out_sync.point for a timeline.
+ */
+struct drm_neuron_submit {
+	/** @engine: in, %DRM_NEURON_ENGINE_* */
+	__u32 engine;
+	/** @index: in, queue index within the engine */
+	__u32 index;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @copy_count: in, DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES */
+	__u32 copy_count;
+	/** @copies: in, DMA: user pointer to struct drm_neuron_copy[] */
+	__u64 copies;
+	/** @in_syncs: in, user pointer to struct drm_neuron_sync[] */
+	__u64 in_syncs;
+	/** @in_sync_count: in, 0..%DRM_NEURON_MAX_SYNCS */
+	__u32 in_sync_count;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @out_sync: in, the syncobj to signal, handle 0 for none */
+	struct drm_neuron_sync out_sync;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* __UAPI_DRM_NEURON_ACCEL_H__ */
