@@ -6,6 +6,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/neuron_accel.h>
@@ -14,7 +15,7 @@
 #include "neuron_gem.h"
 
 /* Largest buffer of either placement; keeps size arithmetic far from overflow. */
-#define NEURON_MAX_BO_SIZE	(1ULL << 40)
+#define NEURON_MAX_BO_SIZE	(SZ_1G * 1024ULL)
 
 /* ---- Host placement (GEM shmem) ---- */
 

@@ -53,9 +53,15 @@ static enum drm_gpu_sched_stat neuron_timedout_job(struct drm_sched_job *sched_j
 	if (!drm_dev_enter(&q->ndev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
-	drm_sched_stop(&q->sched, sched_job);
+	drm_sched_wqueue_stop(&q->sched);
 	neuron_queue_reset(q, job);
-	drm_sched_start(&q->sched);
+	drm_sched_wqueue_start(&q->sched);
+	/*
+	 * drm_sched took the job off its pending list before calling us, and
+	 * its hardware fence has signalled now (failed by the reset, or
+	 * completed just before it): let the scheduler free it on return.
+	 */
+	q->sched.free_guilty = true;
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
@@ -80,7 +86,7 @@ const struct drm_sched_backend_ops neuron_sched_ops = {
  */
 static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 			      u32 handle, u64 offset, u64 size, u8 *space,
-			      nrn_le64 *addr, nrn_le32 *nseg, nrn_le64 *off)
+			      __le64 *addr, __le32 *nseg, __le64 *off)
 {
 	struct drm_gem_object *obj;
 	struct neuron_bo *bo;

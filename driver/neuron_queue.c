@@ -197,7 +197,6 @@ void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
 	neuron_queue_hw_start(q);
 	list_for_each_entry_safe(job, tmp, &requeue, link) {
 		if (job == guilty) {
-			list_add(&job->link, &q->inflight);
 			neuron_job_retire_locked(q, job, -ETIMEDOUT);
 			continue;
 		}

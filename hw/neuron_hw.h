@@ -12,18 +12,20 @@
 #define NEURON_HW_H
 
 /*
- * In the kernel the little-endian fields carry sparse's __le types; the
- * device model converts with le*_to_cpu() on its side.
+ * Both sides build on Linux and take the fixed-width and little-endian
+ * types (__u8, __le32, ...) from <linux/types.h>; BIT() comes from the
+ * kernel's <linux/bits.h> or QEMU's "qemu/bitops.h".
  */
-#ifdef __KERNEL__
 #include <linux/types.h>
-typedef __le16 nrn_le16;
-typedef __le32 nrn_le32;
-typedef __le64 nrn_le64;
+#ifdef __KERNEL__
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
 #else
-typedef uint16_t nrn_le16;
-typedef uint32_t nrn_le32;
-typedef uint64_t nrn_le64;
+/* QEMU: the device model and its qtest. */
+#include <assert.h>
+#include <stddef.h>
+#include "qemu/bitops.h"
 #endif
 
 /* ---- PCI identity ---------------------------------------------------- */
@@ -48,11 +50,11 @@ typedef uint64_t nrn_le64;
 #define NRN_VERSION_MINOR(v)		((v) & 0xffff)
 #define NRN_MODEL_VERSION		0x00010000	/* 1.0 */
 #define NRN_REG_CAPS			0x008	/* RO: NRN_CAP_* */
-#define NRN_CAP_DMA			(1u << 0)	/* DMA engine queues */
-#define NRN_CAP_DMA_SGL			(1u << 1)	/* scatter-gather host operands */
-#define NRN_CAP_COMPUTE			(1u << 2)	/* NeuronCores run kernels */
-#define NRN_CAP_BF16			(1u << 3)
-#define NRN_CAP_FAULT_INJECT		(1u << 4)	/* NRN_QREG_FAULT is live */
+#define NRN_CAP_DMA			BIT(0)	/* DMA engine queues */
+#define NRN_CAP_DMA_SGL			BIT(1)	/* scatter-gather host operands */
+#define NRN_CAP_COMPUTE			BIT(2)	/* NeuronCores run kernels */
+#define NRN_CAP_BF16			BIT(3)
+#define NRN_CAP_FAULT_INJECT		BIT(4)	/* NRN_QREG_FAULT is live */
 #define NRN_REG_QUEUES			0x00c	/* RO: queue counts */
 #define NRN_QUEUES_DMA(v)		((v) & 0xff)
 #define NRN_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
@@ -61,11 +63,11 @@ typedef uint64_t nrn_le64;
 #define NRN_REG_SCRATCH			0x018	/* RW: no side effect */
 #define NRN_REG_ISA_VERSION		0x01c	/* RO: see uapi/drm/neuron_isa.h */
 #define NRN_REG_CTRL			0x020	/* RW */
-#define NRN_CTRL_RESET			(1u << 0)	/* W1: reset the device; reads 0 */
+#define NRN_CTRL_RESET			BIT(0)	/* W1: reset the device; reads 0 */
 #define NRN_REG_STATUS			0x024	/* RO */
-#define NRN_STATUS_READY		(1u << 0)
+#define NRN_STATUS_READY		BIT(0)
 #define NRN_REG_INT_STATUS		0x030	/* RW1C: bit q = queue q, NRN_INT_ERROR */
-#define NRN_INT_ERROR			(1u << 31)
+#define NRN_INT_ERROR			BIT(31)
 #define NRN_REG_INT_MASK		0x034	/* RW: 1 = masked */
 #define NRN_REG_ERR_QUEUE		0x038	/* RO: queue of the last error */
 #define NRN_REG_ERR_CODE		0x03c	/* RO: NRN_ERR_* of the last error */
@@ -84,20 +86,20 @@ typedef uint64_t nrn_le64;
 #define NRN_QREG_RING_HI		0x04
 #define NRN_QREG_RING_SIZE		0x08	/* RW: entries, power of 2, 2..NRN_RING_MAX */
 #define NRN_QREG_CTRL			0x0c	/* RW */
-#define NRN_QCTRL_ENABLE		(1u << 0)	/* ring registers latched when set */
-#define NRN_QCTRL_RESET			(1u << 1)	/* W1: abort and reset the queue */
+#define NRN_QCTRL_ENABLE		BIT(0)	/* ring registers latched when set */
+#define NRN_QCTRL_RESET			BIT(1)	/* W1: abort and reset the queue */
 #define NRN_QREG_HEAD			0x10	/* RO: next descriptor the device takes */
 #define NRN_QREG_TAIL			0x14	/* RW: doorbell, next free descriptor */
 #define NRN_QREG_STATUS			0x18	/* RO */
-#define NRN_QSTATUS_ENABLED		(1u << 0)
-#define NRN_QSTATUS_BUSY		(1u << 1)	/* a descriptor is executing */
-#define NRN_QSTATUS_HALTED		(1u << 2)	/* stopped on a ring error */
+#define NRN_QSTATUS_ENABLED		BIT(0)
+#define NRN_QSTATUS_BUSY		BIT(1)	/* a descriptor is executing */
+#define NRN_QSTATUS_HALTED		BIT(2)	/* stopped on a ring error */
 #define NRN_QREG_ERROR			0x1c	/* RO: NRN_ERR_* that halted the queue */
 #define NRN_QREG_DONE_LO		0x20	/* RO: descriptors completed since reset */
 #define NRN_QREG_DONE_HI		0x24
 #define NRN_QREG_FAULT			0x28	/* RW: test hook, NRN_FAULT_* */
-#define NRN_FAULT_HANG			(1u << 0)	/* take descriptors, never finish */
-#define NRN_FAULT_FAIL_NEXT		(1u << 1)	/* fail the next descriptor; self-clears */
+#define NRN_FAULT_HANG			BIT(0)	/* take descriptors, never finish */
+#define NRN_FAULT_FAIL_NEXT		BIT(1)	/* fail the next descriptor; self-clears */
 
 #define NRN_RING_MAX			4096
 #define NRN_RING_ALIGN			64
@@ -112,6 +114,7 @@ typedef uint64_t nrn_le64;
  * in INT_STATUS and, unless masked, signals the queue's MSI-X vector.
  */
 #define NRN_DESC_SIZE			64
+#define NRN_DESC_STATUS_OFF		60
 
 enum nrn_desc_op {
 	NRN_OP_NOP	= 0,	/* completes at once */
@@ -119,7 +122,7 @@ enum nrn_desc_op {
 	NRN_OP_LAUNCH	= 2,	/* core queues: run a kernel */
 };
 
-#define NRN_DESC_F_IRQ			(1u << 0)
+#define NRN_DESC_F_IRQ			BIT(0)
 
 /* Address spaces of a copy operand. */
 enum nrn_space {
@@ -130,27 +133,27 @@ enum nrn_space {
 
 /* One segment of a host scatter-gather list. */
 struct nrn_sg_entry {
-	nrn_le64 addr;		/* bus address */
-	nrn_le64 len;		/* bytes, > 0 */
+	__le64 addr;		/* bus address */
+	__le64 len;		/* bytes, > 0 */
 };
 
-#define NRN_SGL_MAX_SEGS		(1u << 20)
+#define NRN_SGL_MAX_SEGS		BIT(20)
 
 struct nrn_copy_desc {
-	uint8_t op;		/* NRN_OP_COPY */
-	uint8_t flags;		/* NRN_DESC_F_* */
-	uint8_t src_space;	/* enum nrn_space */
-	uint8_t dst_space;
-	nrn_le32 tag;		/* driver's, not interpreted */
-	nrn_le64 src_addr;
-	nrn_le64 dst_addr;
-	nrn_le64 src_off;	/* byte offset into the operand */
-	nrn_le64 dst_off;
-	nrn_le64 len;		/* bytes; 0 is a no-op */
-	nrn_le32 src_nseg;	/* NRN_SPACE_SGL: entries in the list */
-	nrn_le32 dst_nseg;
-	nrn_le32 status;	/* written by the device */
-	nrn_le32 rsvd;		/* must be zero */
+	__u8 op;		/* NRN_OP_COPY */
+	__u8 flags;		/* NRN_DESC_F_* */
+	__u8 src_space;	/* enum nrn_space */
+	__u8 dst_space;
+	__le32 tag;		/* driver's, not interpreted */
+	__le64 src_addr;
+	__le64 dst_addr;
+	__le64 src_off;	/* byte offset into the operand */
+	__le64 dst_off;
+	__le64 len;		/* bytes; 0 is a no-op */
+	__le32 src_nseg;	/* NRN_SPACE_SGL: entries in the list */
+	__le32 dst_nseg;
+	__le32 rsvd;		/* must be zero */
+	__le32 status;	/* written by the device */
 };
 
 /*
@@ -159,32 +162,32 @@ struct nrn_copy_desc {
  * nrn_slot entries at bus address @table_addr in host memory.
  */
 struct nrn_launch_desc {
-	uint8_t op;		/* NRN_OP_LAUNCH */
-	uint8_t flags;
-	nrn_le16 nslots;
-	nrn_le32 tag;
-	nrn_le64 code_off;
-	nrn_le64 code_len;
-	nrn_le64 table_addr;
-	nrn_le64 rsvd[3];	/* must be zero */
-	nrn_le32 rsvd2;
-	nrn_le32 status;
+	__u8 op;		/* NRN_OP_LAUNCH */
+	__u8 flags;
+	__le16 nslots;
+	__le32 tag;
+	__le64 code_off;
+	__le64 code_len;
+	__le64 table_addr;
+	__le64 rsvd[3];	/* must be zero */
+	__le32 rsvd2;
+	__le32 status;
 };
 
 /* A buffer table entry: a window of device memory and what may be done. */
 struct nrn_slot {
-	nrn_le64 base;		/* device memory offset */
-	nrn_le64 size;		/* bytes */
-	nrn_le32 access;	/* NRN_ACCESS_* */
-	nrn_le32 rsvd;		/* must be zero */
+	__le64 base;		/* device memory offset */
+	__le64 size;		/* bytes */
+	__le32 access;	/* NRN_ACCESS_* */
+	__le32 rsvd;		/* must be zero */
 };
 
-#define NRN_ACCESS_READ			(1u << 0)
-#define NRN_ACCESS_WRITE		(1u << 1)
+#define NRN_ACCESS_READ			BIT(0)
+#define NRN_ACCESS_WRITE		BIT(1)
 #define NRN_MAX_SLOTS			64
 
 /* Completion status word. */
-#define NRN_DESC_DONE			(1u << 31)
+#define NRN_DESC_DONE			BIT(31)
 #define NRN_DESC_ERR(s)			((s) & 0xffff)
 
 /* Error codes (descriptor status, QREG_ERROR, ERR_CODE). */
@@ -204,9 +207,14 @@ enum nrn_err {
 	NRN_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
 };
 
-_Static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");
-_Static_assert(sizeof(struct nrn_launch_desc) == NRN_DESC_SIZE, "launch descriptor size");
-_Static_assert(sizeof(struct nrn_sg_entry) == 16, "sg entry size");
-_Static_assert(sizeof(struct nrn_slot) == 24, "slot size");
+static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");
+static_assert(sizeof(struct nrn_launch_desc) == NRN_DESC_SIZE, "launch descriptor size");
+static_assert(sizeof(struct nrn_sg_entry) == 16, "sg entry size");
+/* The status word is the last word of every descriptor. */
+static_assert(offsetof(struct nrn_copy_desc, status) == NRN_DESC_STATUS_OFF,
+	      "copy descriptor status");
+static_assert(offsetof(struct nrn_launch_desc, status) == NRN_DESC_STATUS_OFF,
+	      "launch descriptor status");
+static_assert(sizeof(struct nrn_slot) == 24, "slot size");
 
 #endif /* NEURON_HW_H */

@@ -121,7 +121,7 @@ static void *trn_queue_thread(void *opaque)
         }
         status = NRN_DESC_DONE | err;
         status = cpu_to_le32(status);
-        if (trn_host_rw(s, entry + NRN_DESC_SIZE - 4, &status, 4, true)) {
+        if (trn_host_rw(s, entry + NRN_DESC_STATUS_OFF, &status, 4, true)) {
             trn_queue_halt(q, NRN_ERR_RING);
             continue;
         }

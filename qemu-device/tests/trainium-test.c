@@ -95,7 +95,7 @@ static void ring_setup(Trn *t)
 static uint32_t desc_status(Trn *t, uint32_t slot)
 {
     return qtest_readl(t->qts, t->ring + slot * NRN_DESC_SIZE +
-                       NRN_DESC_SIZE - 4);
+                       NRN_DESC_STATUS_OFF);
 }
 
 /* Poll a queue register until it reads @want or WAIT_US passes. */
@@ -214,20 +214,37 @@ static void test_registers(void)
 
 static void test_bad_properties(void)
 {
-    static const char *bad[] = {
-        "'cores': 0", "'cores': 17", "'dma-queues': 0", "'dma-queues': 9",
-        "'mem-size': 1000000", "'mem-size': 8388608",
+    static const struct {
+        const char *prop;
+        int64_t value;
+    } bad[] = {
+        { "cores", 0 }, { "cores", 17 }, { "dma-queues", 0 },
+        { "dma-queues", 9 }, { "mem-size", 1000000 }, { "mem-size", 8 * MiB },
+        { "mem-size", 128 * GiB },
     };
     QTestState *qts = qtest_init("-machine q35 -device "
                                  "pcie-root-port,id=rp0,chassis=1");
 
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-        g_autofree char *cmd = g_strdup_printf(
-            "{'execute': 'device_add', 'arguments': {'driver': 'trainium', "
-            "'bus': 'rp0', %s}}", bad[i]);
-        QDict *resp = qtest_qmp(qts, cmd);
+        QDict *args = qdict_new();
+        QDict *resp;
 
+        qdict_put_str(args, "driver", "trainium");
+        qdict_put_str(args, "bus", "rp0");
+        qdict_put_int(args, bad[i].prop, bad[i].value);
+        resp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': %p}",
+                         args);
+        g_test_message("%s=%" PRId64, bad[i].prop, bad[i].value);
         g_assert(qdict_haskey(resp, "error"));
+        qobject_unref(resp);
+    }
+    /* A good card hot-plugs into the same port. */
+    {
+        QDict *resp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments':"
+                                " {'driver': 'trainium', 'bus': 'rp0', "
+                                "'mem-size': 16777216}}");
+
+        g_assert(!qdict_haskey(resp, "error"));
         qobject_unref(resp);
     }
     qtest_quit(qts);
@@ -343,12 +360,18 @@ static void test_dma_errors(void)
         { "device range past the end",
           copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 16 * MiB - 8, 0,
                     16), 0, NRN_ERR_DEV_RANGE },
-        { "device offset overflow",
+        { "offset + length overflows",
           copy_desc(NRN_SPACE_DEV, 8, UINT64_MAX - 4, NRN_SPACE_HOST, host,
+                    0, 16), 0, NRN_ERR_BAD_DESC },
+        { "device offset far past the end",
+          copy_desc(NRN_SPACE_DEV, 8, 1ull << 62, NRN_SPACE_HOST, host, 0,
+                    16), 0, NRN_ERR_DEV_RANGE },
+        { "device base + offset overflows",
+          copy_desc(NRN_SPACE_DEV, UINT64_MAX - 8, 16, NRN_SPACE_HOST, host,
                     0, 16), 0, NRN_ERR_DEV_RANGE },
-        { "length overflow",
+        { "host range wraps around",
           copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0,
-                    UINT64_MAX), 0, NRN_ERR_BAD_DESC },
+                    UINT64_MAX), 0, NRN_ERR_HOST_DMA },
         { "host address not memory",
           copy_desc(NRN_SPACE_HOST, 0xfffffff00000ull, 0, NRN_SPACE_DEV, 0,
                     0, 16), 0, NRN_ERR_HOST_DMA },

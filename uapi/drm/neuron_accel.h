@@ -52,10 +52,10 @@ extern "C" {
 #define DRM_NEURON_PARAM_ISA_VERSION	8	/* instruction set version */
 
 /* Capability bits of DRM_NEURON_PARAM_CAPABILITIES. */
-#define DRM_NEURON_CAP_DMA		(1ULL << 0)
-#define DRM_NEURON_CAP_COMPUTE		(1ULL << 1)
-#define DRM_NEURON_CAP_BF16		(1ULL << 2)
-#define DRM_NEURON_CAP_HOST_BO		(1ULL << 3)
+#define DRM_NEURON_CAP_DMA		0x1ULL
+#define DRM_NEURON_CAP_COMPUTE		0x2ULL
+#define DRM_NEURON_CAP_BF16		0x4ULL
+#define DRM_NEURON_CAP_HOST_BO		0x8ULL
 
 /**
  * struct drm_neuron_get_param - query a device parameter

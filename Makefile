@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# The two commands (see README.md):
+#   make run     set everything up, boot the VM, load neuron.ko, run neuron-ls
+#                and a PyTorch program on device "neuron"
+#   make check   set everything up, run every test suite, print totals
+# and their parts: setup qemu guest stack bench shell clean.
+# Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
+# (default /var/cache/neuron-stack).
+SHELL := /bin/bash
+S := scripts
+export NEURON_T0 := $(shell date +%s)
+
+all: stack
+
+setup:
+	@$(S)/setup-host
+
+qemu: setup
+	@$(S)/build-qemu
+
+guest: setup
+	@$(S)/build-guest
+	@$(S)/fetch-kernel-tools
+
+stack: qemu guest
+	@$(S)/build-stack
+
+run: stack
+	@$(S)/vm run -- scripts/guest/demo
+
+check: stack
+	@$(S)/check
+
+bench: stack
+	@$(S)/bench
+
+shell: stack
+	@$(S)/vm shell
+
+# Kbuild's own targets for the module alone (after `make guest`).
+module:
+	@$(S)/chroot-run make -C /usr/src/$$(ls $$(. $(S)/lib.sh; guest_root)/usr/src | \
+		grep -- '-amd64$$' | sort -V | tail -n1) M=/src W=1 modules
+
+clean:
+	rm -rf build
+	rm -f neuron.ko neuron.o neuron.mod neuron.mod.c neuron.mod.o Module.symvers \
+		modules.order .module-common.o
+	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
+	rm -f .*.cmd
+
+.PHONY: all setup qemu guest stack run check bench shell module clean

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Shared by the shim's C++ files: the device table, and NEURON_CHECK, which
+// turns a libneuron -errno into a c10::Error carrying where it happened.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/util/Exception.h>
+
+extern "C" {
+#include <libneuron.h>
+}
+
+namespace torch_neuron {
+
+// Cards seen by libneuron; 0 (never an exception) when there are none.
+c10::DeviceIndex device_count() noexcept;
+// The card @index, opened on first use; throws on a bad index.
+nrn_device* device(c10::DeviceIndex index);
+c10::DeviceIndex current_device();
+void set_device(c10::DeviceIndex index);
+
+// libneuron buffer behind a neuron tensor's storage (and its byte offset).
+nrn_buffer* buffer_of(const void* storage_data_ctx);
+
+[[noreturn]] void check_failed(int err, const char* expr, const char* func,
+                               const char* file, int line);
+
+} // namespace torch_neuron
+
+#define NEURON_CHECK(expr)                                                    \
+  do {                                                                        \
+    int neuron_err_ = (expr);                                                 \
+    if (C10_UNLIKELY(neuron_err_ < 0))                                        \
+      ::torch_neuron::check_failed(neuron_err_, #expr, __func__, __FILE__,    \
+                                   __LINE__);                                 \
+  } while (0)

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// The cards, opened lazily through libneuron, and the current device.
+#include <array>
+#include <mutex>
+
+#include "../NeuronHelpers.h"
+
+namespace torch_neuron {
+
+namespace {
+constexpr int kMaxDevices = 64;
+std::mutex g_open_lock;
+std::array<nrn_device*, kMaxDevices> g_devices{};
+thread_local c10::DeviceIndex t_current = 0;
+} // namespace
+
+c10::DeviceIndex device_count() noexcept {
+  // Counted once: PyTorch expects the count to stay put in a process.
+  static const c10::DeviceIndex count = [] {
+    int n = nrn_device_count();
+    return static_cast<c10::DeviceIndex>(n < 0 ? 0 : std::min(n, kMaxDevices));
+  }();
+  return count;
+}
+
+nrn_device* device(c10::DeviceIndex index) {
+  TORCH_CHECK(index >= 0 && index < device_count(), "neuron device index ",
+              static_cast<int>(index), " is out of range: there are ",
+              static_cast<int>(device_count()), " neuron devices");
+  std::lock_guard<std::mutex> guard(g_open_lock);
+  if (!g_devices[index])
+    NEURON_CHECK(nrn_device_open(index, &g_devices[index]));
+  return g_devices[index];
+}
+
+c10::DeviceIndex current_device() {
+  return t_current;
+}
+
+void set_device(c10::DeviceIndex index) {
+  TORCH_CHECK(index >= 0 && index < device_count(), "neuron device index ",
+              static_cast<int>(index), " is out of range: there are ",
+              static_cast<int>(device_count()), " neuron devices");
+  t_current = index;
+}
+
+void check_failed(int err, const char* expr, const char* func,
+                  const char* file, int line) {
+  if (err == -ENOMEM)
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "neuron: out of device memory (",
+                     expr, " in ", func, " at ", file, ":", line, ")");
+  TORCH_CHECK(false, "neuron: ", nrn_strerror(err), " (", expr, " in ", func,
+              " at ", file, ":", line, ")");
+}
+
+} // namespace torch_neuron

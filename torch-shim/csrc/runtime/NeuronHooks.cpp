@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// PrivateUse1 hooks: what ATen asks a backend outside operator dispatch.
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "../NeuronHelpers.h"
+
+namespace torch_neuron {
+namespace {
+
+struct NeuronHooks final : at::PrivateUse1HooksInterface {
+  bool hasPrimaryContext(c10::DeviceIndex index) const override {
+    return index >= 0 && index < device_count();
+  }
+
+  c10::DeviceIndex deviceCount() const override { return device_count(); }
+
+  c10::DeviceIndex getCurrentDevice() const override {
+    return current_device();
+  }
+
+  void setCurrentDevice(c10::DeviceIndex index) const override {
+    set_device(index);
+  }
+
+  // Random numbers are drawn on the CPU (the ops that need them fall back),
+  // so the device's generator is the CPU's.
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
+    return at::detail::getDefaultCPUGenerator();
+  }
+
+  bool isPinnedPtr(const void*) const override { return false; }
+};
+
+const bool g_registered = [] {
+  static NeuronHooks hooks;
+  at::RegisterPrivateUse1HooksInterface(&hooks);
+  return true;
+}();
+
+} // namespace
+} // namespace torch_neuron

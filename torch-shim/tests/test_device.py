@@ -1,0 +1,89 @@
+# Owner(s): ["module: PrivateUse1"]
+# SPDX-License-Identifier: MIT
+"""Device "neuron": registration, tensors in device memory, the fallback."""
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+import torch_neuron
+
+
+def test_autoload_in_fresh_interpreter():
+    """A fresh Python finds device "neuron" with no import; autoload can be disabled."""
+    code = "import torch; print(torch.device('neuron').type, torch.neuron.device_count())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["neuron", str(torch.neuron.device_count())]
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    code = "import torch; print(hasattr(torch, 'neuron'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env).stdout.strip()
+    assert out == "False"
+
+
+def test_device_module():
+    """torch.neuron reports the card and selects devices like torch.cuda."""
+    assert torch.neuron.is_available()
+    assert torch.neuron.device_count() >= 1
+    assert torch.neuron.current_device() == 0
+    with torch.neuron.device(0):
+        assert torch.neuron.current_device() == 0
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch.neuron.set_device(torch.neuron.device_count())
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 5), (2, 3, 4), (0, 3), (1 << 20,)])
+def test_roundtrip(shape):
+    """CPU -> neuron -> CPU returns the same values."""
+    x = torch.randn(shape)
+    y = x.to("neuron")
+    assert y.device.type == "neuron"
+    assert y.shape == x.shape
+    assert torch.equal(y.cpu(), x)
+
+
+def test_noncontiguous_copies():
+    """Strided views copy in and out of device memory correctly."""
+    x = torch.arange(60, dtype=torch.float32).reshape(3, 4, 5)
+    d = x.to("neuron")
+    assert torch.equal(d.transpose(0, 2).cpu(), x.transpose(0, 2))
+    assert torch.equal(d[:, 1::2, ::3].cpu(), x[:, 1::2, ::3])
+    d2 = torch.zeros(5, 4, 3, device="neuron")
+    d2.copy_(x.transpose(0, 2))
+    assert torch.equal(d2.cpu(), x.transpose(0, 2).contiguous())
+    d3 = torch.zeros(3, 4, 5, device="neuron")
+    d3.transpose(0, 1).copy_(x.transpose(0, 1))
+    assert torch.equal(d3.cpu(), x)
+
+
+def test_ones_times_two():
+    """The walking-skeleton example computes the right values on the card."""
+    x = torch.ones(4, device="neuron") * 2
+    assert x.device.type == "neuron"
+    assert x.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
+
+
+def test_fallback_warns_and_counts(monkeypatch):
+    """An op with no neuron kernel runs on the CPU, warns once, and is counted."""
+    torch_neuron.reset_fallback_stats()
+    x = torch.arange(6.0).to("neuron")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = torch.cumsum(x, 0)
+    assert y.device.type == "neuron"
+    assert y.cpu().tolist() == [0.0, 1.0, 3.0, 6.0, 10.0, 15.0]
+    assert any("cumsum" in str(w.message) for w in caught)
+    assert torch_neuron.fallback_stats().get("aten::cumsum.out", 0) + \
+        torch_neuron.fallback_stats().get("aten::cumsum", 0) >= 1
+    monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
+    with pytest.raises(RuntimeError, match="TORCH_NEURON_FALLBACK=error"):
+        torch.cumsum(x, 0)
+
+
+def test_bad_device_index():
+    """An out-of-range device index raises the error PyTorch users expect."""
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch.empty(2, device=f"neuron:{torch.neuron.device_count()}")

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+"""PyTorch backend for the virtual Trainium card: device "neuron".
+
+Loaded automatically by ``import torch`` through the ``torch.backends``
+entry point (set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to turn that off), so
+``torch.device("neuron")`` works with no import.
+"""
+import os
+
+import torch
+
+_LIB = os.path.join(os.path.dirname(__file__), "lib", "libtorch_neuron.so")
+torch.ops.load_library(_LIB)
+
+# The three registrations of a PrivateUse1 backend.
+torch.utils.rename_privateuse1_backend("neuron")
+from . import neuron as _device_module  # noqa: E402
+
+torch._register_device_module("neuron", _device_module)
+torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+
+
+def fallback_stats():
+    """Calls per operator that ran on the CPU because it has no neuron kernel."""
+    names, counts = torch.ops.neuron.fallback_stats()
+    return dict(zip(names, counts))
+
+
+def reset_fallback_stats():
+    """Forget the counts of fallback_stats()."""
+    torch.ops.neuron.reset_fallback_stats()
+
+
+def _autoload():
+    """Entry point of the torch.backends group: importing did the work."""
