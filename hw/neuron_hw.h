@@ -157,9 +157,10 @@ struct nrn_copy_desc {
 };
 
 /*
- * A kernel launch. The instruction stream is @code_len bytes at @code_off in
- * device memory; operands name slots of the buffer table, @nslots
- * nrn_slot entries at bus address @table_addr in host memory.
+ * A kernel launch. The instruction stream (struct nrn_insn[], see
+ * uapi/drm/neuron_isa.h) is @code_len bytes at @code_off in device memory;
+ * operands name slots of the buffer table, @nslots nrn_slot entries at bus
+ * address @table_addr in host memory.
  */
 struct nrn_launch_desc {
 	__u8 op;		/* NRN_OP_LAUNCH */
@@ -205,6 +206,7 @@ enum nrn_err {
 	NRN_ERR_INJECTED	= 10,	/* NRN_FAULT_FAIL_NEXT */
 	NRN_ERR_ABORTED		= 11,	/* queue or device reset while running */
 	NRN_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
+	NRN_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
 };
 
 static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");

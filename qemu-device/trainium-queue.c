@@ -12,7 +12,7 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "hw/pci/msix.h"
-#include "trainium.h"
+#include "trainium-isa.h"
 #include "trace.h"
 
 static const char *trn_qname(TrnQueue *q)
@@ -43,8 +43,10 @@ static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw)
         }
         return trn_exec_copy(q, c);
     case NRN_OP_LAUNCH:
-        /* NeuronCore execution arrives with the ISA (docs/hardware.md). */
-        break;
+        if (!q->is_core) {
+            break;
+        }
+        return trn_exec_launch(q, (const struct nrn_launch_desc *)raw);
     }
     return NRN_ERR_BAD_OP;
 }

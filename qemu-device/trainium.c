@@ -15,7 +15,7 @@
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "trainium.h"
+#include "trainium-isa.h"
 #include "trace.h"
 
 #define TRN_MAX_CORES 16
@@ -23,7 +23,7 @@
 
 static uint32_t trn_caps(TrnState *s)
 {
-    return NRN_CAP_DMA | NRN_CAP_DMA_SGL |
+    return NRN_CAP_DMA | NRN_CAP_DMA_SGL | NRN_CAP_COMPUTE | NRN_CAP_BF16 |
            (s->fault_injection ? NRN_CAP_FAULT_INJECT : 0);
 }
 
@@ -45,7 +45,7 @@ static uint64_t trn_global_read(TrnState *s, hwaddr addr)
     case NRN_REG_SCRATCH:
         return s->scratch;
     case NRN_REG_ISA_VERSION:
-        return 0;
+        return NRN_ISA_VERSION;
     case NRN_REG_CTRL:
         return 0;
     case NRN_REG_STATUS:
@@ -347,15 +347,17 @@ static void trn_class_init(ObjectClass *oc, void *data)
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 
+static InterfaceInfo trn_interfaces[] = {
+    { INTERFACE_PCIE_DEVICE },
+    { },
+};
+
 static const TypeInfo trn_info = {
     .name = TYPE_TRAINIUM,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(TrnState),
     .class_init = trn_class_init,
-    .interfaces = (const InterfaceInfo[]) {
-        { INTERFACE_PCIE_DEVICE },
-        { },
-    },
+    .interfaces = trn_interfaces,
 };
 
 static void trn_register_types(void)

@@ -5,142 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "qemu/osdep.h"
-#include "qemu/units.h"
-#include "qobject/qdict.h"
-#include "libqtest.h"
-#include "libqos/pci-pc.h"
-#include "libqos/malloc-pc.h"
-#include "hw/pci/pci_regs.h"
-#include "../../hw/misc/trainium/neuron_hw.h"
-
-#define TRN_SLOT 4
-#define RING_ENTRIES 16
-#define WAIT_US (10 * G_USEC_PER_SEC)
-
-typedef struct Trn {
-    QTestState *qts;
-    QPCIBus *bus;
-    QGuestAllocator alloc;
-    QPCIDevice *dev;
-    QPCIBar regs, mem;
-    uint64_t mem_size;
-    uint64_t ring;          /* guest address of queue 0's ring */
-    uint32_t tail;
-} Trn;
-
-/*
- * Start QEMU with one card. libqos maps BARs into a 512 MiB window, so the
- * card's memory is kept small unless @props sets it.
- */
-static Trn *trn_start(const char *props)
-{
-    Trn *t = g_new0(Trn, 1);
-
-    t->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,%s",
-                         TRN_SLOT, props ? props : "mem-size=64M");
-    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
-    t->bus = qpci_new_pc(t->qts, &t->alloc);
-    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(TRN_SLOT, 0));
-    g_assert(t->dev);
-    qpci_device_enable(t->dev);
-    t->regs = qpci_iomap(t->dev, NRN_BAR_REGS, NULL);
-    t->mem = qpci_iomap(t->dev, NRN_BAR_MEM, &t->mem_size);
-    return t;
-}
-
-static void trn_stop(Trn *t)
-{
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-    alloc_destroy(&t->alloc);
-    qtest_quit(t->qts);
-    g_free(t);
-}
-
-static uint32_t rd(Trn *t, uint32_t off)
-{
-    return qpci_io_readl(t->dev, t->regs, off);
-}
-
-static void wr(Trn *t, uint32_t off, uint32_t val)
-{
-    qpci_io_writel(t->dev, t->regs, off, val);
-}
-
-static uint32_t qrd(Trn *t, unsigned q, uint32_t reg)
-{
-    return rd(t, NRN_QREG_BASE(q) + reg);
-}
-
-static void qwr(Trn *t, unsigned q, uint32_t reg, uint32_t val)
-{
-    wr(t, NRN_QREG_BASE(q) + reg, val);
-}
-
-/* Set up queue 0 with a ring of RING_ENTRIES in guest memory. */
-static void ring_setup(Trn *t)
-{
-    t->ring = guest_alloc(&t->alloc, RING_ENTRIES * NRN_DESC_SIZE + 64);
-    t->ring = ROUND_UP(t->ring, NRN_RING_ALIGN);
-    qtest_memset(t->qts, t->ring, 0, RING_ENTRIES * NRN_DESC_SIZE);
-    qwr(t, 0, NRN_QREG_RING_LO, (uint32_t)t->ring);
-    qwr(t, 0, NRN_QREG_RING_HI, t->ring >> 32);
-    qwr(t, 0, NRN_QREG_RING_SIZE, RING_ENTRIES);
-    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, NRN_QSTATUS_ENABLED);
-    t->tail = 0;
-}
-
-static uint32_t desc_status(Trn *t, uint32_t slot)
-{
-    return qtest_readl(t->qts, t->ring + slot * NRN_DESC_SIZE +
-                       NRN_DESC_STATUS_OFF);
-}
-
-/* Poll a queue register until it reads @want or WAIT_US passes. */
-static void wait_qreg(Trn *t, unsigned q, uint32_t reg, uint32_t mask,
-                      uint32_t want)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_US;
-
-    while ((qrd(t, q, reg) & mask) != want) {
-        g_assert(g_get_monotonic_time() < deadline);
-        g_usleep(200);
-    }
-}
-
-/* Queue one descriptor on queue 0, ring the doorbell, wait, return status. */
-static uint32_t submit(Trn *t, struct nrn_copy_desc *d)
-{
-    uint32_t slot = t->tail;
-
-    d->status = 0;
-    qtest_memwrite(t->qts, t->ring + slot * NRN_DESC_SIZE, d, sizeof(*d));
-    t->tail = (t->tail + 1) % RING_ENTRIES;
-    qwr(t, 0, NRN_QREG_TAIL, t->tail);
-    wait_qreg(t, 0, NRN_QREG_HEAD, ~0u, t->tail);
-    return desc_status(t, slot);
-}
-
-static struct nrn_copy_desc copy_desc(uint8_t ss, uint64_t sa, uint64_t so,
-                                      uint8_t ds, uint64_t da, uint64_t dof,
-                                      uint64_t len)
-{
-    return (struct nrn_copy_desc){
-        .op = NRN_OP_COPY, .flags = NRN_DESC_F_IRQ,
-        .src_space = ss, .src_addr = sa, .src_off = so,
-        .dst_space = ds, .dst_addr = da, .dst_off = dof, .len = len,
-        .tag = 0x1234,
-    };
-}
-
-static void fill_pattern(uint8_t *buf, size_t len, unsigned seed)
-{
-    for (size_t i = 0; i < len; i++) {
-        buf[i] = (uint8_t)(i * 7 + seed + (i >> 8));
-    }
-}
+#include "trainium-qtest.h"
 
 static void test_identity(void)
 {
@@ -473,9 +338,7 @@ static void test_fault_injection(void)
 
     /* A hung queue takes the descriptor and never completes it... */
     qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_HANG);
-    slot = t->tail;
-    qtest_memwrite(t->qts, t->ring + slot * NRN_DESC_SIZE, &d, sizeof(d));
-    qwr(t, 0, NRN_QREG_TAIL, ++t->tail);
+    slot = post_q(t, 0, &d);
     wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
     g_usleep(50 * 1000);
     g_assert_cmpuint(qrd(t, 0, NRN_QREG_HEAD), ==, slot);

@@ -1,0 +1,721 @@
+/*
+ * qtest for the NeuronCores of the virtual Trainium card: the instruction
+ * set (docs/hardware.md, "Instruction set") checked against host
+ * computations, buffer-table isolation, and every error path of LAUNCH.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "trainium-qtest.h"
+#include <math.h>
+
+#define MEM_SIZE (64 * MiB)
+#define CODE_OFF 0
+#define SLOT_BASE(i) ((1 + 4 * (uint64_t)(i)) * MiB)
+#define SLOT_SIZE (4 * MiB)
+
+typedef struct Core {
+    Trn *t;
+    unsigned q;
+    uint64_t table;
+    struct nrn_slot slots[NRN_MAX_SLOTS];
+    unsigned nslots;
+} Core;
+
+static Core *core_start(void)
+{
+    Core *c = g_new0(Core, 1);
+
+    c->t = trn_start("mem-size=64M");
+    c->q = NRN_QUEUES_DMA(rd(c->t, NRN_REG_QUEUES));
+    ring_setup_q(c->t, c->q);
+    c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
+    /* Slots 0..3: 4 MiB windows, read-write. */
+    for (unsigned i = 0; i < 4; i++) {
+        c->slots[i] = (struct nrn_slot){ .base = SLOT_BASE(i),
+            .size = SLOT_SIZE, .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+    }
+    c->nslots = 4;
+    return c;
+}
+
+static void core_stop(Core *c)
+{
+    trn_stop(c->t);
+    g_free(c);
+}
+
+static void put(Core *c, unsigned slot, uint64_t off, const void *p, size_t n)
+{
+    qpci_memwrite(c->t->dev, c->t->mem, SLOT_BASE(slot) + off, p, n);
+}
+
+static void get(Core *c, unsigned slot, uint64_t off, void *p, size_t n)
+{
+    qpci_memread(c->t->dev, c->t->mem, SLOT_BASE(slot) + off, p, n);
+}
+
+/* A contiguous tensor operand of up to 4 dims (trailing zeros end it). */
+static struct nrn_tensor tn(unsigned slot, unsigned dtype, uint64_t off,
+                            uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
+{
+    struct nrn_tensor t = { .slot = slot, .dtype = dtype, .offset = off };
+    uint32_t dims[4] = { d0, d1, d2, d3 };
+    int64_t stride = 1;
+    unsigned n = 0;
+
+    while (n < 4 && dims[n]) {
+        n++;
+    }
+    t.ndim = n;
+    for (int i = n - 1; i >= 0; i--) {
+        t.shape[i] = dims[i];
+        t.strides[i] = stride;
+        stride *= dims[i];
+    }
+    return t;
+}
+
+static uint64_t f64bits(double d)
+{
+    uint64_t u;
+
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+/* Run a kernel of @n instructions with the current slot table. */
+static uint32_t run_kernel(Core *c, const struct nrn_insn *insns, unsigned n)
+{
+    struct nrn_launch_desc d = {
+        .op = NRN_OP_LAUNCH, .nslots = c->nslots, .code_off = CODE_OFF,
+        .code_len = n * sizeof(*insns), .table_addr = c->table,
+    };
+
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, insns, n * sizeof(*insns));
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    return submit_q(c->t, c->q, &d);
+}
+
+static uint32_t run1(Core *c, struct nrn_insn in)
+{
+    return run_kernel(c, &in, 1);
+}
+
+static void randf(float *p, size_t n, unsigned seed)
+{
+    GRand *r = g_rand_new_with_seed(seed);
+
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (float)g_rand_double_range(r, -4, 4);
+    }
+    g_rand_free(r);
+}
+
+#define OK NRN_DESC_DONE
+
+static void test_elementwise(void)
+{
+    Core *c = core_start();
+    enum { N = 3000 };
+    float a[N], b[N], o[N];
+    struct nrn_insn in;
+
+    randf(a, N, 1);
+    randf(b, N, 2);
+    b[7] = 0; /* division by zero gives an IEEE infinity */
+    put(c, 0, 0, a, sizeof(a));
+    put(c, 1, 0, b, sizeof(b));
+
+    /* add with alpha: exactly the float of a + 2b computed in double. */
+    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_ADD,
+        .alpha = f64bits(2.0), .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
+        .src = { tn(0, NRN_F32, 0, N, 0, 0, 0), tn(1, NRN_F32, 0, N, 0, 0, 0) } };
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (int i = 0; i < N; i++) {
+        g_assert(o[i] == (float)((double)a[i] + 2.0 * b[i]));
+    }
+
+    /* div, max with NaN, pow */
+    for (unsigned op = NRN_BIN_MUL; op <= NRN_BIN_POW; op++) {
+        in.subop = op;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        for (int i = 0; i < N; i++) {
+            double x = a[i], y = b[i];
+            double want = op == NRN_BIN_MUL ? x * y : op == NRN_BIN_DIV ? x / y :
+                          op == NRN_BIN_MAX ? fmax(x, y) :
+                          op == NRN_BIN_MIN ? fmin(x, y) : pow(x, y);
+            float w = (float)want;
+
+            g_assert(o[i] == w || (isnan(o[i]) && isnan(w)));
+        }
+    }
+    get(c, 2, 0, o, sizeof(o));
+
+    /* scalar form and reverse: 1.5 - x */
+    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_SUB,
+        .flags = NRN_IF_SCALAR | NRN_IF_REVERSE, .scalar = f64bits(1.5),
+        .alpha = f64bits(1.0), .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
+        .src = { tn(0, NRN_F32, 0, N, 0, 0, 0) } };
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (int i = 0; i < N; i++) {
+        g_assert(o[i] == (float)(1.5 - a[i]));
+    }
+
+    /* Unary functions against the same formulas in double. */
+    for (unsigned fn = 0; fn < NRN_NUM_UNARY; fn++) {
+        in = (struct nrn_insn){ .opcode = NRN_INSN_UNARY, .subop = fn,
+            .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
+            .src = { tn(0, NRN_F32, 0, N, 0, 0, 0) } };
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        for (int i = 0; i < N; i++) {
+            double x = a[i], w;
+
+            switch (fn) {
+            case NRN_UN_NEG: w = -x; break;
+            case NRN_UN_ABS: w = fabs(x); break;
+            case NRN_UN_EXP: w = exp(x); break;
+            case NRN_UN_LOG: w = log(x); break;
+            case NRN_UN_SQRT: w = sqrt(x); break;
+            case NRN_UN_RSQRT: w = 1 / sqrt(x); break;
+            case NRN_UN_RECIP: w = 1 / x; break;
+            case NRN_UN_RELU: w = x > 0 ? x : 0; break;
+            case NRN_UN_GELU_ERF: w = 0.5 * x * (1 + erf(x / sqrt(2))); break;
+            case NRN_UN_GELU_TANH:
+                w = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+                break;
+            case NRN_UN_SILU: w = x / (1 + exp(-x)); break;
+            case NRN_UN_SIGMOID: w = 1 / (1 + exp(-x)); break;
+            case NRN_UN_TANH: w = tanh(x); break;
+            case NRN_UN_SIN: w = sin(x); break;
+            case NRN_UN_COS: w = cos(x); break;
+            case NRN_UN_SQUARE: w = x * x; break;
+            default: w = (x > 0) - (x < 0); break;
+            }
+            if (isnan(w)) {
+                g_assert(isnan(o[i]));
+            } else {
+                g_assert_cmpfloat_with_epsilon(o[i], w, 1e-6 * fmax(1, fabs(w)));
+            }
+        }
+    }
+    core_stop(c);
+}
+
+static void test_broadcast_compare_where(void)
+{
+    Core *c = core_start();
+    float a[12], row[4] = { 1, -2, 3, -4 }, o[12];
+    uint8_t mask[12];
+    struct nrn_insn in;
+    struct nrn_tensor bcast = tn(1, NRN_F32, 0, 3, 4, 0, 0);
+
+    for (int i = 0; i < 12; i++) {
+        a[i] = (float)i - 5;
+    }
+    put(c, 0, 0, a, sizeof(a));
+    put(c, 1, 0, row, sizeof(row));
+    bcast.strides[0] = 0; /* the row repeated over 3 rows */
+
+    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_MUL,
+        .dst = tn(2, NRN_F32, 0, 3, 4, 0, 0),
+        .src = { tn(0, NRN_F32, 0, 3, 4, 0, 0), bcast } };
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (int i = 0; i < 12; i++) {
+        g_assert_cmpfloat(o[i], ==, a[i] * row[i % 4]);
+    }
+
+    /* mask = a > row (broadcast), then where(mask, a, row) */
+    in = (struct nrn_insn){ .opcode = NRN_INSN_COMPARE, .subop = NRN_CMP_GT,
+        .dst = tn(3, NRN_BOOL, 0, 3, 4, 0, 0),
+        .src = { tn(0, NRN_F32, 0, 3, 4, 0, 0), bcast } };
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 3, 0, mask, sizeof(mask));
+    for (int i = 0; i < 12; i++) {
+        g_assert_cmpuint(mask[i], ==, a[i] > row[i % 4]);
+    }
+    in = (struct nrn_insn){ .opcode = NRN_INSN_WHERE,
+        .dst = tn(2, NRN_F32, 0, 3, 4, 0, 0),
+        .src = { tn(3, NRN_BOOL, 0, 3, 4, 0, 0), tn(0, NRN_F32, 0, 3, 4, 0, 0),
+                 bcast } };
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (int i = 0; i < 12; i++) {
+        g_assert_cmpfloat(o[i], ==, fmaxf(a[i], row[i % 4]));
+    }
+    core_stop(c);
+}
+
+/* bf16 stores round to nearest even through float32; NaN stays NaN. */
+static void test_bf16_and_casts(void)
+{
+    Core *c = core_start();
+    /* 1 + 2^-8 is a tie between 1 and 1 + 2^-7: it rounds to even (1). */
+    float in_f[6] = { 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, -2.5f, NAN,
+                      INFINITY, 3.99999976f };
+    uint16_t want_bf[6] = { 0x3f80, 0x3f82, 0xc020, 0x7fc0, 0x7f80, 0x4080 };
+    int32_t want_i[6] = { 1, 1, -2, 0, INT32_MAX, 3 };
+    uint16_t bf[6];
+    int32_t iv[6];
+    float back[6];
+
+    put(c, 0, 0, in_f, sizeof(in_f));
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+        .dst = tn(1, NRN_BF16, 0, 6, 0, 0, 0),
+        .src = { tn(0, NRN_F32, 0, 6, 0, 0, 0) } }), ==, OK);
+    get(c, 1, 0, bf, sizeof(bf));
+    for (int i = 0; i < 6; i++) {
+        g_assert_cmphex(bf[i], ==, want_bf[i]);
+    }
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+        .dst = tn(2, NRN_F32, 0, 6, 0, 0, 0),
+        .src = { tn(1, NRN_BF16, 0, 6, 0, 0, 0) } }), ==, OK);
+    get(c, 2, 0, back, sizeof(back));
+    g_assert_cmpfloat(back[2], ==, -2.5f);
+    g_assert(isnan(back[3]));
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+        .dst = tn(3, NRN_I32, 0, 6, 0, 0, 0),
+        .src = { tn(0, NRN_F32, 0, 6, 0, 0, 0) } }), ==, OK);
+    get(c, 3, 0, iv, sizeof(iv));
+    for (int i = 0; i < 6; i++) {
+        g_assert_cmpint(iv[i], ==, want_i[i]);
+    }
+    /* FILL of an int64 tensor, and a strided (transposing) copy. */
+    {
+        int64_t l[4];
+        float m[6] = { 1, 2, 3, 4, 5, 6 }, mt[6];
+        struct nrn_tensor src = tn(0, NRN_F32, 0, 3, 2, 0, 0);
+
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
+            .scalar = f64bits(-7), .dst = tn(1, NRN_I64, 0, 4, 0, 0, 0) }),
+            ==, OK);
+        get(c, 1, 0, l, sizeof(l));
+        g_assert_cmpint(l[3], ==, -7);
+        put(c, 0, 0, m, sizeof(m));
+        /* src viewed as the transpose of a 2x3 matrix */
+        src.strides[0] = 1;
+        src.strides[1] = 3;
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+            .dst = tn(2, NRN_F32, 0, 3, 2, 0, 0), .src = { src } }), ==, OK);
+        get(c, 2, 0, mt, sizeof(mt));
+        g_assert_cmpfloat(mt[0], ==, 1);
+        g_assert_cmpfloat(mt[1], ==, 4);
+        g_assert_cmpfloat(mt[2], ==, 2);
+        g_assert_cmpfloat(mt[5], ==, 6);
+    }
+    core_stop(c);
+}
+
+static void test_reduce_softmax(void)
+{
+    Core *c = core_start();
+    enum { R = 5, C = 7 };
+    float x[R * C], o[R * C];
+    int64_t idx[C];
+
+    randf(x, R * C, 3);
+    x[2 * C + 3] = NAN;
+    put(c, 0, 0, x, sizeof(x));
+
+    /* sum along the last axis */
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
+        .subop = NRN_RED_SUM, .axis = -1, .dst = tn(1, NRN_F32, 0, R, 1, 0, 0),
+        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    get(c, 1, 0, o, R * sizeof(float));
+    for (int r = 0; r < R; r++) {
+        double s = 0;
+
+        for (int j = 0; j < C; j++) {
+            s += x[r * C + j];
+        }
+        if (r == 2) {
+            g_assert(isnan(o[r]));
+        } else {
+            g_assert_cmpfloat(o[r], ==, (float)s);
+        }
+    }
+    /* max along axis 0: column 3 has a NaN, which propagates */
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
+        .subop = NRN_RED_MAX, .axis = 0, .dst = tn(1, NRN_F32, 0, 1, C, 0, 0),
+        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    get(c, 1, 0, o, C * sizeof(float));
+    for (int j = 0; j < C; j++) {
+        float m = -INFINITY;
+
+        for (int r = 0; r < R; r++) {
+            m = fmaxf(m, x[r * C + j]);
+        }
+        if (j == 3) {
+            g_assert(isnan(o[j]));
+        } else {
+            g_assert_cmpfloat(o[j], ==, m);
+        }
+    }
+    /* argmax along axis 0: the first maximum; the NaN counts as the max */
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
+        .subop = NRN_RED_ARGMAX, .axis = 0, .dst = tn(1, NRN_I64, 0, 1, C, 0, 0),
+        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    get(c, 1, 0, idx, sizeof(idx));
+    g_assert_cmpint(idx[3], ==, 2);
+    for (int j = 0; j < C; j++) {
+        int best = 0;
+
+        if (j == 3) {
+            continue;
+        }
+        for (int r = 1; r < R; r++) {
+            if (x[r * C + j] > x[best * C + j]) {
+                best = r;
+            }
+        }
+        g_assert_cmpint(idx[j], ==, best);
+    }
+
+    /* softmax and log-softmax along the last axis, without the NaN row */
+    x[2 * C + 3] = 100; /* large: stability matters */
+    put(c, 0, 0, x, sizeof(x));
+    for (unsigned v = 0; v < NRN_NUM_SOFTMAX; v++) {
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_SOFTMAX,
+            .subop = v, .axis = 1, .dst = tn(1, NRN_F32, 0, R, C, 0, 0),
+            .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+        get(c, 1, 0, o, sizeof(o));
+        for (int r = 0; r < R; r++) {
+            double m = -INFINITY, s = 0;
+
+            for (int j = 0; j < C; j++) {
+                m = fmax(m, x[r * C + j]);
+            }
+            for (int j = 0; j < C; j++) {
+                s += exp(x[r * C + j] - m);
+            }
+            for (int j = 0; j < C; j++) {
+                double w = v == NRN_SM_SOFTMAX ? exp(x[r * C + j] - m) / s :
+                           x[r * C + j] - m - log(s);
+
+                g_assert(isfinite(o[r * C + j]));
+                g_assert_cmpfloat_with_epsilon(o[r * C + j], w,
+                                               1e-6 * fmax(1, fabs(w)));
+            }
+        }
+    }
+    core_stop(c);
+}
+
+static void ref_matmul(const float *a, const float *b, float *o, int M, int N,
+                       int K, bool ta, bool tb)
+{
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+
+            for (int k = 0; k < K; k++) {
+                s += (double)(ta ? a[k * M + i] : a[i * K + k]) *
+                     (tb ? b[j * K + k] : b[k * N + j]);
+            }
+            o[i * N + j] = (float)s;
+        }
+    }
+}
+
+static void test_matmul(void)
+{
+    Core *c = core_start();
+    enum { B = 3, M = 17, N = 9, K = 33 };
+    static float a[B * M * K], b[B * K * N], bias[N], o[B * M * N], w[M * N];
+
+    randf(a, B * M * K, 4);
+    randf(b, B * K * N, 5);
+    randf(bias, N, 6);
+    put(c, 0, 0, a, sizeof(a));
+    put(c, 1, 0, b, sizeof(b));
+    put(c, 3, 0, bias, sizeof(bias));
+
+    for (int variant = 0; variant < 4; variant++) {
+        bool ta = variant & 1, tb = variant & 2;
+        struct nrn_tensor ta_t = tn(0, NRN_F32, 0, B, M, K, 0);
+        struct nrn_tensor tb_t = tn(1, NRN_F32, 0, B, K, N, 0);
+
+        /* A transposed operand: the memory holds A^T, strides swapped. */
+        if (ta) {
+            ta_t.strides[1] = 1;
+            ta_t.strides[2] = M;
+        }
+        if (tb) {
+            tb_t.strides[1] = 1;
+            tb_t.strides[2] = K;
+        }
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
+            .dst = tn(2, NRN_F32, 0, B, M, N, 0), .src = { ta_t, tb_t } }),
+            ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        for (int bi = 0; bi < B; bi++) {
+            ref_matmul(a + bi * M * K, b + bi * K * N, w, M, N, K, ta, tb);
+            for (int i = 0; i < M * N; i++) {
+                g_assert_cmpfloat_with_epsilon(o[bi * M * N + i], w[i], 1e-4);
+            }
+        }
+    }
+
+    /* bias broadcast over rows, then accumulate: o = 2 * (a@b) + bias */
+    {
+        struct nrn_tensor bt = tn(3, NRN_F32, 0, B, M, N, 0);
+
+        bt.strides[0] = bt.strides[1] = 0;
+        bt.strides[2] = 1;
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
+            .flags = NRN_IF_BIAS, .dst = tn(2, NRN_F32, 0, B, M, N, 0),
+            .src = { tn(0, NRN_F32, 0, B, M, K, 0),
+                     tn(1, NRN_F32, 0, B, K, N, 0), bt } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
+            .flags = NRN_IF_ACCUMULATE, .dst = tn(2, NRN_F32, 0, B, M, N, 0),
+            .src = { tn(0, NRN_F32, 0, B, M, K, 0),
+                     tn(1, NRN_F32, 0, B, K, N, 0) } }), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        ref_matmul(a, b, w, M, N, K, false, false);
+        for (int i = 0; i < M * N; i++) {
+            g_assert_cmpfloat_with_epsilon(o[i], 2 * w[i] + bias[i % N], 2e-4);
+        }
+    }
+
+    /* bf16 operands and output: float32 accumulation, one rounding. */
+    {
+        uint16_t ab[4] = { 0x3f80, 0x4000, 0x4040, 0x4080 }; /* 1 2 3 4 */
+        uint16_t ob[4];
+
+        put(c, 0, 0, ab, sizeof(ab));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
+            .dst = tn(2, NRN_BF16, 0, 2, 2, 0, 0),
+            .src = { tn(0, NRN_BF16, 0, 2, 2, 0, 0),
+                     tn(0, NRN_BF16, 0, 2, 2, 0, 0) } }), ==, OK);
+        get(c, 2, 0, ob, sizeof(ob));
+        /* [[1,2],[3,4]]^2 = [[7,10],[15,22]] */
+        g_assert_cmphex(ob[0], ==, 0x40e0);
+        g_assert_cmphex(ob[1], ==, 0x4120);
+        g_assert_cmphex(ob[2], ==, 0x4170);
+        g_assert_cmphex(ob[3], ==, 0x41b0);
+    }
+    core_stop(c);
+}
+
+static void test_gather_scatter(void)
+{
+    Core *c = core_start();
+    enum { V = 6, E = 5, L = 4 };
+    float table[V * E], o[L * E], acc[V * E];
+    int64_t ids[L] = { 5, 0, 5, 2 };
+    int32_t bad[2] = { 1, 6 };
+
+    randf(table, V * E, 7);
+    put(c, 0, 0, table, sizeof(table));
+    put(c, 1, 0, ids, sizeof(ids));
+
+    /* embedding lookup: index_select along axis 0 */
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
+        .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_F32, 0, L, E, 0, 0),
+        .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I64, 0, L, 0, 0, 0) } }),
+        ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (int l = 0; l < L; l++) {
+        g_assert_cmpmem(&o[l * E], E * 4, &table[ids[l] * E], E * 4);
+    }
+    /* its backward: index_add of ones rows into zeros; row 5 gets 2 */
+    {
+        float ones[L * E], zero[V * E] = { 0 };
+
+        for (int i = 0; i < L * E; i++) {
+            ones[i] = 1;
+        }
+        put(c, 2, 0, ones, sizeof(ones));
+        put(c, 3, 0, zero, sizeof(zero));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_SCATTER_ADD,
+            .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(3, NRN_F32, 0, V, E, 0, 0),
+            .src = { tn(2, NRN_F32, 0, L, E, 0, 0), tn(1, NRN_I64, 0, L, 0, 0, 0) } }),
+            ==, OK);
+        get(c, 3, 0, acc, sizeof(acc));
+        g_assert_cmpfloat(acc[5 * E], ==, 2);
+        g_assert_cmpfloat(acc[0], ==, 1);
+        g_assert_cmpfloat(acc[1 * E], ==, 0);
+        g_assert_cmpfloat(acc[2 * E + 4], ==, 1);
+    }
+    /* torch.gather along axis 1 (picking one element per row, as nll_loss) */
+    {
+        int64_t pick[V] = { 4, 0, 1, 2, 3, 4 };
+        float got[V];
+
+        put(c, 1, 0, pick, sizeof(pick));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
+            .subop = NRN_IDX_ELEMENT, .axis = 1, .dst = tn(2, NRN_F32, 0, V, 1, 0, 0),
+            .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I64, 0, V, 1, 0, 0) } }),
+            ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (int r = 0; r < V; r++) {
+            g_assert_cmpfloat(got[r], ==, table[r * E + pick[r]]);
+        }
+    }
+    /* An index out of range fails the instruction and writes nothing. */
+    put(c, 1, 0, bad, sizeof(bad));
+    memset(o, 0x5a, sizeof(o));
+    put(c, 2, 0, o, sizeof(o));
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
+        .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_F32, 0, 2, E, 0, 0),
+        .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I32, 0, 2, 0, 0, 0) } }),
+        ==, OK | NRN_ERR_BAD_INDEX);
+    {
+        float chk[2 * E];
+
+        get(c, 2, 0, chk, sizeof(chk));
+        g_assert_cmpmem(chk, sizeof(chk), o, sizeof(chk));
+    }
+    core_stop(c);
+}
+
+/* Every operand is confined to its slot, with its access rights. */
+static void test_isolation(void)
+{
+    Core *c = core_start();
+    struct nrn_tensor neg = tn(0, NRN_F32, 8, 4, 0, 0, 0);
+    struct {
+        const char *what;
+        struct nrn_insn in;
+        uint32_t err;
+    } cases[] = {
+        { "slot past the table", { .opcode = NRN_INSN_FILL,
+          .dst = tn(9, NRN_F32, 0, 4, 0, 0, 0) }, NRN_ERR_BAD_SLOT },
+        { "write to a read-only slot", { .opcode = NRN_INSN_FILL,
+          .dst = tn(3, NRN_F32, 0, 4, 0, 0, 0) }, NRN_ERR_ACCESS },
+        { "read from a write-only slot", { .opcode = NRN_INSN_COPY,
+          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
+          .src = { tn(2, NRN_F32, 0, 4, 0, 0, 0) } }, NRN_ERR_ACCESS },
+        { "past the end of the slot", { .opcode = NRN_INSN_FILL,
+          .dst = tn(0, NRN_F32, SLOT_SIZE - 8, 4, 0, 0, 0) }, NRN_ERR_SLOT_RANGE },
+        { "huge offset", { .opcode = NRN_INSN_FILL,
+          .dst = tn(0, NRN_F32, 1ull << 62, 4, 0, 0, 0) }, NRN_ERR_SLOT_RANGE },
+        { "negative stride below the slot", { .opcode = NRN_INSN_FILL,
+          .dst = neg }, NRN_ERR_SLOT_RANGE },
+        { "misaligned offset", { .opcode = NRN_INSN_FILL,
+          .dst = tn(0, NRN_F32, 2, 4, 0, 0, 0) }, NRN_ERR_BAD_INSN },
+        { "unknown opcode", { .opcode = 200 }, NRN_ERR_BAD_INSN },
+        { "unknown unary", { .opcode = NRN_INSN_UNARY, .subop = 99,
+          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
+          .src = { tn(0, NRN_F32, 0, 4, 0, 0, 0) } }, NRN_ERR_BAD_INSN },
+        { "shape mismatch", { .opcode = NRN_INSN_COPY,
+          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
+          .src = { tn(1, NRN_F32, 0, 5, 0, 0, 0) } }, NRN_ERR_BAD_INSN },
+        { "bad dtype", { .opcode = NRN_INSN_FILL,
+          .dst = tn(0, 9, 0, 4, 0, 0, 0) }, NRN_ERR_BAD_INSN },
+        { "reserved field", { .opcode = NRN_INSN_NOP, .rsvd = 1 },
+          NRN_ERR_BAD_INSN },
+        { "matmul shapes", { .opcode = NRN_INSN_MATMUL,
+          .dst = tn(0, NRN_F32, 0, 2, 2, 0, 0),
+          .src = { tn(1, NRN_F32, 0, 2, 3, 0, 0), tn(1, NRN_F32, 0, 2, 2, 0, 0) } },
+          NRN_ERR_BAD_INSN },
+        { "broadcast of 2^60 elements", { .opcode = NRN_INSN_FILL,
+          .dst = { .slot = 0, .ndim = 4, .shape = { 1u << 15, 1u << 15, 1u << 15, 1u << 15 } } },
+          NRN_ERR_BAD_INSN },
+    };
+    float guard[4] = { 1, 2, 3, 4 }, back[4];
+
+    neg.strides[0] = -4; /* 4 elements going down from byte 8: to -4 */
+    cases[5].in.dst = neg;
+    c->slots[2].access = NRN_ACCESS_WRITE;
+    c->slots[3].access = NRN_ACCESS_READ;
+    put(c, 0, 0, guard, sizeof(guard));
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_test_message("%s", cases[i].what);
+        g_assert_cmphex(run1(c, cases[i].in), ==, OK | cases[i].err);
+    }
+    get(c, 0, 0, back, sizeof(back));
+    g_assert_cmpmem(back, sizeof(back), guard, sizeof(guard));
+    core_stop(c);
+}
+
+/* LAUNCH descriptor errors; the queue keeps working after each. */
+static void test_launch_errors(void)
+{
+    Core *c = core_start();
+    struct nrn_insn nop = { .opcode = NRN_INSN_NOP };
+    struct nrn_launch_desc d;
+
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &nop, sizeof(nop));
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    d = (struct nrn_launch_desc){ .op = NRN_OP_LAUNCH, .nslots = 4,
+        .code_len = sizeof(nop) + 1, .table_addr = c->table };
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.code_len = sizeof(nop);
+    d.code_off = MEM_SIZE - 100;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_DEV_RANGE);
+    d.code_off = 0;
+    d.nslots = NRN_MAX_SLOTS + 1;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.nslots = 4;
+    d.table_addr = 0xfffffff00000ull;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_HOST_DMA);
+    d.table_addr = c->table;
+    d.rsvd[1] = 1;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.rsvd[1] = 0;
+    /* A slot beyond device memory. */
+    c->slots[1].base = MEM_SIZE - 4096;
+    c->slots[1].size = 8192;
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_DEV_RANGE);
+    c->slots[1].size = 4096;
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK);
+    /* A COPY descriptor on a core queue is the wrong opcode. */
+    {
+        struct nrn_copy_desc cp = { .op = NRN_OP_COPY };
+
+        g_assert_cmphex(submit_q(c->t, c->q, &cp), ==, OK | NRN_ERR_BAD_OP);
+    }
+    core_stop(c);
+}
+
+/* A queue reset during a long kernel abandons it; the core works after. */
+static void test_reset_while_running(void)
+{
+    Core *c = core_start();
+    enum { N = 400 };
+    g_autofree struct nrn_insn *k = g_new0(struct nrn_insn, N);
+    struct nrn_launch_desc d = { .op = NRN_OP_LAUNCH, .nslots = 4,
+        .code_len = N * sizeof(*k), .table_addr = c->table };
+    uint32_t slot;
+
+    for (int i = 0; i < N; i++) {
+        k[i] = (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
+            .dst = tn(2, NRN_F32, 0, 256, 256, 0, 0),
+            .src = { tn(0, NRN_F32, 0, 256, 256, 0, 0),
+                     tn(1, NRN_F32, 0, 256, 256, 0, 0) } };
+    }
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, k, N * sizeof(*k));
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    qwr(c->t, c->q, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    g_assert_cmphex(qrd(c->t, c->q, NRN_QREG_STATUS), ==, 0);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, 0);
+    ring_setup_q(c->t, c->q);
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_NOP }), ==, OK);
+    core_stop(c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/core/elementwise", test_elementwise);
+    qtest_add_func("/trainium/core/broadcast-compare-where",
+                   test_broadcast_compare_where);
+    qtest_add_func("/trainium/core/bf16-and-casts", test_bf16_and_casts);
+    qtest_add_func("/trainium/core/reduce-softmax", test_reduce_softmax);
+    qtest_add_func("/trainium/core/matmul", test_matmul);
+    qtest_add_func("/trainium/core/gather-scatter", test_gather_scatter);
+    qtest_add_func("/trainium/core/isolation", test_isolation);
+    qtest_add_func("/trainium/core/launch-errors", test_launch_errors);
+    qtest_add_func("/trainium/core/reset-while-running",
+                   test_reset_while_running);
+    return g_test_run();
+}

@@ -1,0 +1,264 @@
+/*
+ * Virtual Trainium accelerator: reductions along an axis (sum, mean, max,
+ * min, argmax, argmin) and softmax / log-softmax.
+ *
+ * The source is seen as (outer, L, inner) around the axis, which is its
+ * row-major order, so element (o, i, j) is linear index (o * L + i) * inner
+ * + j and the destination's (o, j) is o * inner + j. Sums accumulate in
+ * double; max/min propagate NaN; arg* return the first extreme (a NaN counts
+ * as the extreme), like PyTorch.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "trainium-isa.h"
+
+typedef struct TrnAxis {
+    uint64_t outer, len, inner;
+} TrnAxis;
+
+/* Resolve @axis (negative counts from the end) of a source with @ndim dims. */
+static uint32_t trn_axis(TrnKernel *k, const TrnView *v, int32_t axis,
+                         unsigned ndim, TrnAxis *ax)
+{
+    unsigned a, d;
+
+    if (ndim == 0 && (axis == 0 || axis == -1)) {
+        *ax = (TrnAxis){ 1, 1, 1 };
+        return NRN_ERR_NONE;
+    }
+    if (axis < -(int32_t)ndim || axis >= (int32_t)ndim) {
+        return trn_bad_insn(k, "axis out of range");
+    }
+    a = NRN_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
+    *ax = (TrnAxis){ 1, v->shape[a], 1 };
+    for (d = 0; d < a; d++) {
+        ax->outer *= v->shape[d];
+    }
+    for (d = a + 1; d < NRN_MAX_DIMS; d++) {
+        ax->inner *= v->shape[d];
+    }
+    return NRN_ERR_NONE;
+}
+
+/* Fold @x (n lanes) into the accumulators. */
+static void trn_fold(unsigned red, double *acc, double *arg, const double *x,
+                     uint64_t n, uint64_t i)
+{
+    uint64_t j;
+
+    switch (red) {
+    case NRN_RED_SUM:
+    case NRN_RED_MEAN:
+        for (j = 0; j < n; j++) {
+            acc[j] += x[j];
+        }
+        break;
+    case NRN_RED_MAX:
+        for (j = 0; j < n; j++) {
+            acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmax(acc[j], x[j]);
+        }
+        break;
+    case NRN_RED_MIN:
+        for (j = 0; j < n; j++) {
+            acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmin(acc[j], x[j]);
+        }
+        break;
+    case NRN_RED_ARGMAX:
+    case NRN_RED_ARGMIN:
+        for (j = 0; j < n; j++) {
+            bool better = red == NRN_RED_ARGMAX ? x[j] > acc[j] : x[j] < acc[j];
+
+            if (!isnan(acc[j]) && (isnan(x[j]) || better)) {
+                acc[j] = x[j];
+                arg[j] = (double)i;
+            }
+        }
+        break;
+    }
+}
+
+static void trn_fold_init(unsigned red, double *acc, double *arg, uint64_t n)
+{
+    double init = red == NRN_RED_MAX || red == NRN_RED_ARGMAX ? -INFINITY :
+                  red == NRN_RED_MIN || red == NRN_RED_ARGMIN ? INFINITY : 0;
+
+    for (uint64_t j = 0; j < n; j++) {
+        acc[j] = init;
+        arg[j] = 0;
+    }
+}
+
+uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
+{
+    unsigned red = le16_to_cpu(in->subop), d;
+    g_autofree double *acc = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree double *arg = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree double *x = g_new(double, TRN_CHUNK_ELEMS);
+    TrnView src, dst;
+    TrnAxis ax;
+    uint32_t err;
+
+    if (red >= NRN_NUM_REDUCE || in->flags) {
+        return trn_bad_insn(k, "bad reduction or flags");
+    }
+    err = trn_view_init(k, &in->src[0], TRN_READ, &src);
+    if (!err) {
+        err = trn_view_init(k, &in->dst, TRN_WRITE, &dst);
+    }
+    if (!err) {
+        err = trn_axis(k, &src, (int32_t)le32_to_cpu(in->axis),
+                       in->src[0].ndim, &ax);
+    }
+    if (err) {
+        return err;
+    }
+    /* dst is src with the axis' extent 1. */
+    if (dst.numel != ax.outer * ax.inner) {
+        return trn_bad_insn(k, "reduction destination has the wrong shape");
+    }
+    for (d = 0; d < NRN_MAX_DIMS; d++) {
+        if (dst.shape[d] != src.shape[d] && dst.shape[d] != 1) {
+            return trn_bad_insn(k, "reduction destination has the wrong shape");
+        }
+    }
+    if (ax.len == 0 && red != NRN_RED_SUM && red != NRN_RED_MEAN) {
+        return trn_bad_insn(k, "max/min of an empty axis");
+    }
+
+    for (uint64_t o = 0; o < ax.outer; o++) {
+        if (trn_queue_aborting(k->q)) {
+            return NRN_ERR_ABORTED;
+        }
+        if (ax.inner == 1) {
+            /* Along the last axis: a row, folded chunk by chunk. */
+            double a = 0, g = 0;
+
+            trn_fold_init(red, &a, &g, 1);
+            for (uint64_t i0 = 0; i0 < ax.len; i0 += TRN_CHUNK_ELEMS) {
+                uint64_t n = MIN(TRN_CHUNK_ELEMS, ax.len - i0);
+
+                trn_gather(&src, o * ax.len + i0, n, x);
+                for (uint64_t j = 0; j < n; j++) {
+                    trn_fold(red, &a, &g, &x[j], 1, i0 + j);
+                }
+            }
+            acc[0] = a;
+            arg[0] = g;
+            if (red == NRN_RED_MEAN) {
+                acc[0] /= (double)ax.len;
+            }
+            trn_scatter(&dst, o, 1, red >= NRN_RED_ARGMAX ? arg : acc);
+            continue;
+        }
+        for (uint64_t j0 = 0; j0 < ax.inner; j0 += TRN_CHUNK_ELEMS) {
+            uint64_t n = MIN(TRN_CHUNK_ELEMS, ax.inner - j0);
+
+            trn_fold_init(red, acc, arg, n);
+            for (uint64_t i = 0; i < ax.len; i++) {
+                trn_gather(&src, (o * ax.len + i) * ax.inner + j0, n, x);
+                trn_fold(red, acc, arg, x, n, i);
+            }
+            if (red == NRN_RED_MEAN) {
+                for (uint64_t j = 0; j < n; j++) {
+                    acc[j] /= (double)ax.len;
+                }
+            }
+            trn_scatter(&dst, o * ax.inner + j0, n,
+                        red >= NRN_RED_ARGMAX ? arg : acc);
+        }
+    }
+    return NRN_ERR_NONE;
+}
+
+/*
+ * Softmax along the axis, numerically stable: m = max(x), s = sum(exp(x -
+ * m)), softmax = exp(x - m) / s, log-softmax = x - m - log(s). Three passes
+ * over the source.
+ */
+uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
+{
+    unsigned variant = le16_to_cpu(in->subop);
+    g_autofree double *m = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree double *s = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree double *x = g_new(double, TRN_CHUNK_ELEMS);
+    TrnView src, dst;
+    TrnAxis ax;
+    uint32_t err;
+    uint64_t step;
+
+    if (variant >= NRN_NUM_SOFTMAX || in->flags) {
+        return trn_bad_insn(k, "bad softmax variant or flags");
+    }
+    err = trn_view_init(k, &in->src[0], TRN_READ, &src);
+    if (!err) {
+        err = trn_view_init(k, &in->dst, TRN_WRITE, &dst);
+    }
+    if (!err && !trn_same_shape(&src, &dst)) {
+        err = trn_bad_insn(k, "softmax destination shape differs");
+    }
+    if (!err) {
+        err = trn_axis(k, &src, (int32_t)le32_to_cpu(in->axis),
+                       in->src[0].ndim, &ax);
+    }
+    if (err || !src.numel) {
+        return err;
+    }
+    /* Lanes are inner positions; along the last axis one lane per row. */
+    step = ax.inner == 1 ? 1 : TRN_CHUNK_ELEMS;
+
+    for (uint64_t o = 0; o < ax.outer; o++) {
+        if (trn_queue_aborting(k->q)) {
+            return NRN_ERR_ABORTED;
+        }
+        for (uint64_t j0 = 0; j0 < ax.inner; j0 += step) {
+            uint64_t n = MIN(step, ax.inner - j0), j, i;
+
+            for (j = 0; j < n; j++) {
+                m[j] = -INFINITY;
+                s[j] = 0;
+            }
+            /* Pass 1: max (NaN propagates). Pass 2: sum of exp. */
+            for (int pass = 0; pass < 2; pass++) {
+                for (i = 0; i < ax.len;) {
+                    uint64_t cnt = ax.inner == 1 ?
+                                   MIN(TRN_CHUNK_ELEMS, ax.len - i) : 1;
+                    uint64_t lin = (o * ax.len + i) * ax.inner + j0;
+
+                    trn_gather(&src, lin, ax.inner == 1 ? cnt : n, x);
+                    for (uint64_t c = 0; c < cnt; c++) {
+                        const double *xr = ax.inner == 1 ? &x[c] : x;
+
+                        for (j = 0; j < n; j++) {
+                            if (pass == 0) {
+                                m[j] = isnan(m[j]) || isnan(xr[j]) ? NAN :
+                                       fmax(m[j], xr[j]);
+                            } else {
+                                s[j] += exp(xr[j] - m[j]);
+                            }
+                        }
+                    }
+                    i += cnt;
+                }
+            }
+            /* Pass 3: write. */
+            for (i = 0; i < ax.len;) {
+                uint64_t cnt = ax.inner == 1 ? MIN(TRN_CHUNK_ELEMS, ax.len - i) : 1;
+                uint64_t lin = (o * ax.len + i) * ax.inner + j0;
+                uint64_t tot = ax.inner == 1 ? cnt : n;
+
+                trn_gather(&src, lin, tot, x);
+                for (uint64_t e = 0; e < tot; e++) {
+                    uint64_t lane = ax.inner == 1 ? 0 : e;
+
+                    x[e] = variant == NRN_SM_SOFTMAX ?
+                           exp(x[e] - m[lane]) / s[lane] :
+                           x[e] - m[lane] - log(s[lane]);
+                }
+                trn_scatter(&dst, lin, tot, x);
+                i += cnt;
+            }
+        }
+    }
+    return NRN_ERR_NONE;
+}

@@ -1,0 +1,300 @@
+/*
+ * Virtual Trainium accelerator: tensor operands -- validation against the
+ * buffer table, element conversion and strided chunk access.
+ *
+ * Numerics (docs/hardware.md, "Numerics"): elements are converted exactly to
+ * double, computed on, and rounded once to the destination type: float32
+ * round-to-nearest-even; bfloat16 through float32 then round-to-nearest-even
+ * (which is what a float32 computation followed by a bf16 store gives);
+ * integers truncate toward zero and saturate, NaN becoming 0; bool is
+ * "not zero". A NaN stored as a float is the quiet NaN 0x7fc00000 (bf16
+ * 0x7fc0), with its sign.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "trainium-isa.h"
+
+/* Largest element count of one operand (broadcasts can make it huge). */
+#define TRN_MAX_NUMEL (1ull << 40)
+
+static const unsigned trn_esize[NRN_NUM_DTYPES] = {
+    [NRN_F32] = 4, [NRN_BF16] = 2, [NRN_I32] = 4, [NRN_I64] = 8,
+    [NRN_BOOL] = 1,
+};
+
+double trn_f64(uint64_t bits)
+{
+    double d;
+
+    memcpy(&d, &bits, sizeof(d));
+    return d;
+}
+
+uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
+                       uint32_t access, TrnView *v)
+{
+    unsigned nd = t->ndim, first, d;
+    __int128 lo = 0, hi = 0, off = le64_to_cpu(t->offset), start, end;
+    const TrnSlot *slot;
+    int64_t expect;
+
+    if (t->rsvd0 || t->rsvd1 || nd > NRN_MAX_DIMS ||
+        t->dtype >= NRN_NUM_DTYPES) {
+        return trn_bad_insn(k, "malformed tensor operand");
+    }
+    for (d = nd; d < NRN_MAX_DIMS; d++) {
+        if (t->shape[d] || t->strides[d]) {
+            return trn_bad_insn(k, "shape or stride set past ndim");
+        }
+    }
+    if (t->slot >= k->nslots) {
+        return NRN_ERR_BAD_SLOT;
+    }
+    slot = &k->slots[t->slot];
+    if ((slot->access & access) != access) {
+        return NRN_ERR_ACCESS;
+    }
+
+    memset(v, 0, sizeof(*v));
+    v->dtype = t->dtype;
+    v->esize = trn_esize[t->dtype];
+    v->numel = 1;
+    if (off % v->esize) {
+        return trn_bad_insn(k, "operand offset not a multiple of its element size");
+    }
+    /* Right-align: the last dimension is always index 3. */
+    first = NRN_MAX_DIMS - nd;
+    for (d = 0; d < NRN_MAX_DIMS; d++) {
+        v->shape[d] = 1;
+        v->stride[d] = 0;
+    }
+    for (d = 0; d < nd; d++) {
+        v->shape[first + d] = le32_to_cpu(t->shape[d]);
+        v->stride[first + d] = (int64_t)le64_to_cpu(t->strides[d]);
+    }
+    for (d = 0; d < NRN_MAX_DIMS; d++) {
+        v->numel *= v->shape[d];
+        if (v->numel > TRN_MAX_NUMEL) {
+            return trn_bad_insn(k, "operand has too many elements");
+        }
+    }
+    if (v->numel == 0) {
+        v->data = k->s->mem_ptr + slot->base;
+        return NRN_ERR_NONE;
+    }
+    for (d = 0; d < NRN_MAX_DIMS; d++) {
+        __int128 ext = (__int128)(v->shape[d] - 1) * v->stride[d];
+
+        if (ext > 0) {
+            hi += ext;
+        } else {
+            lo += ext;
+        }
+    }
+    start = off + lo * v->esize;
+    end = off + (hi + 1) * v->esize;
+    if (start < 0 || end > (__int128)slot->size) {
+        return NRN_ERR_SLOT_RANGE;
+    }
+    v->data = k->s->mem_ptr + slot->base + (uint64_t)off;
+
+    v->contiguous = true;
+    expect = 1;
+    for (d = NRN_MAX_DIMS; d-- > 0;) {
+        if (v->shape[d] != 1 && v->stride[d] != expect) {
+            v->contiguous = false;
+        }
+        expect *= (int64_t)v->shape[d];
+    }
+    return NRN_ERR_NONE;
+}
+
+bool trn_same_shape(const TrnView *a, const TrnView *b)
+{
+    return !memcmp(a->shape, b->shape, sizeof(a->shape));
+}
+
+void *trn_elem(const TrnView *v, const uint64_t idx[NRN_MAX_DIMS])
+{
+    int64_t e = 0;
+
+    for (unsigned d = 0; d < NRN_MAX_DIMS; d++) {
+        e += (int64_t)idx[d] * v->stride[d];
+    }
+    return v->data + e * (int64_t)v->esize;
+}
+
+static inline float trn_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t trn_f32_to_bf16(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffff) > 0x7f800000) {
+        return 0x7fc0 | ((u >> 16) & 0x8000);
+    }
+    u += 0x7fff + ((u >> 16) & 1);
+    return u >> 16;
+}
+
+static inline float trn_to_f32(double x)
+{
+    float f = (float)x;
+
+    if (isnan(f)) {
+        return signbit(f) ? -NAN : NAN;
+    }
+    return f;
+}
+
+static inline int64_t trn_to_int(double x, double lo, double hi)
+{
+    if (isnan(x)) {
+        return 0;
+    }
+    if (x <= lo) {
+        return (int64_t)lo;
+    }
+    if (x >= hi) {
+        /* (double)INT64_MAX is 2^63, which int64_t cannot hold. */
+        return hi >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+    }
+    return (int64_t)x;
+}
+
+double trn_load(uint8_t dtype, const void *p)
+{
+    switch (dtype) {
+    case NRN_F32: {
+        uint32_t u = ldl_le_p(p);
+        float f;
+
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    case NRN_BF16:
+        return trn_bf16_to_f32(lduw_le_p(p));
+    case NRN_I32:
+        return (int32_t)ldl_le_p(p);
+    case NRN_I64:
+        return (double)(int64_t)ldq_le_p(p);
+    default:
+        return *(const uint8_t *)p != 0;
+    }
+}
+
+void trn_store(uint8_t dtype, void *p, double x)
+{
+    switch (dtype) {
+    case NRN_F32: {
+        float f = trn_to_f32(x);
+
+        memcpy(p, &f, 4);
+        break;
+    }
+    case NRN_BF16:
+        stw_le_p(p, trn_f32_to_bf16(trn_to_f32(x)));
+        break;
+    case NRN_I32:
+        stl_le_p(p, (uint32_t)trn_to_int(x, INT32_MIN, INT32_MAX));
+        break;
+    case NRN_I64:
+        stq_le_p(p, (uint64_t)trn_to_int(x, -9223372036854775808.0,
+                                         9223372036854775807.0));
+        break;
+    default:
+        *(uint8_t *)p = x != 0;
+        break;
+    }
+}
+
+/* Coordinates of element @linear in row-major order of @v's shape. */
+static void trn_coords(const TrnView *v, uint64_t linear,
+                       uint64_t idx[NRN_MAX_DIMS])
+{
+    for (unsigned d = NRN_MAX_DIMS; d-- > 0;) {
+        idx[d] = linear % v->shape[d];
+        linear /= v->shape[d];
+    }
+}
+
+/*
+ * Walk @n elements from @start: @fn handles runs along the last dimension
+ * (pointer, stride in elements, count, position in the caller's buffer).
+ */
+#define TRN_WALK(v, start, n, RUN)                                          \
+    do {                                                                    \
+        uint64_t idx_[NRN_MAX_DIMS], done_ = 0;                             \
+        trn_coords((v), (start), idx_);                                     \
+        while (done_ < (n)) {                                               \
+            uint64_t cnt_ = MIN((n) - done_, (v)->shape[3] - idx_[3]);      \
+            uint8_t *p_ = trn_elem((v), idx_);                              \
+            int64_t st_ = (v)->stride[3];                                   \
+            RUN(p_, st_, cnt_, done_);                                      \
+            done_ += cnt_;                                                  \
+            idx_[3] += cnt_;                                                \
+            for (unsigned d_ = NRN_MAX_DIMS - 1;                            \
+                 d_ > 0 && idx_[d_] == (v)->shape[d_]; d_--) {              \
+                idx_[d_] = 0;                                               \
+                idx_[d_ - 1]++;                                             \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out)
+{
+#define GATHER_RUN(p, st, cnt, pos)                                         \
+    do {                                                                    \
+        double *o = out + (pos);                                            \
+        if (v->dtype == NRN_F32) {                                          \
+            const float *f = (const float *)(p);                            \
+            if ((st) == 1) {                                                \
+                for (uint64_t j = 0; j < (cnt); j++) {                      \
+                    o[j] = f[j];                                            \
+                }                                                           \
+            } else {                                                        \
+                for (uint64_t j = 0; j < (cnt); j++) {                      \
+                    o[j] = f[(int64_t)j * (st)];                            \
+                }                                                           \
+            }                                                               \
+        } else {                                                            \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                o[j] = trn_load(v->dtype,                                   \
+                                (p) + (int64_t)j * (st) * (int64_t)v->esize); \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, GATHER_RUN);
+#undef GATHER_RUN
+}
+
+void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
+                 const double *in)
+{
+#define SCATTER_RUN(p, st, cnt, pos)                                        \
+    do {                                                                    \
+        const double *s = in + (pos);                                       \
+        if (v->dtype == NRN_F32) {                                          \
+            float *f = (float *)(p);                                        \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                f[(int64_t)j * (st)] = trn_to_f32(s[j]);                    \
+            }                                                               \
+        } else {                                                            \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                trn_store(v->dtype,                                         \
+                          (p) + (int64_t)j * (st) * (int64_t)v->esize, s[j]); \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, SCATTER_RUN);
+#undef SCATTER_RUN
+}
