@@ -37,6 +37,10 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		break;
 	case DRM_NEURON_PARAM_CAPABILITIES:
 		args->value = DRM_NEURON_CAP_DMA | DRM_NEURON_CAP_HOST_BO;
+		if (ndev->caps & NRN_CAP_COMPUTE)
+			args->value |= DRM_NEURON_CAP_COMPUTE;
+		if (ndev->caps & NRN_CAP_BF16)
+			args->value |= DRM_NEURON_CAP_BF16;
 		break;
 	case DRM_NEURON_PARAM_NUM_CORES:
 		args->value = ndev->num_cores;
@@ -111,6 +115,7 @@ static const struct drm_ioctl_desc neuron_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NEURON_BO_CREATE, neuron_bo_create_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(NEURON_BO_INFO, neuron_bo_info_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(NEURON_SUBMIT, neuron_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NEURON_WAIT, neuron_wait_ioctl, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(neuron_fops);

@@ -4,13 +4,16 @@
  * copies, takes its dependencies from syncobjs and hands it to the queue's
  * scheduler; the scheduler callbacks run, time out and free it.
  */
+#include <linux/dma-mapping.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
+#include <linux/dma-fence-chain.h>
 #include <drm/neuron_accel.h>
+#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
 #include "neuron_gem.h"
@@ -20,25 +23,43 @@ static void neuron_job_free(struct neuron_job *job)
 {
 	u32 i;
 
+	if (job->table)
+		dma_free_coherent(job->queue->ndev->drm.dev, job->table_size,
+				  job->table, job->table_dma);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
+	for (i = 0; i < job->in_fence_count; i++)
+		dma_fence_put(job->in_fences[i]);
 	dma_fence_put(job->hw_fence);
 	kvfree(job->bos);
 	kvfree(job->descs);
 	kfree(job);
 }
 
+static u32 neuron_wait_device_error(struct dma_fence *fence);
+
 static struct dma_fence *neuron_run_job(struct drm_sched_job *sched_job)
 {
 	struct neuron_job *job = to_neuron_job(sched_job);
-	struct dma_fence *fence;
-	int idx;
+	struct dma_fence *fence, *in;
+	int idx, err;
+	u32 i;
 
-	/* A dependency failed: the job does not run, the error propagates. */
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
 	if (!drm_dev_enter(&job->queue->ndev->drm, &idx))
 		return ERR_PTR(-ENODEV);
+	/* An input failed: the job does not run, the error passes on. */
+	for (i = 0; i < job->in_fence_count; i++) {
+		in = dma_fence_chain_contained(job->in_fences[i]);
+		err = dma_fence_get_status(in);
+		if (err < 0) {
+			fence = neuron_queue_fail(job->queue, job, err,
+						  neuron_wait_device_error(in));
+			drm_dev_exit(idx);
+			return fence;
+		}
+	}
 	fence = neuron_queue_push(job->queue, job);
 	drm_dev_exit(idx);
 	return fence;
@@ -132,7 +153,7 @@ static int neuron_job_build_copies(struct neuron_job *job,
 		return -ENOMEM;
 
 	for (i = 0; i < args->copy_count; i++) {
-		struct nrn_copy_desc *d = &job->descs[i];
+		struct nrn_copy_desc *d = &job->descs[i].copy;
 
 		if (copy_from_user(&c, &ucopies[i], sizeof(c)))
 			return -EFAULT;
@@ -156,6 +177,75 @@ static int neuron_job_build_copies(struct neuron_job *job,
 	return 0;
 }
 
+/* Look up a device-memory buffer of this file, kept in job->bos. */
+static struct neuron_bo *neuron_job_dev_bo(struct neuron_job *job,
+					   struct drm_file *file, u32 handle)
+{
+	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
+
+	if (!obj)
+		return ERR_PTR(-ENOENT);
+	job->bos[job->bo_count++] = obj;
+	if (to_neuron_bo(obj)->placement != DRM_NEURON_BO_DEVICE)
+		return ERR_PTR(-EINVAL);
+	return to_neuron_bo(obj);
+}
+
+static int neuron_job_build_launch(struct neuron_job *job,
+				   struct drm_file *file,
+				   struct drm_neuron_submit *args)
+{
+	struct drm_neuron_bo_ref __user *urefs = u64_to_user_ptr(args->bos);
+	struct device *dev = job->queue->ndev->drm.dev;
+	struct nrn_launch_desc *d;
+	struct drm_neuron_bo_ref ref;
+	struct neuron_bo *bo;
+	u64 end;
+	u32 i;
+
+	job->descs = kvcalloc(1, sizeof(*job->descs), GFP_KERNEL);
+	job->bos = kvcalloc(args->bo_count + 1, sizeof(*job->bos), GFP_KERNEL);
+	if (!job->descs || !job->bos)
+		return -ENOMEM;
+	job->ndesc = 1;
+	d = &job->descs[0].launch;
+
+	bo = neuron_job_dev_bo(job, file, args->kernel_handle);
+	if (IS_ERR(bo))
+		return PTR_ERR(bo);
+	if (check_add_overflow(args->kernel_offset, args->kernel_size, &end) ||
+	    end > bo->base.base.size)
+		return -EINVAL;
+	d->op = NRN_OP_LAUNCH;
+	d->code_off = cpu_to_le64(bo->node.start + args->kernel_offset);
+	d->code_len = cpu_to_le64(args->kernel_size);
+	d->nslots = cpu_to_le16(args->bo_count);
+	if (!args->bo_count)
+		return 0;
+
+	job->table_size = args->bo_count * sizeof(*job->table);
+	job->table = dma_alloc_coherent(dev, job->table_size, &job->table_dma,
+					GFP_KERNEL);
+	if (!job->table)
+		return -ENOMEM;
+	d->table_addr = cpu_to_le64(job->table_dma);
+	for (i = 0; i < args->bo_count; i++) {
+		if (copy_from_user(&ref, &urefs[i], sizeof(ref)))
+			return -EFAULT;
+		if (!ref.access ||
+		    ref.access & ~(DRM_NEURON_ACCESS_READ | DRM_NEURON_ACCESS_WRITE))
+			return -EINVAL;
+		bo = neuron_job_dev_bo(job, file, ref.handle);
+		if (IS_ERR(bo))
+			return PTR_ERR(bo);
+		job->table[i].base = cpu_to_le64(bo->node.start);
+		job->table[i].size = cpu_to_le64(bo->base.base.size);
+		/* The uAPI's access bits are the device's (checked at build). */
+		job->table[i].access = cpu_to_le32(ref.access);
+	}
+	return 0;
+}
+
 static int neuron_job_add_in_syncs(struct neuron_job *job,
 				   struct drm_file *file,
 				   struct drm_neuron_submit *args)
@@ -166,30 +256,66 @@ static int neuron_job_add_in_syncs(struct neuron_job *job,
 	int ret;
 
 	for (i = 0; i < args->in_sync_count; i++) {
+		struct dma_fence *fence;
+
 		if (copy_from_user(&s, &usyncs[i], sizeof(s)))
 			return -EFAULT;
 		if (s.pad)
 			return -EINVAL;
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
-							   s.handle, s.point);
+		ret = drm_syncobj_find_fence(file, s.handle, s.point, 0, &fence);
+		if (ret)
+			return ret;
+		job->in_fences[job->in_fence_count++] = fence;
+		/* The scheduler takes a reference of its own. */
+		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(fence));
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
+static_assert(DRM_NEURON_ACCESS_READ == NRN_ACCESS_READ);
+static_assert(DRM_NEURON_ACCESS_WRITE == NRN_ACCESS_WRITE);
+static_assert(DRM_NEURON_MAX_BOS <= NRN_MAX_SLOTS);
+
+/* Cheap checks of the arguments, before any lookup or allocation. */
 static int neuron_submit_checks(struct neuron_device *ndev,
 				struct drm_neuron_submit *args)
 {
 	if (args->flags || args->pad || args->out_sync.pad)
 		return -EINVAL;
-	if (args->engine != DRM_NEURON_ENGINE_DMA || args->index >= ndev->num_dma)
-		return -EINVAL;
-	if (!args->copy_count || args->copy_count > DRM_NEURON_MAX_COPIES)
-		return -EINVAL;
 	if (args->in_sync_count > DRM_NEURON_MAX_SYNCS)
 		return -EINVAL;
-	return 0;
+	switch (args->engine) {
+	case DRM_NEURON_ENGINE_DMA:
+		if (args->index >= ndev->num_dma)
+			return -EINVAL;
+		if (!args->copy_count || args->copy_count > DRM_NEURON_MAX_COPIES)
+			return -EINVAL;
+		if (args->kernel_handle || args->kernel_offset || args->kernel_size ||
+		    args->bos || args->bo_count)
+			return -EINVAL;
+		return 0;
+	case DRM_NEURON_ENGINE_CORE:
+		if (args->index >= ndev->num_cores)
+			return -EINVAL;
+		if (args->copies || args->copy_count)
+			return -EINVAL;
+		if (args->bo_count > DRM_NEURON_MAX_BOS || !args->kernel_size ||
+		    args->kernel_size % sizeof(struct nrn_insn) ||
+		    args->kernel_size / sizeof(struct nrn_insn) > NRN_MAX_INSNS)
+			return -EINVAL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static struct neuron_queue *neuron_submit_queue(struct neuron_device *ndev,
+						struct drm_neuron_submit *args)
+{
+	if (args->engine == DRM_NEURON_ENGINE_CORE)
+		return &ndev->queues[ndev->num_dma + args->index];
+	return &ndev->queues[args->index];
 }
 
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
@@ -208,7 +334,7 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	ret = neuron_submit_checks(ndev, args);
 	if (ret)
 		return ret;
-	q = &ndev->queues[args->index];
+	q = neuron_submit_queue(ndev, args);
 
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
@@ -220,7 +346,10 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	job->queue = q;
 	INIT_LIST_HEAD(&job->link);
 
-	ret = neuron_job_build_copies(job, file, args);
+	if (args->engine == DRM_NEURON_ENGINE_DMA)
+		ret = neuron_job_build_copies(job, file, args);
+	else
+		ret = neuron_job_build_launch(job, file, args);
 	if (ret)
 		goto out_free;
 
@@ -277,5 +406,47 @@ out_free:
 	neuron_job_free(job);
 out_exit:
 	drm_dev_exit(idx);
+	return ret;
+}
+
+/*
+ * The hardware fence behind a job's finished fence (what syncobjs hold,
+ * possibly inside a timeline chain), to read the device's error code.
+ */
+static u32 neuron_wait_device_error(struct dma_fence *fence)
+{
+	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
+
+	return s_fence ? neuron_fence_device_error(s_fence->parent) : 0;
+}
+
+int neuron_wait_ioctl(struct drm_device *drm, void *data,
+		      struct drm_file *file)
+{
+	struct drm_neuron_wait *args = data;
+	struct dma_fence *fence, *f;
+	long timeout, ret;
+	int status;
+
+	if (args->flags)
+		return -EINVAL;
+	ret = drm_syncobj_find_fence(file, args->handle, args->point, 0, &fence);
+	if (ret)
+		return ret;
+	timeout = args->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
+		  nsecs_to_jiffies(args->timeout_ns);
+	ret = dma_fence_wait_timeout(fence, true, timeout);
+	if (ret == 0 && args->timeout_ns != 0)
+		ret = -ETIME;
+	else if (ret == 0)
+		ret = dma_fence_is_signaled(fence) ? 1 : -ETIME;
+	if (ret > 0) {
+		f = dma_fence_chain_contained(fence);
+		status = dma_fence_get_status(f);
+		args->status = status < 0 ? status : 0;
+		args->device_error = status == -EIO ? neuron_wait_device_error(f) : 0;
+		ret = 0;
+	}
+	dma_fence_put(fence);
 	return ret;
 }

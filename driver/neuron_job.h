@@ -4,6 +4,8 @@
 
 #include <drm/gpu_scheduler.h>
 
+#include <drm/neuron_accel.h>
+
 #include "neuron_hw.h"
 
 struct drm_device;
@@ -26,8 +28,21 @@ struct neuron_job {
 	u32 bo_count;
 
 	/** @descs: descriptors, built at submit, copied to the ring by run_job */
-	struct nrn_copy_desc *descs;
+	union nrn_desc *descs;
 	u32 ndesc;
+
+	/** @table: compute: the buffer table the device reads, or NULL */
+	struct nrn_slot *table;
+	dma_addr_t table_dma;
+	size_t table_size;
+
+	/**
+	 * @in_fences: the fences of the job's in-syncs (also its scheduler
+	 * dependencies), kept to pass their errors on: a job whose input
+	 * failed does not run, it fails with the same error
+	 */
+	struct dma_fence *in_fences[DRM_NEURON_MAX_SYNCS];
+	u32 in_fence_count;
 
 	/** @hw_fence: signalled when the last descriptor completes */
 	struct dma_fence *hw_fence;
@@ -46,5 +61,7 @@ extern const struct drm_sched_backend_ops neuron_sched_ops;
 
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
 			struct drm_file *file);
+int neuron_wait_ioctl(struct drm_device *drm, void *data,
+		      struct drm_file *file);
 
 #endif /* __NEURON_JOB_H__ */

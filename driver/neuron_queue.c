@@ -20,11 +20,6 @@ static unsigned int job_timeout_ms = 10000;
 module_param(job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before its queue is reset (ms)");
 
-struct neuron_fence {
-	struct dma_fence base;
-	struct neuron_queue *queue;
-};
-
 static const char *neuron_fence_driver_name(struct dma_fence *f)
 {
 	return DRIVER_NAME;
@@ -40,9 +35,22 @@ static const struct dma_fence_ops neuron_fence_ops = {
 	.get_timeline_name = neuron_fence_timeline_name,
 };
 
-static struct nrn_copy_desc *neuron_ring_slot(struct neuron_queue *q, u32 slot)
+/**
+ * neuron_fence_device_error() - the device's error code for a job
+ * @hw_fence: a job's hardware fence, or any other fence
+ *
+ * Return: NRN_ERR_* the device reported, or 0 (also for foreign fences).
+ */
+u32 neuron_fence_device_error(struct dma_fence *hw_fence)
 {
-	return (struct nrn_copy_desc *)q->ring + slot;
+	if (!hw_fence || hw_fence->ops != &neuron_fence_ops)
+		return 0;
+	return READ_ONCE(container_of(hw_fence, struct neuron_fence, base)->device_error);
+}
+
+static union nrn_desc *neuron_ring_slot(struct neuron_queue *q, u32 slot)
+{
+	return (union nrn_desc *)q->ring + slot;
 }
 
 static u32 neuron_qreg(struct neuron_queue *q, u32 reg)
@@ -72,11 +80,11 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 	lockdep_assert_held(&q->lock);
 	job->first_slot = q->tail;
 	for (i = 0; i < job->ndesc; i++) {
-		struct nrn_copy_desc *d = neuron_ring_slot(q, q->tail);
+		union nrn_desc *d = neuron_ring_slot(q, q->tail);
 
 		*d = job->descs[i];
 		d->flags = i == job->ndesc - 1 ? NRN_DESC_F_IRQ : 0;
-		d->status = 0;
+		d->copy.status = 0;
 		q->tail = (q->tail + 1) % NEURON_RING_ENTRIES;
 	}
 	list_add_tail(&job->link, &q->inflight);
@@ -120,6 +128,37 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 	return &f->base;
 }
 
+/**
+ * neuron_queue_fail() - end a job without running it
+ * @q: its queue
+ * @job: the job
+ * @err: negative errno for its fence
+ * @device_error: device error code to report with it
+ *
+ * Return: the job's hardware fence, already signalled, or an ERR_PTR.
+ */
+struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
+				    struct neuron_job *job, int err,
+				    u32 device_error)
+{
+	struct neuron_fence *f;
+	unsigned long flags;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	f->queue = q;
+	f->device_error = device_error;
+	spin_lock_irqsave(&q->lock, flags);
+	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
+		       ++q->fence_seqno);
+	job->hw_fence = dma_fence_get(&f->base);
+	dma_fence_set_error(&f->base, err);
+	dma_fence_signal_locked(&f->base);
+	spin_unlock_irqrestore(&q->lock, flags);
+	return &f->base;
+}
+
 /* Signal @job's hardware fence with @err (0 for success). Under q->lock. */
 static void neuron_job_retire_locked(struct neuron_queue *q,
 				     struct neuron_job *job, int err)
@@ -141,7 +180,7 @@ static void neuron_queue_complete_locked(struct neuron_queue *q)
 		u32 last = (job->first_slot + job->ndesc - 1) % NEURON_RING_ENTRIES;
 		u32 status, i, code = 0;
 
-		status = le32_to_cpu(READ_ONCE(neuron_ring_slot(q, last)->status));
+		status = le32_to_cpu(READ_ONCE(neuron_ring_slot(q, last)->copy.status));
 		if (!(status & NRN_DESC_DONE))
 			break;
 		/* Read the other status words only after seeing DONE. */
@@ -149,11 +188,14 @@ static void neuron_queue_complete_locked(struct neuron_queue *q)
 		for (i = 0; i < job->ndesc && !code; i++) {
 			u32 slot = (job->first_slot + i) % NEURON_RING_ENTRIES;
 
-			code = NRN_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->status));
+			code = NRN_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->copy.status));
 		}
-		if (code)
+		if (code) {
 			drm_dbg_driver(&q->ndev->drm, "%s: job failed, device error %u\n",
 				       q->name, code);
+			container_of(job->hw_fence, struct neuron_fence,
+				     base)->device_error = code;
+		}
 		neuron_job_retire_locked(q, job, code ? -EIO : 0);
 	}
 }

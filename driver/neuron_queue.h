@@ -41,6 +41,21 @@ struct neuron_queue {
 	u64 fence_seqno;
 };
 
+/**
+ * struct neuron_fence - hardware fence of a job on a queue
+ */
+struct neuron_fence {
+	struct dma_fence base;
+	struct neuron_queue *queue;
+	/** @device_error: NRN_ERR_* the device reported, 0 if none */
+	u32 device_error;
+};
+
+u32 neuron_fence_device_error(struct dma_fence *hw_fence);
+struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
+				    struct neuron_job *job, int err,
+				    u32 device_error);
+
 int neuron_queues_init(struct neuron_device *ndev);
 void neuron_queues_stop(struct neuron_device *ndev);
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,

@@ -175,6 +175,16 @@ struct nrn_launch_desc {
 	__le32 status;
 };
 
+/* A ring entry, whichever its opcode. */
+union nrn_desc {
+	struct {
+		__u8 op;
+		__u8 flags;
+	};
+	struct nrn_copy_desc copy;
+	struct nrn_launch_desc launch;
+};
+
 /* A buffer table entry: a window of device memory and what may be done. */
 struct nrn_slot {
 	__le64 base;		/* device memory offset */
@@ -211,6 +221,7 @@ enum nrn_err {
 
 static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");
 static_assert(sizeof(struct nrn_launch_desc) == NRN_DESC_SIZE, "launch descriptor size");
+static_assert(sizeof(union nrn_desc) == NRN_DESC_SIZE, "descriptor size");
 static_assert(sizeof(struct nrn_sg_entry) == 16, "sg entry size");
 /* The status word is the last word of every descriptor. */
 static_assert(offsetof(struct nrn_copy_desc, status) == NRN_DESC_STATUS_OFF,

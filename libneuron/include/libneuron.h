@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <drm/neuron_isa.h>	/* enum nrn_dtype, nrn_unary, ... (the ISA) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +25,9 @@ extern "C" {
 
 struct nrn_device;
 struct nrn_buffer;
+struct nrn_stream;
+struct nrn_event;
+struct nrn_kernel;
 
 /* ---- Devices ---------------------------------------------------------- */
 
@@ -61,7 +66,7 @@ enum nrn_mem {
 
 int nrn_buffer_alloc(struct nrn_device *dev, size_t size, enum nrn_mem where,
 		     struct nrn_buffer **bufp);
-/* Frees the buffer; work still using it keeps it alive until done. */
+/* Frees the buffer; work issued on it still completes (it holds a reference). */
 void nrn_buffer_free(struct nrn_buffer *buf);
 size_t nrn_buffer_size(const struct nrn_buffer *buf);
 enum nrn_mem nrn_buffer_mem(const struct nrn_buffer *buf);
@@ -72,21 +77,191 @@ enum nrn_mem nrn_buffer_mem(const struct nrn_buffer *buf);
  */
 int nrn_buffer_map(struct nrn_buffer *buf, void **ptr);
 
-/* ---- Copies (synchronous) --------------------------------------------- */
+/* ---- Streams and events ------------------------------------------------ */
 
-/* Ordinary user memory to a buffer, and back. */
+/*
+ * A stream is an in-order queue of work on one card: copies and compute run
+ * in the order they were issued, whichever hardware queue executes them
+ * (several streams may share a queue). Issuing is asynchronous; errors of
+ * the work surface at the next synchronisation (nrn_stream_sync(),
+ * nrn_event_wait(), a copy to user memory) as -EIO, -ETIMEDOUT, ...; after
+ * reporting it the stream is usable again. A stream may be used from
+ * several threads; the order is then the order the calls took its lock.
+ *
+ * Small operations are batched: consecutive compute operations on a stream
+ * are gathered into one kernel and submitted together when the batch is
+ * full (NRN_BATCH_MAX_OPS), when work of another kind (a copy, an event)
+ * must follow them, or when the stream is synchronised or flushed.
+ */
+#define NRN_BATCH_MAX_OPS 256
+
+int nrn_stream_create(struct nrn_device *dev, struct nrn_stream **sp);
+/* Waits for the stream's work, then frees it. */
+void nrn_stream_destroy(struct nrn_stream *s);
+/* Submit batched work now (does not wait). */
+int nrn_stream_flush(struct nrn_stream *s);
+/* Wait for everything issued so far; returns the first error, if any. */
+int nrn_stream_sync(struct nrn_stream *s);
+/* The device's stream used by the synchronous helpers below. */
+int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp);
+
+int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp);
+void nrn_event_destroy(struct nrn_event *ev);
+/* Mark the point of @s reached when the work issued so far is done. */
+int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s);
+/* 0 if done, -EBUSY if not yet, another negative errno if the work failed. */
+int nrn_event_query(struct nrn_event *ev);
+/* Wait (timeout_ns < 0: forever) ; 0, -ETIME, or the work's error. */
+int nrn_event_wait(struct nrn_event *ev, int64_t timeout_ns);
+/* Work issued to @s after this call starts after @ev's point. */
+int nrn_stream_wait_event(struct nrn_stream *s, struct nrn_event *ev);
+
+/* ---- Copies ------------------------------------------------------------- */
+
+/*
+ * On a stream, in order. From user memory, the data is taken before the call
+ * returns; to user memory, the call waits for the stream (it synchronises).
+ */
+int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
+			size_t dst_off, const void *src, size_t len);
+int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst, struct nrn_buffer *src,
+			size_t src_off, size_t len);
+/* Buffer to buffer on the card's DMA engine: asynchronous. */
+int nrn_stream_copy_buffer(struct nrn_stream *s, struct nrn_buffer *dst,
+			   size_t dst_off, struct nrn_buffer *src,
+			   size_t src_off, size_t len);
+
+/* Synchronous versions on the device's stream. */
 int nrn_copy_h2d(struct nrn_buffer *dst, size_t dst_off, const void *src,
 		 size_t len);
 int nrn_copy_d2h(void *dst, struct nrn_buffer *src, size_t src_off,
 		 size_t len);
-/* Buffer to buffer on the card's DMA engine. */
 int nrn_copy_buffer(struct nrn_buffer *dst, size_t dst_off,
 		    struct nrn_buffer *src, size_t src_off, size_t len);
+
+/* ---- Compiled kernels ---------------------------------------------------- */
+
+/*
+ * A kernel is a sequence of ISA instructions (struct nrn_insn) whose tensor
+ * operands name slots 0 .. nslots-1, bound to buffers at launch. It can be
+ * built instruction by instruction, saved in the compiled-kernel format
+ * (a header with magic, version, checksum and slot count, then the
+ * instructions) and loaded back.
+ */
+int nrn_kernel_create(unsigned int nslots, struct nrn_kernel **kp);
+void nrn_kernel_destroy(struct nrn_kernel *k);
+/* Append one instruction; it is checked against the slot count. */
+int nrn_kernel_append(struct nrn_kernel *k, const struct nrn_insn *insn);
+unsigned int nrn_kernel_count(const struct nrn_kernel *k);
+unsigned int nrn_kernel_slots(const struct nrn_kernel *k);
+const struct nrn_insn *nrn_kernel_insns(const struct nrn_kernel *k);
+/* Serialized form: *bufp is malloc()ed, the caller frees it. */
+int nrn_kernel_serialize(const struct nrn_kernel *k, void **bufp, size_t *lenp);
+int nrn_kernel_deserialize(const void *buf, size_t len, struct nrn_kernel **kp);
+int nrn_kernel_save(const struct nrn_kernel *k, const char *path);
+int nrn_kernel_load(const char *path, struct nrn_kernel **kp);
+/* A kernel's access to a slot's buffer. */
+#define NRN_ACCESS_READ 0x1
+#define NRN_ACCESS_WRITE 0x2
+
+/* Run @k on @s with @bufs[i] as slot i, with access NRN_ACCESS_* in @access. */
+int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *k,
+		      struct nrn_buffer *const *bufs, const uint32_t *access);
+/* One instruction as text (for neuron-objdump), into @out. */
+int nrn_insn_format(const struct nrn_insn *insn, char *out, size_t size);
+
+/* ---- Operations ----------------------------------------------------------- */
+
+/*
+ * A tensor: @ndim dimensions (up to NRN_TENSOR_MAX_DIMS), strides in
+ * elements (0 broadcasts), @offset in bytes into @buf, which must be in
+ * device memory. Operations take descriptors of any strides; operands of
+ * elementwise operations broadcast to the destination's shape the NumPy
+ * way. Each call encodes one or more instructions into the stream's batch.
+ */
+#define NRN_TENSOR_MAX_DIMS 8
+
+struct nrn_tensor_desc {
+	struct nrn_buffer *buf;
+	uint64_t offset;
+	enum nrn_dtype dtype;
+	unsigned int ndim;
+	int64_t shape[NRN_TENSOR_MAX_DIMS];
+	int64_t strides[NRN_TENSOR_MAX_DIMS];
+};
+
+/* Fill in a contiguous (row-major) descriptor. */
+void nrn_tensor_contiguous(struct nrn_tensor_desc *t, struct nrn_buffer *buf,
+			   uint64_t offset, enum nrn_dtype dtype,
+			   unsigned int ndim, const int64_t *shape);
+
+int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		double value);
+/* dst = src, converting the element type; any strides. */
+int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		const struct nrn_tensor_desc *src);
+int nrn_op_unary(struct nrn_stream *s, enum nrn_unary fn,
+		 const struct nrn_tensor_desc *dst,
+		 const struct nrn_tensor_desc *src);
+/* dst = a op (alpha * b); alpha only matters for add and sub. */
+int nrn_op_binary(struct nrn_stream *s, enum nrn_binary op,
+		  const struct nrn_tensor_desc *dst,
+		  const struct nrn_tensor_desc *a,
+		  const struct nrn_tensor_desc *b, double alpha);
+/* dst = a op (alpha * scalar), or with @reverse: (alpha * scalar) op a. */
+int nrn_op_binary_scalar(struct nrn_stream *s, enum nrn_binary op,
+			 const struct nrn_tensor_desc *dst,
+			 const struct nrn_tensor_desc *a, double scalar,
+			 double alpha, int reverse);
+int nrn_op_compare(struct nrn_stream *s, enum nrn_compare cmp,
+		   const struct nrn_tensor_desc *dst,
+		   const struct nrn_tensor_desc *a,
+		   const struct nrn_tensor_desc *b);
+int nrn_op_compare_scalar(struct nrn_stream *s, enum nrn_compare cmp,
+			  const struct nrn_tensor_desc *dst,
+			  const struct nrn_tensor_desc *a, double scalar);
+/* dst = cond ? a : b */
+int nrn_op_where(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		 const struct nrn_tensor_desc *cond,
+		 const struct nrn_tensor_desc *a,
+		 const struct nrn_tensor_desc *b);
+/*
+ * dst = a @ b (+ bias) (+ dst if @accumulate); a [..., M, K], b [..., K, N],
+ * dst [..., M, N], batch dimensions broadcast; bias broadcasts to dst.
+ * A transposed operand is a descriptor with swapped strides.
+ */
+int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		  const struct nrn_tensor_desc *a,
+		  const struct nrn_tensor_desc *b,
+		  const struct nrn_tensor_desc *bias, int accumulate);
+/* Reduce @src along @axis into @dst (with or without the reduced dim). */
+int nrn_op_reduce(struct nrn_stream *s, enum nrn_reduce red,
+		  const struct nrn_tensor_desc *dst,
+		  const struct nrn_tensor_desc *src, int axis);
+int nrn_op_softmax(struct nrn_stream *s, enum nrn_softmax variant,
+		   const struct nrn_tensor_desc *dst,
+		   const struct nrn_tensor_desc *src, int axis);
+/* index_select (NRN_IDX_SELECT) or gather (NRN_IDX_ELEMENT) along @axis. */
+int nrn_op_gather(struct nrn_stream *s, enum nrn_index_mode mode,
+		  const struct nrn_tensor_desc *dst,
+		  const struct nrn_tensor_desc *src,
+		  const struct nrn_tensor_desc *index, int axis);
+/* index_add_ (NRN_IDX_SELECT) or scatter_add_ (NRN_IDX_ELEMENT) into dst. */
+int nrn_op_scatter_add(struct nrn_stream *s, enum nrn_index_mode mode,
+		       const struct nrn_tensor_desc *dst,
+		       const struct nrn_tensor_desc *src,
+		       const struct nrn_tensor_desc *index, int axis);
 
 /* ---- Errors ----------------------------------------------------------- */
 
 /* A message for a negative errno returned by libneuron (never NULL). */
 const char *nrn_strerror(int err);
+/*
+ * The device's error code (NRN_ERR_*, docs/hardware.md) behind the last -EIO
+ * that a synchronisation of @s returned, and its name; 0 / "none" if none.
+ */
+unsigned int nrn_stream_device_error(struct nrn_stream *s);
+const char *nrn_device_error_name(unsigned int code);
 
 #ifdef __cplusplus
 }

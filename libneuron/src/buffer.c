@@ -36,6 +36,7 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 	buf->mem = where;
 	buf->size = size;
 	buf->mmap_offset = info.mmap_offset;
+	atomic_init(&buf->refs, 1);
 	pthread_mutex_init(&buf->map_lock, NULL);
 	*bufp = buf;
 	return 0;
@@ -47,15 +48,30 @@ err_free:
 	return ret;
 }
 
-NRN_EXPORT void nrn_buffer_free(struct nrn_buffer *buf)
+void nrn_buffer_get(struct nrn_buffer *buf)
 {
-	if (!buf)
+	atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+}
+
+/*
+ * The last reference unmaps and closes the handle. Jobs already submitted
+ * keep the memory alive in the kernel until they complete.
+ */
+void nrn_buffer_put(struct nrn_buffer *buf)
+{
+	if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	if (buf->map)
 		munmap(buf->map, buf->size);
 	drmCloseBufferHandle(buf->dev->fd, buf->handle);
 	pthread_mutex_destroy(&buf->map_lock);
 	free(buf);
+}
+
+NRN_EXPORT void nrn_buffer_free(struct nrn_buffer *buf)
+{
+	if (buf)
+		nrn_buffer_put(buf);
 }
 
 NRN_EXPORT size_t nrn_buffer_size(const struct nrn_buffer *buf)

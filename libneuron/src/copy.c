@@ -1,61 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Synchronous copies. Copies from ordinary user memory go through a host
- * staging buffer per device, in chunks; buffer-to-buffer copies run on the
- * DMA engine directly.
+ * Copies on a stream. Buffer to buffer is one DMA job. Ordinary (pageable)
+ * user memory goes through the stream's host staging ring, in chunks, so
+ * that the CPU's memcpy of one chunk overlaps the DMA of the previous one.
  */
 #include <errno.h>
-#include <limits.h>
 #include <string.h>
-#include <unistd.h>
-#include <linux/sync_file.h>
-#include <xf86drm.h>
 
 #include "internal.h"
 
-#define NRN_STAGING_SIZE (4u << 20)
-
-/* The error a signalled syncobj's fence carries (0 if it succeeded). */
-static int nrn_syncobj_error(int fd, uint32_t handle)
-{
-	struct sync_file_info info = { 0 };
-	int sfd, ret;
-
-	ret = drmSyncobjExportSyncFile(fd, handle, &sfd);
-	if (ret)
-		return ret;
-	ret = nrn_ioctl(sfd, SYNC_IOC_FILE_INFO, &info);
-	close(sfd);
-	if (ret)
-		return ret;
-	return info.status < 0 ? info.status : 0;
-}
-
-int nrn_dma_run(struct nrn_device *dev, const struct drm_neuron_copy *copies,
-		unsigned int count)
-{
-	struct drm_neuron_submit submit = {
-		.engine = DRM_NEURON_ENGINE_DMA,
-		.index = 0,
-		.copy_count = count,
-		.copies = (uintptr_t)copies,
-	};
-	uint32_t syncobj;
-	int ret;
-
-	ret = drmSyncobjCreate(dev->fd, 0, &syncobj);
-	if (ret)
-		return ret;
-	submit.out_sync.handle = syncobj;
-	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_SUBMIT, &submit);
-	if (!ret)
-		ret = drmSyncobjWait(dev->fd, &syncobj, 1, INT64_MAX,
-				     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
-	if (!ret)
-		ret = nrn_syncobj_error(dev->fd, syncobj);
-	drmSyncobjDestroy(dev->fd, syncobj);
-	return ret;
-}
+#define NRN_STAGING_SIZE (8u << 20)
+#define NRN_STAGING_CHUNK (2u << 20)
 
 static int nrn_check_range(const struct nrn_buffer *buf, size_t off, size_t len)
 {
@@ -64,109 +19,223 @@ static int nrn_check_range(const struct nrn_buffer *buf, size_t off, size_t len)
 	return 0;
 }
 
-/* The device's staging buffer, allocated on first use. Holds staging_lock. */
-static int nrn_staging_get(struct nrn_device *dev, void **map)
-{
-	int ret;
-
-	if (!dev->staging) {
-		ret = nrn_buffer_alloc(dev, NRN_STAGING_SIZE, NRN_MEM_HOST,
-				       &dev->staging);
-		if (ret)
-			return ret;
-	}
-	return nrn_buffer_map(dev->staging, map);
-}
-
-NRN_EXPORT int nrn_copy_buffer(struct nrn_buffer *dst, size_t dst_off,
-			       struct nrn_buffer *src, size_t src_off, size_t len)
+/* One DMA job of one copy, in stream order. */
+static int nrn_dma_locked(struct nrn_stream *s, struct nrn_buffer *dst,
+			  size_t dst_off, struct nrn_buffer *src,
+			  size_t src_off, size_t len)
 {
 	struct drm_neuron_copy c = {
+		.src_handle = src->handle, .dst_handle = dst->handle,
 		.src_offset = src_off, .dst_offset = dst_off, .size = len,
 	};
+	struct drm_neuron_submit submit = {
+		.engine = DRM_NEURON_ENGINE_DMA, .index = s->dma,
+		.copies = (uintptr_t)&c, .copy_count = 1,
+	};
+	int ret = nrn_stream_flush_locked(s);
+
+	return ret ? ret : nrn_stream_submit_locked(s, &submit);
+}
+
+NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
+				      struct nrn_buffer *dst, size_t dst_off,
+				      struct nrn_buffer *src, size_t src_off,
+				      size_t len)
+{
 	int ret;
 
+	if (!s)
+		return -EINVAL;
 	ret = nrn_check_range(dst, dst_off, len);
 	if (!ret)
 		ret = nrn_check_range(src, src_off, len);
 	if (ret)
 		return ret;
-	if (dst->dev != src->dev)
+	if (dst->dev != s->dev || src->dev != s->dev)
 		return -EXDEV;
 	if (!len)
 		return 0;
-	c.src_handle = src->handle;
-	c.dst_handle = dst->handle;
-	return nrn_dma_run(dst->dev, &c, 1);
+	pthread_mutex_lock(&s->lock);
+	ret = nrn_dma_locked(s, dst, dst_off, src, src_off, len);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
 }
 
-/* Copy between user memory and @buf through staging; @to_dev picks the way. */
-static int nrn_copy_user(struct nrn_buffer *buf, size_t off, void *user,
-			 size_t len, int to_dev)
+static int nrn_staging_ready(struct nrn_stream *s)
 {
-	struct nrn_device *dev = buf->dev;
+	struct nrn_ring *r = &s->staging;
 	void *map;
 	int ret;
 
-	if (buf->mem == NRN_MEM_HOST) {
-		/* Host buffers are plain cached memory: no DMA needed. */
-		ret = nrn_buffer_map(buf, &map);
-		if (ret)
-			return ret;
-		if (to_dev)
-			memcpy((char *)map + off, user, len);
-		else
-			memcpy(user, (char *)map + off, len);
+	if (r->buf)
 		return 0;
+	ret = nrn_buffer_alloc(s->dev, NRN_STAGING_SIZE, NRN_MEM_HOST, &r->buf);
+	if (ret)
+		return ret;
+	ret = nrn_buffer_map(r->buf, &map);
+	if (ret) {
+		nrn_buffer_free(r->buf);
+		r->buf = NULL;
+		return ret;
 	}
+	r->map = map;
+	r->size = NRN_STAGING_SIZE;
+	return 0;
+}
 
-	pthread_mutex_lock(&dev->staging_lock);
-	ret = nrn_staging_get(dev, &map);
+NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
+				   size_t dst_off, const void *src, size_t len)
+{
+	const char *p = src;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = nrn_check_range(dst, dst_off, len);
+	if (ret)
+		return ret;
+	if (!src && len)
+		return -EFAULT;
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	if (dst->mem == NRN_MEM_HOST) {
+		/* Plain memory: once earlier work is done with it, write it. */
+		void *map;
+
+		ret = nrn_stream_sync_locked(s);
+		if (!ret)
+			ret = nrn_buffer_map(dst, &map);
+		if (!ret)
+			memcpy((char *)map + dst_off, src, len);
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
+	ret = nrn_staging_ready(s);
 	while (!ret && len) {
-		size_t n = len < NRN_STAGING_SIZE ? len : NRN_STAGING_SIZE;
-		struct drm_neuron_copy c = { .size = n };
+		size_t n = len < NRN_STAGING_CHUNK ? len : NRN_STAGING_CHUNK, off;
 
-		if (to_dev) {
-			memcpy(map, user, n);
-			c.src_handle = dev->staging->handle;
-			c.dst_handle = buf->handle;
-			c.dst_offset = off;
-		} else {
-			c.src_handle = buf->handle;
-			c.src_offset = off;
-			c.dst_handle = dev->staging->handle;
+		ret = nrn_ring_alloc_locked(s, &s->staging, n, 64, &off);
+		if (ret)
+			break;
+		memcpy(s->staging.map + off, p, n);
+		ret = nrn_stream_flush_locked(s);
+		if (ret)
+			break;
+		nrn_ring_commit_locked(s, &s->staging, off, n);
+		ret = nrn_dma_locked(s, dst, dst_off, s->staging.buf, off, n);
+		if (ret) {
+			s->staging.count--;
+			break;
 		}
-		ret = nrn_dma_run(dev, &c, 1);
-		if (!ret && !to_dev)
-			memcpy(user, map, n);
-		user = (char *)user + n;
-		off += n;
+		p += n;
+		dst_off += n;
 		len -= n;
 	}
-	pthread_mutex_unlock(&dev->staging_lock);
+	pthread_mutex_unlock(&s->lock);
 	return ret;
+}
+
+NRN_EXPORT int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst,
+				   struct nrn_buffer *src, size_t src_off,
+				   size_t len)
+{
+	size_t pend_off = 0, pend_len = 0, off;
+	uint64_t pend_point = 0;
+	char *p = dst;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = nrn_check_range(src, src_off, len);
+	if (ret)
+		return ret;
+	if (!dst && len)
+		return -EFAULT;
+	pthread_mutex_lock(&s->lock);
+	if (src->mem == NRN_MEM_HOST) {
+		void *map;
+
+		ret = nrn_stream_sync_locked(s);
+		if (!ret)
+			ret = nrn_buffer_map(src, &map);
+		if (!ret)
+			memcpy(dst, (char *)map + src_off, len);
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
+	ret = nrn_staging_ready(s);
+	/* Two chunks in flight: DMA of the next while copying out the last. */
+	while (!ret && (len || pend_len)) {
+		size_t n = len < NRN_STAGING_CHUNK ? len : NRN_STAGING_CHUNK;
+
+		if (n) {
+			ret = nrn_ring_alloc_locked(s, &s->staging, n, 64, &off);
+			if (ret)
+				break;
+			nrn_ring_commit_locked(s, &s->staging, off, n);
+			ret = nrn_dma_locked(s, s->staging.buf, off, src, src_off, n);
+			if (ret) {
+				s->staging.count--;
+				break;
+			}
+		}
+		if (pend_len) {
+			ret = nrn_stream_wait_point_locked(s, pend_point);
+			if (ret)
+				break;
+			memcpy(p, s->staging.map + pend_off, pend_len);
+			p += pend_len;
+		}
+		pend_off = off;
+		pend_len = n;
+		pend_point = s->point;
+		src_off += n;
+		len -= n;
+	}
+	/* Report errors of the stream's earlier work too, once. */
+	if (!ret)
+		ret = nrn_stream_sync_locked(s);
+	else
+		nrn_stream_sync_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+static int nrn_default_stream(struct nrn_buffer *buf, struct nrn_stream **sp)
+{
+	if (!buf)
+		return -EINVAL;
+	return nrn_device_stream(buf->dev, sp);
 }
 
 NRN_EXPORT int nrn_copy_h2d(struct nrn_buffer *dst, size_t dst_off,
 			    const void *src, size_t len)
 {
-	int ret = nrn_check_range(dst, dst_off, len);
+	struct nrn_stream *s;
+	int ret = nrn_default_stream(dst, &s);
 
-	if (ret)
-		return ret;
-	if (!src && len)
-		return -EFAULT;
-	return nrn_copy_user(dst, dst_off, (void *)src, len, 1);
+	if (!ret)
+		ret = nrn_stream_copy_h2d(s, dst, dst_off, src, len);
+	return ret ? ret : nrn_stream_sync(s);
 }
 
 NRN_EXPORT int nrn_copy_d2h(void *dst, struct nrn_buffer *src, size_t src_off,
 			    size_t len)
 {
-	int ret = nrn_check_range(src, src_off, len);
+	struct nrn_stream *s;
+	int ret = nrn_default_stream(src, &s);
 
-	if (ret)
-		return ret;
-	if (!dst && len)
-		return -EFAULT;
-	return nrn_copy_user(src, src_off, dst, len, 0);
+	return ret ? ret : nrn_stream_copy_d2h(s, dst, src, src_off, len);
+}
+
+NRN_EXPORT int nrn_copy_buffer(struct nrn_buffer *dst, size_t dst_off,
+			       struct nrn_buffer *src, size_t src_off, size_t len)
+{
+	struct nrn_stream *s;
+	int ret = nrn_default_stream(dst, &s);
+
+	if (!ret)
+		ret = nrn_stream_copy_buffer(s, dst, dst_off, src, src_off, len);
+	return ret ? ret : nrn_stream_sync(s);
 }

@@ -158,7 +158,8 @@ NRN_EXPORT __cold int nrn_device_open(unsigned int index,
 		free(dev);
 		return ret;
 	}
-	pthread_mutex_init(&dev->staging_lock, NULL);
+	pthread_mutex_init(&dev->lock, NULL);
+	atomic_init(&dev->next_queue, 0);
 	*devp = dev;
 	return 0;
 }
@@ -167,8 +168,8 @@ NRN_EXPORT __cold void nrn_device_close(struct nrn_device *dev)
 {
 	if (!dev)
 		return;
-	nrn_buffer_free(dev->staging);
-	pthread_mutex_destroy(&dev->staging_lock);
+	nrn_stream_destroy(dev->stream);
+	pthread_mutex_destroy(&dev->lock);
 	close(dev->fd);
 	free(dev);
 }

@@ -4,6 +4,7 @@
 #define NRN_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -12,17 +13,25 @@
 
 #define NRN_EXPORT __attribute__((visibility("default")))
 #define __cold __attribute__((cold))
+#define NRN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(NRN_ACCESS_READ == DRM_NEURON_ACCESS_READ, "access bits");
+_Static_assert(NRN_ACCESS_WRITE == DRM_NEURON_ACCESS_WRITE, "access bits");
 
 struct nrn_device {
 	int fd;
 	struct nrn_device_info info;
-	/* Protects the staging buffer used by copies from user memory. */
-	pthread_mutex_t staging_lock;
-	struct nrn_buffer *staging;
+	/* Picks the queues of new streams, round robin. */
+	atomic_uint next_queue;
+	/* Protects the lazily created default stream. */
+	pthread_mutex_t lock;
+	struct nrn_stream *stream;
 };
 
 struct nrn_buffer {
 	struct nrn_device *dev;
+	/* The user's reference plus one per unsubmitted batch using it. */
+	atomic_int refs;
 	uint32_t handle;
 	enum nrn_mem mem;
 	size_t size;
@@ -32,11 +41,84 @@ struct nrn_buffer {
 	void *map;
 };
 
+struct nrn_kernel {
+	unsigned int nslots;
+	unsigned int count;
+	unsigned int cap;
+	struct nrn_insn *insns;
+};
+
+/* A region of a stream's ring buffer in use until its point completes. */
+struct nrn_ring_use {
+	size_t start;
+	size_t end;
+	uint64_t point;
+};
+
+#define NRN_RING_USES 64
+
+/* Device memory for kernel code, or host memory for staging, as a ring. */
+struct nrn_ring {
+	struct nrn_buffer *buf;
+	uint8_t *map;
+	size_t size;
+	size_t head;
+	struct nrn_ring_use uses[NRN_RING_USES];
+	unsigned int first;
+	unsigned int count;
+};
+
+struct nrn_stream {
+	struct nrn_device *dev;
+	/* Serialises everything below: the stream is in order. */
+	pthread_mutex_t lock;
+	uint32_t core;
+	uint32_t dma;
+	/* Timeline syncobj: job i of the stream signals point i. */
+	uint32_t timeline;
+	uint64_t point;
+	/* The point the next job waits for (0 for none: after an error). */
+	uint64_t dep;
+	/* Binary syncobjs of events the next job must also wait for. */
+	uint32_t waits[DRM_NEURON_MAX_SYNCS - 1];
+	unsigned int nwaits;
+	unsigned int device_error;
+
+	/* Operations not yet submitted: one kernel, and its buffers. */
+	struct nrn_kernel batch;
+	struct nrn_buffer *slots[DRM_NEURON_MAX_BOS];
+	uint32_t access[DRM_NEURON_MAX_BOS];
+
+	struct nrn_ring code;
+	struct nrn_ring staging;
+};
+
 /* ioctl() that retries EINTR/EAGAIN and returns 0 or -errno. */
 int nrn_ioctl(int fd, unsigned long request, void *arg);
 
-/* Submit copies on DMA queue 0 and wait for them; 0 or -errno. */
-int nrn_dma_run(struct nrn_device *dev, const struct drm_neuron_copy *copies,
-		unsigned int count);
+void nrn_buffer_get(struct nrn_buffer *buf);
+void nrn_buffer_put(struct nrn_buffer *buf);
+
+int nrn_kernel_init(struct nrn_kernel *k, unsigned int nslots);
+void nrn_kernel_fini(struct nrn_kernel *k);
+int nrn_kernel_push(struct nrn_kernel *k, const struct nrn_insn *insn);
+
+/* stream.c, all with s->lock held. */
+int nrn_stream_flush_locked(struct nrn_stream *s);
+int nrn_stream_sync_locked(struct nrn_stream *s);
+int nrn_stream_submit_locked(struct nrn_stream *s,
+			     struct drm_neuron_submit *submit);
+int nrn_stream_wait_point_locked(struct nrn_stream *s, uint64_t point);
+/* A region of @len bytes of @ring, waiting for its previous user if needed. */
+int nrn_ring_alloc_locked(struct nrn_stream *s, struct nrn_ring *ring,
+			  size_t len, size_t align, size_t *off);
+/* Mark the region just allocated as used by the next submitted point. */
+void nrn_ring_commit_locked(struct nrn_stream *s, struct nrn_ring *ring,
+			    size_t off, size_t len);
+/* The batch slot bound to @buf with @access, adding it (flushing if full). */
+int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
+			   uint32_t access, unsigned int *slot);
+/* Append one instruction to the batch (flushing when it is full). */
+int nrn_stream_push_locked(struct nrn_stream *s, const struct nrn_insn *insn);
 
 #endif /* NRN_INTERNAL_H */

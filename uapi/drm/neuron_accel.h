@@ -16,6 +16,7 @@ extern "C" {
 #define DRM_NEURON_BO_CREATE		0x01
 #define DRM_NEURON_BO_INFO		0x02
 #define DRM_NEURON_SUBMIT		0x03
+#define DRM_NEURON_WAIT			0x04
 
 #define DRM_IOCTL_NEURON_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_GET_PARAM, struct drm_neuron_get_param)
@@ -25,6 +26,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_BO_INFO, struct drm_neuron_bo_info)
 #define DRM_IOCTL_NEURON_SUBMIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_SUBMIT, struct drm_neuron_submit)
+#define DRM_IOCTL_NEURON_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_WAIT, struct drm_neuron_wait)
 
 /**
  * DOC: contexts and fences
@@ -112,12 +115,14 @@ struct drm_neuron_bo_info {
 
 #define DRM_NEURON_MAX_COPIES		255
 #define DRM_NEURON_MAX_SYNCS		64
+#define DRM_NEURON_MAX_BOS		64
 
 /**
  * struct drm_neuron_copy - one copy of a DMA job
  *
  * Copies @size bytes from (@src_handle, @src_offset) to (@dst_handle,
- * @dst_offset). Both ranges must lie within their buffers.
+ * @dst_offset). Both ranges must lie within their buffers; either buffer
+ * may be in device or host memory.
  */
 struct drm_neuron_copy {
 	__u32 src_handle;
@@ -125,6 +130,24 @@ struct drm_neuron_copy {
 	__u64 src_offset;
 	__u64 dst_offset;
 	__u64 size;
+};
+
+/* Access a compute job has to a buffer. */
+#define DRM_NEURON_ACCESS_READ		0x1
+#define DRM_NEURON_ACCESS_WRITE		0x2
+
+/**
+ * struct drm_neuron_bo_ref - a buffer a compute job uses
+ *
+ * The buffers of a compute job are the slots of its kernel's buffer table,
+ * in order: slot i is the i-th entry. The device refuses any access a
+ * slot's rights do not allow.
+ */
+struct drm_neuron_bo_ref {
+	/** @handle: a device-memory buffer */
+	__u32 handle;
+	/** @access: %DRM_NEURON_ACCESS_READ and/or %DRM_NEURON_ACCESS_WRITE */
+	__u32 access;
 };
 
 /**
@@ -142,30 +165,79 @@ struct drm_neuron_sync {
 /**
  * struct drm_neuron_submit - submit a job to a queue
  *
- * A DMA job is a list of copies, executed in order. The job starts once
- * every in-sync has signalled and, when it completes, the out-sync (if
- * @out_sync.handle is not 0) is signalled with the job's fence: replaced
- * for a binary syncobj, added at @out_sync.point for a timeline.
+ * A DMA job (@engine %DRM_NEURON_ENGINE_DMA) is a list of copies, executed
+ * in order; the compute fields must be zero. A compute job
+ * (%DRM_NEURON_ENGINE_CORE) runs the kernel (struct nrn_insn[], see
+ * drm/neuron_isa.h) at (@kernel_handle, @kernel_offset), @kernel_size bytes,
+ * in device memory, with @bos as its buffer table; the DMA fields must be
+ * zero.
+ *
+ * The job starts once every in-sync has signalled. When it completes, the
+ * out-sync (if @out_sync.handle is not 0) is signalled with the job's
+ * fence: replaced for a binary syncobj, added at @out_sync.point for a
+ * timeline. Jobs of one context on one queue run in submission order.
  */
 struct drm_neuron_submit {
-	/** @engine: in, %DRM_NEURON_ENGINE_* */
+	/** @engine: %DRM_NEURON_ENGINE_DMA or %DRM_NEURON_ENGINE_CORE */
 	__u32 engine;
-	/** @index: in, queue index within the engine */
+	/** @index: queue index within the engine */
 	__u32 index;
-	/** @flags: in, must be zero */
+	/** @flags: must be zero */
 	__u32 flags;
-	/** @copy_count: in, DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES */
-	__u32 copy_count;
-	/** @copies: in, DMA: user pointer to struct drm_neuron_copy[] */
-	__u64 copies;
-	/** @in_syncs: in, user pointer to struct drm_neuron_sync[] */
-	__u64 in_syncs;
-	/** @in_sync_count: in, 0..%DRM_NEURON_MAX_SYNCS */
-	__u32 in_sync_count;
 	/** @pad: must be zero */
 	__u32 pad;
-	/** @out_sync: in, the syncobj to signal, handle 0 for none */
+	/** @copies: DMA: user pointer to struct drm_neuron_copy[] */
+	__u64 copies;
+	/** @copy_count: DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES */
+	__u32 copy_count;
+	/** @kernel_handle: compute: the device buffer holding the kernel */
+	__u32 kernel_handle;
+	/** @kernel_offset: compute: byte offset of the kernel in it */
+	__u64 kernel_offset;
+	/** @kernel_size: compute: bytes, a multiple of sizeof(struct nrn_insn) */
+	__u64 kernel_size;
+	/** @bos: compute: user pointer to struct drm_neuron_bo_ref[] */
+	__u64 bos;
+	/** @bo_count: compute: entries of @bos, 0..%DRM_NEURON_MAX_BOS */
+	__u32 bo_count;
+	/** @in_sync_count: entries of @in_syncs, 0..%DRM_NEURON_MAX_SYNCS */
+	__u32 in_sync_count;
+	/** @in_syncs: user pointer to struct drm_neuron_sync[] to wait for */
+	__u64 in_syncs;
+	/** @out_sync: the syncobj to signal, handle 0 for none */
 	struct drm_neuron_sync out_sync;
+};
+
+/**
+ * struct drm_neuron_wait - wait for a job and read how it ended
+ *
+ * Waits until the fence at (@handle, @point) signals -- the fence of a job
+ * submitted with it as out-sync -- and reports the job's status. One call
+ * does what a syncobj wait followed by a status query would.
+ *
+ * Returns 0 when the fence signalled (whatever the job's outcome, which is
+ * in @status), -ETIME when @timeout_ns passed first, -ENOENT for an unknown
+ * handle or a point with no fence yet.
+ */
+struct drm_neuron_wait {
+	/** @handle: in, syncobj handle */
+	__u32 handle;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @point: in, timeline point, 0 for a binary syncobj */
+	__u64 point;
+	/** @timeout_ns: in, relative timeout; negative waits forever */
+	__s64 timeout_ns;
+	/**
+	 * @status: out, 0 when the job succeeded, else a negative errno (see
+	 * "contexts and fences")
+	 */
+	__s32 status;
+	/**
+	 * @device_error: out, when @status is -EIO: the device's error code
+	 * (NRN_ERR_* of docs/hardware.md), else 0
+	 */
+	__u32 device_error;
 };
 
 #if defined(__cplusplus)

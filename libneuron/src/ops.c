@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The operations layer: tensor descriptors in, ISA instructions out, into
+ * the stream's batch. It does what the ISA leaves to software: NumPy-style
+ * broadcasting (as zero strides), merging dimensions that are contiguous in
+ * every operand (fewer, longer loops on the card), and splitting operands of
+ * more than NRN_MAX_DIMS dimensions into one instruction per leading index.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAXD NRN_TENSOR_MAX_DIMS
+#define MAX_OPERANDS 4
+
+static const unsigned int nrn_dtype_size[NRN_NUM_DTYPES] = {
+	[NRN_F32] = 4, [NRN_BF16] = 2, [NRN_I32] = 4, [NRN_I64] = 8, [NRN_BOOL] = 1,
+};
+
+/* An operand being shaped for the ISA. */
+struct nrn_opnd {
+	const struct nrn_tensor_desc *t;
+	uint32_t access;
+	uint64_t offset;
+	int64_t strides[MAXD];
+};
+
+/* The common iteration space of an instruction's operands. */
+struct nrn_space {
+	unsigned int ndim;
+	int64_t shape[MAXD];
+	struct nrn_opnd op[MAX_OPERANDS];
+	unsigned int nop;
+	/* Reductions: the axis, where the destination has extent 1 (or -1). */
+	int reduce_axis;
+};
+
+NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
+				      struct nrn_buffer *buf, uint64_t offset,
+				      enum nrn_dtype dtype, unsigned int ndim,
+				      const int64_t *shape)
+{
+	int64_t stride = 1;
+
+	memset(t, 0, sizeof(*t));
+	t->buf = buf;
+	t->offset = offset;
+	t->dtype = dtype;
+	t->ndim = ndim > MAXD ? MAXD : ndim;
+	for (int d = (int)t->ndim - 1; d >= 0; d--) {
+		t->shape[d] = shape[d];
+		t->strides[d] = stride;
+		stride *= shape[d];
+	}
+}
+
+static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t)
+{
+	if (!t || !t->buf || t->ndim > MAXD || (unsigned int)t->dtype >= NRN_NUM_DTYPES)
+		return -EINVAL;
+	if (t->buf->dev != s->dev)
+		return -EXDEV;
+	if (t->buf->mem != NRN_MEM_DEVICE)
+		return -EINVAL;
+	if (t->offset % nrn_dtype_size[t->dtype])
+		return -EINVAL;
+	for (unsigned int d = 0; d < t->ndim; d++)
+		if (t->shape[d] < 0 || t->shape[d] > UINT32_MAX)
+			return -EINVAL;
+	return 0;
+}
+
+static int64_t nrn_numel(const int64_t *shape, unsigned int ndim)
+{
+	int64_t n = 1;
+
+	for (unsigned int d = 0; d < ndim; d++)
+		n *= shape[d];
+	return n;
+}
+
+/* Start a space shaped like @t. */
+static void nrn_space_init(struct nrn_space *sp, const struct nrn_tensor_desc *t)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->reduce_axis = -1;
+	sp->ndim = t->ndim;
+	memcpy(sp->shape, t->shape, sizeof(sp->shape));
+}
+
+/* Add @t, broadcast to the space's shape (right-aligned, size-1 dims). */
+static int nrn_space_add(struct nrn_space *sp, const struct nrn_tensor_desc *t,
+			 uint32_t access)
+{
+	struct nrn_opnd *o = &sp->op[sp->nop++];
+	unsigned int lead = sp->ndim - t->ndim;
+
+	if (t->ndim > sp->ndim)
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	o->t = t;
+	o->access = access;
+	o->offset = t->offset;
+	for (unsigned int d = 0; d < t->ndim; d++) {
+		if (t->shape[d] == sp->shape[lead + d])
+			o->strides[lead + d] = t->shape[d] == 1 ? 0 : t->strides[d];
+		else if (t->shape[d] == 1)
+			o->strides[lead + d] = 0;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Drop size-1 dimensions and merge neighbours that are contiguous in every
+ * operand. Dimensions in @keep (a bit mask) are neither dropped nor merged;
+ * @pos (if not NULL) receives each kept dimension's new index.
+ */
+static void nrn_space_coalesce(struct nrn_space *sp, unsigned int keep,
+			       unsigned int *pos)
+{
+	unsigned int n = 0, d, i;
+	bool last_kept = false;
+
+	for (d = 0; d < sp->ndim; d++) {
+		bool kept = keep & (1u << d);
+
+		if (sp->shape[d] == 1 && !kept)
+			continue;
+		if (n && !kept && !last_kept) {
+			bool merge = true;
+
+			for (i = 0; i < sp->nop; i++)
+				if (sp->op[i].strides[n - 1] !=
+				    sp->op[i].strides[d] * sp->shape[d])
+					merge = false;
+			if (merge) {
+				sp->shape[n - 1] *= sp->shape[d];
+				for (i = 0; i < sp->nop; i++)
+					sp->op[i].strides[n - 1] = sp->op[i].strides[d];
+				continue;
+			}
+		}
+		if (kept && pos)
+			pos[d] = n;
+		sp->shape[n] = sp->shape[d];
+		for (i = 0; i < sp->nop; i++)
+			sp->op[i].strides[n] = sp->op[i].strides[d];
+		last_kept = kept;
+		n++;
+	}
+	if (!n) {
+		sp->shape[0] = 1;
+		for (i = 0; i < sp->nop; i++)
+			sp->op[i].strides[0] = 0;
+		n = 1;
+	}
+	sp->ndim = n;
+}
+
+/* The ISA operand for @o over the last @nd dims of the space, at @extra bytes. */
+static struct nrn_tensor nrn_isa_tensor(const struct nrn_space *sp,
+					const struct nrn_opnd *o, unsigned int slot,
+					unsigned int first, unsigned int nd,
+					uint64_t extra)
+{
+	struct nrn_tensor t = {
+		.slot = (uint8_t)slot, .dtype = (uint8_t)o->t->dtype,
+		.ndim = (uint8_t)nd, .offset = o->offset + extra,
+	};
+
+	for (unsigned int d = 0; d < nd; d++) {
+		t.shape[d] = (uint32_t)sp->shape[first + d];
+		t.strides[d] = o->strides[first + d];
+	}
+	return t;
+}
+
+/* Bind the operands' buffers, flushing first if they do not fit the batch. */
+static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
+			   unsigned int ninsn, unsigned int *slots)
+{
+	unsigned int fresh = 0, i, j;
+	int ret;
+
+	for (i = 0; i < sp->nop; i++) {
+		bool bound = false;
+
+		for (j = 0; j < s->batch.nslots && !bound; j++)
+			bound = s->slots[j] == sp->op[i].t->buf;
+		for (j = 0; j < i && !bound; j++)
+			bound = sp->op[j].t->buf == sp->op[i].t->buf;
+		fresh += !bound;
+	}
+	if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
+	    s->batch.count + ninsn > NRN_BATCH_MAX_OPS) {
+		ret = nrn_stream_flush_locked(s);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < sp->nop; i++) {
+		ret = nrn_stream_slot_locked(s, sp->op[i].t->buf, sp->op[i].access,
+					     &slots[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Encode @tmpl with its operands from the space: op[0] is dst, op[1..] the
+ * sources. Dimensions beyond the last NRN_MAX_DIMS are looped over, one
+ * instruction per index.
+ */
+static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
+		    const struct nrn_insn *tmpl)
+{
+	unsigned int nd = sp->ndim < NRN_MAX_DIMS ? sp->ndim : NRN_MAX_DIMS;
+	unsigned int first = sp->ndim - nd, slots[MAX_OPERANDS], i, d;
+	int64_t outer = nrn_numel(sp->shape, first), idx[MAXD] = { 0 };
+	int ret;
+
+	if (!nrn_numel(sp->shape, sp->ndim) || outer > NRN_BATCH_MAX_OPS * 64)
+		return nrn_numel(sp->shape, sp->ndim) ? -E2BIG : 0;
+	pthread_mutex_lock(&s->lock);
+	ret = nrn_bind_locked(s, sp, outer < NRN_BATCH_MAX_OPS ? (unsigned int)outer : 1,
+			      slots);
+	for (int64_t n = 0; !ret && n < outer; n++) {
+		struct nrn_insn in = *tmpl;
+
+		for (i = 0; i < sp->nop; i++) {
+			uint64_t extra = 0;
+			struct nrn_tensor t;
+
+			for (d = 0; d < first; d++)
+				extra += idx[d] * sp->op[i].strides[d] *
+					 nrn_dtype_size[sp->op[i].t->dtype];
+			t = nrn_isa_tensor(sp, &sp->op[i], slots[i], first, nd, extra);
+			if (i == 0 && sp->reduce_axis >= (int)first)
+				t.shape[sp->reduce_axis - first] = 1;
+			if (i == 0)
+				in.dst = t;
+			else
+				in.src[i - 1] = t;
+		}
+		ret = nrn_stream_push_locked(s, &in);
+		/* A flush inside the loop ends the bindings: bind again. */
+		if (!ret && !s->batch.count && n + 1 < outer)
+			ret = nrn_bind_locked(s, sp, 1, slots);
+		for (d = first; d-- > 0;) {
+			if (++idx[d] < sp->shape[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+static uint64_t nrn_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+/* Elementwise: dst and up to three sources broadcast to dst's shape. */
+static int nrn_elementwise(struct nrn_stream *s, const struct nrn_insn *tmpl,
+			   const struct nrn_tensor_desc *dst,
+			   const struct nrn_tensor_desc *const *srcs,
+			   unsigned int nsrc)
+{
+	struct nrn_space sp;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = nrn_check_tensor(s, dst);
+	for (unsigned int i = 0; !ret && i < nsrc; i++)
+		ret = nrn_check_tensor(s, srcs[i]);
+	if (ret)
+		return ret;
+	nrn_space_init(&sp, dst);
+	ret = nrn_space_add(&sp, dst, NRN_ACCESS_WRITE);
+	for (unsigned int i = 0; !ret && i < nsrc; i++)
+		ret = nrn_space_add(&sp, srcs[i], NRN_ACCESS_READ);
+	if (ret)
+		return ret;
+	nrn_space_coalesce(&sp, 0, NULL);
+	return nrn_emit(s, &sp, tmpl);
+}
+
+NRN_EXPORT int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+			   double value)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_FILL, .scalar = nrn_bits(value) };
+
+	return nrn_elementwise(s, &in, dst, NULL, 0);
+}
+
+NRN_EXPORT int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+			   const struct nrn_tensor_desc *src)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_COPY };
+
+	return nrn_elementwise(s, &in, dst, &src, 1);
+}
+
+NRN_EXPORT int nrn_op_unary(struct nrn_stream *s, enum nrn_unary fn,
+			    const struct nrn_tensor_desc *dst,
+			    const struct nrn_tensor_desc *src)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_UNARY, .subop = (uint16_t)fn };
+
+	if ((unsigned int)fn >= NRN_NUM_UNARY)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, &src, 1);
+}
+
+NRN_EXPORT int nrn_op_binary(struct nrn_stream *s, enum nrn_binary op,
+			     const struct nrn_tensor_desc *dst,
+			     const struct nrn_tensor_desc *a,
+			     const struct nrn_tensor_desc *b, double alpha)
+{
+	const struct nrn_tensor_desc *srcs[2] = { a, b };
+	struct nrn_insn in = { .opcode = NRN_INSN_BINARY, .subop = (uint16_t)op,
+			       .alpha = nrn_bits(alpha) };
+
+	if ((unsigned int)op >= NRN_NUM_BINARY)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, srcs, 2);
+}
+
+NRN_EXPORT int nrn_op_binary_scalar(struct nrn_stream *s, enum nrn_binary op,
+				    const struct nrn_tensor_desc *dst,
+				    const struct nrn_tensor_desc *a, double scalar,
+				    double alpha, int reverse)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_BINARY, .subop = (uint16_t)op,
+			       .flags = NRN_IF_SCALAR | (reverse ? NRN_IF_REVERSE : 0),
+			       .scalar = nrn_bits(scalar), .alpha = nrn_bits(alpha) };
+
+	if ((unsigned int)op >= NRN_NUM_BINARY)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, &a, 1);
+}
+
+NRN_EXPORT int nrn_op_compare(struct nrn_stream *s, enum nrn_compare cmp,
+			      const struct nrn_tensor_desc *dst,
+			      const struct nrn_tensor_desc *a,
+			      const struct nrn_tensor_desc *b)
+{
+	const struct nrn_tensor_desc *srcs[2] = { a, b };
+	struct nrn_insn in = { .opcode = NRN_INSN_COMPARE, .subop = (uint16_t)cmp };
+
+	if ((unsigned int)cmp >= NRN_NUM_COMPARE)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, srcs, 2);
+}
+
+NRN_EXPORT int nrn_op_compare_scalar(struct nrn_stream *s, enum nrn_compare cmp,
+				     const struct nrn_tensor_desc *dst,
+				     const struct nrn_tensor_desc *a, double scalar)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_COMPARE, .subop = (uint16_t)cmp,
+			       .flags = NRN_IF_SCALAR, .scalar = nrn_bits(scalar) };
+
+	if ((unsigned int)cmp >= NRN_NUM_COMPARE)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, &a, 1);
+}
+
+NRN_EXPORT int nrn_op_where(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+			    const struct nrn_tensor_desc *cond,
+			    const struct nrn_tensor_desc *a,
+			    const struct nrn_tensor_desc *b)
+{
+	const struct nrn_tensor_desc *srcs[3] = { cond, a, b };
+	struct nrn_insn in = { .opcode = NRN_INSN_WHERE };
+
+	return nrn_elementwise(s, &in, dst, srcs, 3);
+}
+
+/* Resolve a possibly negative @axis of an @ndim-dim tensor. */
+static int nrn_axis(int axis, unsigned int ndim, unsigned int *out)
+{
+	int n = (int)(ndim ? ndim : 1);
+
+	if (axis < -n || axis >= n)
+		return -EINVAL;
+	*out = (unsigned int)(axis < 0 ? axis + n : axis);
+	return 0;
+}
+
+/*
+ * An axis operation (reduce, softmax): @dst is @src's shape, with the axis
+ * of extent 1 (kept or dropped) when @reduce. The axis stays a dimension of
+ * its own; the others merge where they can.
+ */
+static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
+		       const struct nrn_tensor_desc *dst,
+		       const struct nrn_tensor_desc *src, int axis, bool reduce)
+{
+	struct nrn_tensor_desc d = *dst;
+	struct nrn_space sp;
+	unsigned int ax, i;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = nrn_check_tensor(s, dst);
+	if (!ret)
+		ret = nrn_check_tensor(s, src);
+	if (!ret)
+		ret = nrn_axis(axis, src->ndim, &ax);
+	if (ret)
+		return ret;
+	if (reduce && dst->ndim + 1 == src->ndim) {
+		/* Without the reduced dim: put it back, extent 1. */
+		if (src->ndim > MAXD)
+			return -EINVAL;
+		for (i = src->ndim - 1; i > ax; i--) {
+			d.shape[i] = dst->shape[i - 1];
+			d.strides[i] = dst->strides[i - 1];
+		}
+		d.shape[ax] = 1;
+		d.strides[ax] = 0;
+		d.ndim = src->ndim;
+	}
+	if (d.ndim != src->ndim)
+		return -EINVAL;
+	for (i = 0; i < src->ndim; i++) {
+		int64_t want = reduce && i == ax ? 1 : src->shape[i];
+
+		if (d.shape[i] != want)
+			return -EINVAL;
+	}
+	if (!src->ndim) {
+		/* A scalar: the axis is a dimension of extent 1. */
+		nrn_space_init(&sp, src);
+		sp.ndim = 1;
+		sp.shape[0] = 1;
+		sp.nop = 2;
+		sp.op[0] = (struct nrn_opnd){ .t = dst, .access = NRN_ACCESS_WRITE,
+					      .offset = dst->offset };
+		sp.op[1] = (struct nrn_opnd){ .t = src, .access = NRN_ACCESS_READ,
+					      .offset = src->offset };
+		in->axis = 0;
+		return nrn_emit(s, &sp, in);
+	}
+	nrn_space_init(&sp, src);
+	ret = nrn_space_add(&sp, &d, NRN_ACCESS_WRITE);
+	if (!ret)
+		ret = nrn_space_add(&sp, src, NRN_ACCESS_READ);
+	if (ret)
+		return ret;
+	sp.op[0].t = dst;
+	{
+		unsigned int pos[MAXD] = { 0 };
+
+		nrn_space_coalesce(&sp, 1u << ax, pos);
+		i = pos[ax];
+	}
+	if (sp.ndim > NRN_MAX_DIMS && i < sp.ndim - NRN_MAX_DIMS)
+		return -E2BIG; /* the axis must be among the last four dims */
+	if (reduce)
+		sp.reduce_axis = (int)i;
+	/* Counted from the end: the same in the space and in the operand. */
+	in->axis = (int32_t)i - (int32_t)sp.ndim;
+	return nrn_emit(s, &sp, in);
+}
+
+NRN_EXPORT int nrn_op_reduce(struct nrn_stream *s, enum nrn_reduce red,
+			     const struct nrn_tensor_desc *dst,
+			     const struct nrn_tensor_desc *src, int axis)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_REDUCE, .subop = (uint16_t)red };
+
+	if ((unsigned int)red >= NRN_NUM_REDUCE)
+		return -EINVAL;
+	return nrn_axis_op(s, &in, dst, src, axis, true);
+}
+
+NRN_EXPORT int nrn_op_softmax(struct nrn_stream *s, enum nrn_softmax variant,
+			      const struct nrn_tensor_desc *dst,
+			      const struct nrn_tensor_desc *src, int axis)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_SOFTMAX, .subop = (uint16_t)variant };
+
+	if ((unsigned int)variant >= NRN_NUM_SOFTMAX)
+		return -EINVAL;
+	return nrn_axis_op(s, &in, dst, src, axis, false);
+}
+
+/* An operand exactly as given (at most NRN_MAX_DIMS dims). */
+static struct nrn_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
+				       unsigned int slot)
+{
+	struct nrn_tensor r = { .slot = (uint8_t)slot, .dtype = (uint8_t)t->dtype,
+				.ndim = (uint8_t)t->ndim, .offset = t->offset };
+
+	for (unsigned int d = 0; d < t->ndim; d++) {
+		r.shape[d] = (uint32_t)t->shape[d];
+		r.strides[d] = t->strides[d];
+	}
+	return r;
+}
+
+/* Encode one instruction whose operands need no reshaping. */
+static int nrn_emit_plain(struct nrn_stream *s, struct nrn_insn *in,
+			  const struct nrn_tensor_desc *const *ts,
+			  const uint32_t *access, unsigned int n)
+{
+	unsigned int slots[MAX_OPERANDS];
+	struct nrn_space sp = { .nop = n };
+	int ret;
+
+	for (unsigned int i = 0; i < n; i++) {
+		ret = nrn_check_tensor(s, ts[i]);
+		if (ret)
+			return ret;
+		if (ts[i]->ndim > NRN_MAX_DIMS)
+			return -E2BIG;
+		sp.op[i] = (struct nrn_opnd){ .t = ts[i], .access = access[i] };
+	}
+	pthread_mutex_lock(&s->lock);
+	ret = nrn_bind_locked(s, &sp, 1, slots);
+	if (!ret) {
+		in->dst = nrn_isa_plain(ts[0], slots[0]);
+		for (unsigned int i = 1; i < n; i++)
+			in->src[i - 1] = nrn_isa_plain(ts[i], slots[i]);
+		ret = nrn_stream_push_locked(s, in);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+NRN_EXPORT int nrn_op_gather(struct nrn_stream *s, enum nrn_index_mode mode,
+			     const struct nrn_tensor_desc *dst,
+			     const struct nrn_tensor_desc *src,
+			     const struct nrn_tensor_desc *index, int axis)
+{
+	const struct nrn_tensor_desc *ts[3] = { dst, src, index };
+	const uint32_t access[3] = { NRN_ACCESS_WRITE, NRN_ACCESS_READ, NRN_ACCESS_READ };
+	struct nrn_insn in = { .opcode = NRN_INSN_GATHER, .subop = (uint16_t)mode,
+			       .axis = axis };
+
+	if (!s || (unsigned int)mode >= NRN_NUM_IDX)
+		return -EINVAL;
+	return nrn_emit_plain(s, &in, ts, access, 3);
+}
+
+NRN_EXPORT int nrn_op_scatter_add(struct nrn_stream *s, enum nrn_index_mode mode,
+				  const struct nrn_tensor_desc *dst,
+				  const struct nrn_tensor_desc *src,
+				  const struct nrn_tensor_desc *index, int axis)
+{
+	const struct nrn_tensor_desc *ts[3] = { dst, src, index };
+	const uint32_t access[3] = { NRN_ACCESS_READ | NRN_ACCESS_WRITE,
+				     NRN_ACCESS_READ, NRN_ACCESS_READ };
+	struct nrn_insn in = { .opcode = NRN_INSN_SCATTER_ADD, .subop = (uint16_t)mode,
+			       .axis = axis };
+
+	if (!s || (unsigned int)mode >= NRN_NUM_IDX)
+		return -EINVAL;
+	return nrn_emit_plain(s, &in, ts, access, 3);
+}
+
+/*
+ * Matmul: the last two dims are the matrices; the batch dims of a, b and
+ * the bias broadcast to dst's, then merge where they can (the ISA has two
+ * batch dims; beyond that, one instruction per leading index).
+ */
+NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+			     const struct nrn_tensor_desc *a,
+			     const struct nrn_tensor_desc *b,
+			     const struct nrn_tensor_desc *bias, int accumulate)
+{
+	struct nrn_insn in = { .opcode = NRN_INSN_MATMUL };
+	struct nrn_tensor_desc av, bv;
+	struct nrn_space sp;
+	unsigned int nd, i;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = nrn_check_tensor(s, dst);
+	if (!ret)
+		ret = nrn_check_tensor(s, a);
+	if (!ret)
+		ret = nrn_check_tensor(s, b);
+	if (!ret && bias)
+		ret = nrn_check_tensor(s, bias);
+	if (ret)
+		return ret;
+	nd = dst->ndim;
+	if (nd < 2 || a->ndim < 2 || b->ndim < 2 || a->ndim > nd || b->ndim > nd)
+		return -EINVAL;
+	if (a->shape[a->ndim - 2] != dst->shape[nd - 2] ||
+	    b->shape[b->ndim - 1] != dst->shape[nd - 1] ||
+	    a->shape[a->ndim - 1] != b->shape[b->ndim - 2])
+		return -EINVAL;
+
+	/* Broadcast a's and b's batch dims by giving them dst's matrix dims. */
+	av = *a;
+	bv = *b;
+	av.shape[a->ndim - 1] = dst->shape[nd - 1];
+	av.strides[a->ndim - 1] = 0;
+	bv.shape[b->ndim - 2] = dst->shape[nd - 2];
+	bv.strides[b->ndim - 2] = 0;
+	nrn_space_init(&sp, dst);
+	ret = nrn_space_add(&sp, dst, NRN_ACCESS_WRITE |
+			    (accumulate ? NRN_ACCESS_READ : 0));
+	if (!ret)
+		ret = nrn_space_add(&sp, &av, NRN_ACCESS_READ);
+	if (!ret)
+		ret = nrn_space_add(&sp, &bv, NRN_ACCESS_READ);
+	if (!ret && bias)
+		ret = nrn_space_add(&sp, bias, NRN_ACCESS_READ);
+	if (ret)
+		return ret;
+	/* Restore the real matrix strides of a ([M, K]) and b ([K, N]). */
+	sp.op[1].t = a;
+	sp.op[2].t = b;
+	sp.op[1].strides[nd - 2] = a->strides[a->ndim - 2];
+	sp.op[1].strides[nd - 1] = a->strides[a->ndim - 1];
+	sp.op[2].strides[nd - 2] = b->strides[b->ndim - 2];
+	sp.op[2].strides[nd - 1] = b->strides[b->ndim - 1];
+	/* a's shape in the space is [.., M, N]; the ISA needs [.., M, K]. */
+	{
+		int64_t K = a->shape[a->ndim - 1];
+		struct nrn_space mm = sp;
+		unsigned int slots[MAX_OPERANDS], first, keep;
+		int64_t outer, idx[MAXD] = { 0 };
+
+		keep = (1u << (nd - 1)) | (1u << (nd - 2));
+		nrn_space_coalesce(&mm, keep, NULL);
+		/* Batch dims are all but the two matrix dims. */
+		if (mm.ndim > NRN_MAX_DIMS)
+			first = mm.ndim - NRN_MAX_DIMS;
+		else
+			first = 0;
+		outer = nrn_numel(mm.shape, first);
+		if (!nrn_numel(mm.shape, mm.ndim))
+			return 0;
+		if (!K && !bias && !accumulate) {
+			/* An empty product: zeros. */
+			return nrn_op_fill(s, dst, 0);
+		}
+		in.flags = (accumulate ? NRN_IF_ACCUMULATE : 0) | (bias ? NRN_IF_BIAS : 0);
+		pthread_mutex_lock(&s->lock);
+		ret = nrn_bind_locked(s, &mm, 1, slots);
+		for (int64_t n = 0; !ret && n < outer; n++) {
+			struct nrn_insn x = in;
+			unsigned int ndd = mm.ndim - first;
+
+			for (i = 0; i < mm.nop; i++) {
+				uint64_t extra = 0;
+				struct nrn_tensor t;
+
+				for (unsigned int d = 0; d < first; d++)
+					extra += idx[d] * mm.op[i].strides[d] *
+						 nrn_dtype_size[mm.op[i].t->dtype];
+				t = nrn_isa_tensor(&mm, &mm.op[i], slots[i], first, ndd, extra);
+				if (i == 1)
+					t.shape[ndd - 1] = (uint32_t)K;
+				if (i == 2)
+					t.shape[ndd - 2] = (uint32_t)K;
+				if (i == 0)
+					x.dst = t;
+				else
+					x.src[i - 1] = t;
+			}
+			ret = nrn_stream_push_locked(s, &x);
+			if (!ret && !s->batch.count && n + 1 < outer)
+				ret = nrn_bind_locked(s, &mm, 1, slots);
+			for (unsigned int d = first; d-- > 0;) {
+				if (++idx[d] < mm.shape[d])
+					break;
+				idx[d] = 0;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	return ret;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streams: in-order queues of work. Every job of a stream signals the next
+ * point of the stream's timeline syncobj and waits for the previous one, so
+ * order holds across the DMA and NeuronCore queues; a failed job's error
+ * passes down the chain (the driver does not run a job whose input failed)
+ * and is reported by the next synchronisation, which then starts a fresh
+ * chain. Compute operations are batched into one kernel per submission.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xf86drm.h>
+
+#include "internal.h"
+
+#define NRN_CODE_RING_SIZE (4u << 20)
+
+static int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r,
+			 size_t size, enum nrn_mem where)
+{
+	void *map;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = nrn_buffer_alloc(dev, size, where, &r->buf);
+	if (ret)
+		return ret;
+	ret = nrn_buffer_map(r->buf, &map);
+	if (ret) {
+		nrn_buffer_free(r->buf);
+		r->buf = NULL;
+		return ret;
+	}
+	r->map = map;
+	r->size = size;
+	return 0;
+}
+
+NRN_EXPORT __cold int nrn_stream_create(struct nrn_device *dev,
+					struct nrn_stream **sp)
+{
+	struct nrn_stream *s;
+	unsigned int n;
+	int ret;
+
+	if (!dev || !sp)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->dev = dev;
+	n = atomic_fetch_add(&dev->next_queue, 1);
+	s->core = n % dev->info.num_cores;
+	s->dma = n % dev->info.num_dma_queues;
+	ret = nrn_kernel_init(&s->batch, 0);
+	if (ret)
+		goto err_free;
+	ret = drmSyncobjCreate(dev->fd, 0, &s->timeline);
+	if (ret)
+		goto err_kernel;
+	ret = nrn_ring_init(dev, &s->code, NRN_CODE_RING_SIZE, NRN_MEM_DEVICE);
+	if (ret)
+		goto err_syncobj;
+	pthread_mutex_init(&s->lock, NULL);
+	*sp = s;
+	return 0;
+
+err_syncobj:
+	drmSyncobjDestroy(dev->fd, s->timeline);
+err_kernel:
+	nrn_kernel_fini(&s->batch);
+err_free:
+	free(s);
+	return ret;
+}
+
+NRN_EXPORT __cold void nrn_stream_destroy(struct nrn_stream *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	nrn_stream_sync_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	nrn_buffer_free(s->code.buf);
+	nrn_buffer_free(s->staging.buf);
+	drmSyncobjDestroy(s->dev->fd, s->timeline);
+	nrn_kernel_fini(&s->batch);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+NRN_EXPORT int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->stream)
+		ret = nrn_stream_create(dev, &dev->stream);
+	*sp = dev->stream;
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/* Wait for @point of the timeline; the job's status, or a wait error. */
+static int nrn_wait_point(struct nrn_stream *s, uint64_t point,
+			  int64_t timeout_ns, unsigned int *device_error)
+{
+	struct drm_neuron_wait w = {
+		.handle = s->timeline, .point = point, .timeout_ns = timeout_ns,
+	};
+	int ret = nrn_ioctl(s->dev->fd, DRM_IOCTL_NEURON_WAIT, &w);
+
+	if (ret)
+		return ret;
+	if (device_error)
+		*device_error = w.device_error;
+	return w.status;
+}
+
+int nrn_stream_wait_point_locked(struct nrn_stream *s, uint64_t point)
+{
+	return nrn_wait_point(s, point, -1, NULL);
+}
+
+int nrn_stream_submit_locked(struct nrn_stream *s,
+			     struct drm_neuron_submit *submit)
+{
+	struct drm_neuron_sync in[DRM_NEURON_MAX_SYNCS];
+	unsigned int n = 0, i;
+	int ret;
+
+	if (s->dep)
+		in[n++] = (struct drm_neuron_sync){ .handle = s->timeline,
+						    .point = s->dep };
+	for (i = 0; i < s->nwaits; i++)
+		in[n++] = (struct drm_neuron_sync){ .handle = s->waits[i] };
+	submit->in_syncs = (uintptr_t)in;
+	submit->in_sync_count = n;
+	submit->out_sync = (struct drm_neuron_sync){ .handle = s->timeline,
+						     .point = s->point + 1 };
+	ret = nrn_ioctl(s->dev->fd, DRM_IOCTL_NEURON_SUBMIT, submit);
+	if (ret)
+		return ret;
+	s->point++;
+	s->dep = s->point;
+	for (i = 0; i < s->nwaits; i++)
+		drmSyncobjDestroy(s->dev->fd, s->waits[i]);
+	s->nwaits = 0;
+	return 0;
+}
+
+static bool nrn_overlaps(const struct nrn_ring_use *u, size_t start, size_t end)
+{
+	return u->start < end && start < u->end;
+}
+
+int nrn_ring_alloc_locked(struct nrn_stream *s, struct nrn_ring *r,
+			  size_t len, size_t align, size_t *off)
+{
+	size_t start = (r->head + align - 1) / align * align;
+	uint64_t wait = 0;
+	unsigned int i;
+	int ret;
+
+	if (len > r->size)
+		return -E2BIG;
+	if (start + len > r->size)
+		start = 0;
+	/* The newest region in the way, and everything before it, must go. */
+	for (i = 0; i < r->count; i++) {
+		const struct nrn_ring_use *u = &r->uses[(r->first + i) % NRN_RING_USES];
+
+		if (nrn_overlaps(u, start, start + len) || r->count == NRN_RING_USES)
+			wait = u->point > wait ? u->point : wait;
+	}
+	if (wait) {
+		ret = nrn_stream_wait_point_locked(s, wait);
+		if (ret < 0 && ret != -EIO && ret != -ETIMEDOUT && ret != -ECANCELED)
+			return ret;
+		while (r->count && r->uses[r->first].point <= wait) {
+			r->first = (r->first + 1) % NRN_RING_USES;
+			r->count--;
+		}
+	}
+	*off = start;
+	return 0;
+}
+
+void nrn_ring_commit_locked(struct nrn_stream *s, struct nrn_ring *r,
+			    size_t off, size_t len)
+{
+	r->uses[(r->first + r->count) % NRN_RING_USES] = (struct nrn_ring_use){
+		.start = off, .end = off + len, .point = s->point + 1,
+	};
+	r->count++;
+	r->head = off + len;
+}
+
+int nrn_stream_flush_locked(struct nrn_stream *s)
+{
+	struct drm_neuron_bo_ref refs[DRM_NEURON_MAX_BOS];
+	size_t len = s->batch.count * sizeof(struct nrn_insn), off;
+	struct drm_neuron_submit submit = { .engine = DRM_NEURON_ENGINE_CORE };
+	unsigned int i;
+	int ret;
+
+	if (!s->batch.count)
+		return 0;
+	ret = nrn_ring_alloc_locked(s, &s->code, len, 64, &off);
+	if (ret)
+		return ret;
+	memcpy(s->code.map + off, s->batch.insns, len);
+	for (i = 0; i < s->batch.nslots; i++)
+		refs[i] = (struct drm_neuron_bo_ref){ .handle = s->slots[i]->handle,
+						      .access = s->access[i] };
+	submit.index = s->core;
+	submit.kernel_handle = s->code.buf->handle;
+	submit.kernel_offset = off;
+	submit.kernel_size = len;
+	submit.bos = (uintptr_t)refs;
+	submit.bo_count = s->batch.nslots;
+	nrn_ring_commit_locked(s, &s->code, off, len);
+	ret = nrn_stream_submit_locked(s, &submit);
+	if (ret) {
+		/* Not submitted: forget the region (it was the newest). */
+		s->code.count--;
+	}
+	/* Submitted or not, the batch is over: its buffers are released. */
+	for (i = 0; i < s->batch.nslots; i++)
+		nrn_buffer_put(s->slots[i]);
+	s->batch.nslots = 0;
+	s->batch.count = 0;
+	return ret;
+}
+
+int nrn_stream_sync_locked(struct nrn_stream *s)
+{
+	unsigned int device_error = 0;
+	int ret;
+
+	ret = nrn_stream_flush_locked(s);
+	if (ret)
+		return ret;
+	if (!s->dep)
+		return 0; /* nothing since the last synchronisation */
+	ret = nrn_wait_point(s, s->dep, -1, &device_error);
+	/* Reported once; the next job starts a fresh chain. */
+	s->dep = 0;
+	if (ret < 0)
+		s->device_error = device_error;
+	return ret;
+}
+
+NRN_EXPORT int nrn_stream_flush(struct nrn_stream *s)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	ret = nrn_stream_flush_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+NRN_EXPORT int nrn_stream_sync(struct nrn_stream *s)
+{
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	ret = nrn_stream_sync_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+NRN_EXPORT unsigned int nrn_stream_device_error(struct nrn_stream *s)
+{
+	unsigned int e;
+
+	pthread_mutex_lock(&s->lock);
+	e = s->device_error;
+	pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
+			   uint32_t access, unsigned int *slot)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->batch.nslots; i++) {
+		if (s->slots[i] == buf) {
+			s->access[i] |= access;
+			*slot = i;
+			return 0;
+		}
+	}
+	if (s->batch.nslots == DRM_NEURON_MAX_BOS)
+		return -ENOSPC;
+	nrn_buffer_get(buf);
+	s->slots[i] = buf;
+	s->access[i] = access;
+	s->batch.nslots++;
+	*slot = i;
+	return 0;
+}
+
+int nrn_stream_push_locked(struct nrn_stream *s, const struct nrn_insn *insn)
+{
+	int ret = nrn_kernel_push(&s->batch, insn);
+
+	if (!ret && s->batch.count >= NRN_BATCH_MAX_OPS)
+		ret = nrn_stream_flush_locked(s);
+	return ret;
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the operations layer against the same computation on the
+ * CPU: elementwise with broadcasting and scalars, matmul (batched,
+ * transposed, bias, accumulate), reductions, softmax, gather/scatter, casts;
+ * operands of more than four dimensions and non-contiguous views; bad
+ * descriptors.
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "t_helpers.h"
+
+static struct nrn_device *dev;
+static struct nrn_stream *s;
+
+/* A device tensor with its contents, contiguous. */
+struct dt {
+	struct nrn_buffer *buf;
+	struct nrn_tensor_desc d;
+	float *host;
+	size_t n;
+};
+
+static struct dt mk(unsigned int ndim, const int64_t *shape, unsigned int seed)
+{
+	struct dt t = { 0 };
+
+	t.n = 1;
+	for (unsigned int i = 0; i < ndim; i++)
+		t.n *= (size_t)shape[i];
+	t.host = calloc(t.n ? t.n : 1, sizeof(float));
+	for (size_t i = 0; i < t.n; i++)
+		t.host[i] = (float)((int)((i * 2654435761u + seed * 97) % 2001) - 1000) / 250.0f;
+	t_check_ret(nrn_buffer_alloc(dev, (t.n ? t.n : 1) * 4, NRN_MEM_DEVICE, &t.buf), 0);
+	nrn_tensor_contiguous(&t.d, t.buf, 0, NRN_F32, ndim, shape);
+	t_check_ret(nrn_copy_h2d(t.buf, 0, t.host, t.n * 4), 0);
+	return t;
+}
+
+static void rd(struct dt *t)
+{
+	t_check_ret(nrn_stream_copy_d2h(s, t->host, t->buf, 0, t->n * 4), 0);
+}
+
+static void rm_dt(struct dt *t)
+{
+	nrn_buffer_free(t->buf);
+	free(t->host);
+}
+
+static int close_enough(float got, double want, double rel)
+{
+	if (isnan(want))
+		return isnan(got);
+	return fabs(got - want) <= rel * fmax(1.0, fabs(want));
+}
+
+static void test_broadcast(void)
+{
+	int64_t sa[3] = { 2, 3, 4 }, sb[2] = { 1, 4 };
+	struct dt a = mk(3, sa, 1), b = mk(2, sb, 2), o = mk(3, sa, 3);
+
+	t_check_ret(nrn_op_binary(s, NRN_BIN_ADD, &o.d, &a.d, &b.d, 0.5), 0);
+	rd(&o);
+	for (size_t i = 0; i < o.n; i++)
+		t_check(o.host[i] == (float)(a.host[i] + 0.5 * b.host[i % 4]));
+	t_check_ret(nrn_op_binary_scalar(s, NRN_BIN_DIV, &o.d, &a.d, 2.0, 1, 1), 0);
+	rd(&o);
+	for (size_t i = 0; i < o.n; i++)
+		t_check(o.host[i] == (float)(2.0 / a.host[i]));
+	/* Shapes that do not broadcast. */
+	{
+		int64_t bad[1] = { 3 };
+		struct dt c = mk(1, bad, 4);
+
+		t_check_ret(nrn_op_binary(s, NRN_BIN_ADD, &o.d, &a.d, &c.d, 1), -EINVAL);
+		rm_dt(&c);
+	}
+	rm_dt(&a);
+	rm_dt(&b);
+	rm_dt(&o);
+}
+
+static void test_high_rank_and_views(void)
+{
+	/* 6-D, with a transposed (non-contiguous) source: no dims merge. */
+	int64_t sh[6] = { 2, 3, 2, 2, 3, 2 };
+	struct dt a = mk(6, sh, 5), o = mk(6, sh, 6);
+	struct nrn_tensor_desc at = a.d;
+	size_t idx[6];
+
+	/* Swap the last two dims of a (viewed as [..,2,3] read as [..,3,2]). */
+	at.shape[4] = 3;
+	at.shape[5] = 2;
+	at.strides[4] = 1;
+	at.strides[5] = 3;
+	t_check_ret(nrn_op_unary(s, NRN_UN_NEG, &o.d, &at), 0);
+	rd(&o);
+	for (size_t i = 0; i < o.n; i++) {
+		size_t r = i, src = 0;
+
+		for (int d = 5; d >= 0; d--) {
+			idx[d] = r % (size_t)sh[d];
+			r /= (size_t)sh[d];
+		}
+		for (int d = 0; d < 6; d++)
+			src += idx[d] * (size_t)at.strides[d];
+		t_check(o.host[i] == -a.host[src]);
+	}
+	rm_dt(&a);
+	rm_dt(&o);
+}
+
+static void test_matmul(void)
+{
+	int64_t sa[3] = { 2, 5, 7 }, sb[2] = { 7, 3 }, so[3] = { 2, 5, 3 }, sbias[1] = { 3 };
+	struct dt a = mk(3, sa, 7), b = mk(2, sb, 8), o = mk(3, so, 9), bias = mk(1, sbias, 10);
+
+	/* b broadcasts over a's batch; bias over rows. */
+	t_check_ret(nrn_op_matmul(s, &o.d, &a.d, &b.d, &bias.d, 0), 0);
+	rd(&o);
+	for (int bt = 0; bt < 2; bt++)
+		for (int i = 0; i < 5; i++)
+			for (int j = 0; j < 3; j++) {
+				double w = bias.host[j];
+
+				for (int k = 0; k < 7; k++)
+					w += (double)a.host[bt * 35 + i * 7 + k] * b.host[k * 3 + j];
+				t_check(close_enough(o.host[bt * 15 + i * 3 + j], w, 1e-5));
+			}
+	/* Transposed b: a [5,7] @ (bT viewed from a [3,7] tensor). */
+	{
+		int64_t s2[2] = { 5, 7 }, st[2] = { 3, 7 }, s3[2] = { 5, 3 };
+		struct dt x = mk(2, s2, 11), y = mk(2, st, 12), z = mk(2, s3, 13);
+		struct nrn_tensor_desc yt = y.d;
+
+		yt.shape[0] = 7;
+		yt.shape[1] = 3;
+		yt.strides[0] = 1;
+		yt.strides[1] = 7;
+		t_check_ret(nrn_op_matmul(s, &z.d, &x.d, &yt, NULL, 0), 0);
+		rd(&z);
+		for (int i = 0; i < 5; i++)
+			for (int j = 0; j < 3; j++) {
+				double w = 0;
+
+				for (int k = 0; k < 7; k++)
+					w += (double)x.host[i * 7 + k] * y.host[j * 7 + k];
+				t_check(close_enough(z.host[i * 3 + j], w, 1e-5));
+			}
+		/* Mismatched inner dimension. */
+		t_check_ret(nrn_op_matmul(s, &z.d, &x.d, &x.d, NULL, 0), -EINVAL);
+		rm_dt(&x);
+		rm_dt(&y);
+		rm_dt(&z);
+	}
+	rm_dt(&a);
+	rm_dt(&b);
+	rm_dt(&o);
+	rm_dt(&bias);
+}
+
+static void test_reduce_softmax(void)
+{
+	int64_t sx[3] = { 4, 6, 5 }, sr[2] = { 4, 5 }, si[3] = { 4, 1, 5 };
+	struct dt x = mk(3, sx, 14), r = mk(2, sr, 15), sm = mk(3, sx, 16);
+	struct nrn_buffer *ib;
+	struct nrn_tensor_desc id;
+	int64_t idx[20];
+
+	/* sum over the middle axis, the result without it */
+	t_check_ret(nrn_op_reduce(s, NRN_RED_SUM, &r.d, &x.d, 1), 0);
+	rd(&r);
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < 5; k++) {
+			double w = 0;
+
+			for (int j = 0; j < 6; j++)
+				w += x.host[i * 30 + j * 5 + k];
+			t_check(close_enough(r.host[i * 5 + k], w, 1e-6));
+		}
+	/* argmax over the middle axis, kept as extent 1, into int64 */
+	t_check_ret(nrn_buffer_alloc(dev, sizeof(idx), NRN_MEM_DEVICE, &ib), 0);
+	nrn_tensor_contiguous(&id, ib, 0, NRN_I64, 3, si);
+	t_check_ret(nrn_op_reduce(s, NRN_RED_ARGMAX, &id, &x.d, -2), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, idx, ib, 0, sizeof(idx)), 0);
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < 5; k++) {
+			int best = 0;
+
+			for (int j = 1; j < 6; j++)
+				if (x.host[i * 30 + j * 5 + k] > x.host[i * 30 + best * 5 + k])
+					best = j;
+			t_check(idx[i * 5 + k] == best);
+		}
+	/* log_softmax over the last axis */
+	t_check_ret(nrn_op_softmax(s, NRN_SM_LOG_SOFTMAX, &sm.d, &x.d, -1), 0);
+	rd(&sm);
+	for (int row = 0; row < 24; row++) {
+		double m = -INFINITY, z = 0;
+
+		for (int j = 0; j < 5; j++)
+			m = fmax(m, x.host[row * 5 + j]);
+		for (int j = 0; j < 5; j++)
+			z += exp(x.host[row * 5 + j] - m);
+		for (int j = 0; j < 5; j++)
+			t_check(close_enough(sm.host[row * 5 + j],
+					     x.host[row * 5 + j] - m - log(z), 1e-6));
+	}
+	t_check_ret(nrn_op_reduce(s, NRN_RED_SUM, &r.d, &x.d, 3), -EINVAL);
+	nrn_buffer_free(ib);
+	rm_dt(&x);
+	rm_dt(&r);
+	rm_dt(&sm);
+}
+
+static void test_gather_scatter(void)
+{
+	int64_t sw[2] = { 10, 4 }, so[2] = { 3, 4 }, sl[1] = { 3 };
+	struct dt w = mk(2, sw, 17), o = mk(2, so, 18), g = mk(2, sw, 19);
+	int64_t ids[3] = { 9, 0, 9 };
+	struct nrn_buffer *ib;
+	struct nrn_tensor_desc id;
+
+	t_check_ret(nrn_buffer_alloc(dev, sizeof(ids), NRN_MEM_DEVICE, &ib), 0);
+	t_check_ret(nrn_copy_h2d(ib, 0, ids, sizeof(ids)), 0);
+	nrn_tensor_contiguous(&id, ib, 0, NRN_I64, 1, sl);
+	t_check_ret(nrn_op_gather(s, NRN_IDX_SELECT, &o.d, &w.d, &id, 0), 0);
+	rd(&o);
+	for (int l = 0; l < 3; l++)
+		t_check(!memcmp(&o.host[l * 4], &w.host[ids[l] * 4], 16));
+	t_check_ret(nrn_op_fill(s, &g.d, 0), 0);
+	t_check_ret(nrn_op_scatter_add(s, NRN_IDX_SELECT, &g.d, &o.d, &id, 0), 0);
+	rd(&g);
+	for (int c = 0; c < 4; c++) {
+		t_check(close_enough(g.host[9 * 4 + c], 2.0 * w.host[9 * 4 + c], 1e-6));
+		t_check(g.host[0 * 4 + c] == w.host[0 * 4 + c]);
+		t_check(g.host[5 * 4 + c] == 0);
+	}
+	nrn_buffer_free(ib);
+	rm_dt(&w);
+	rm_dt(&o);
+	rm_dt(&g);
+}
+
+static void test_casts_compare_where(void)
+{
+	int64_t sh[1] = { 8 };
+	struct dt a = mk(1, sh, 20), o = mk(1, sh, 21);
+	struct nrn_buffer *bb, *hb;
+	struct nrn_tensor_desc bf, mask;
+	uint8_t m[8];
+
+	t_check_ret(nrn_buffer_alloc(dev, 16, NRN_MEM_DEVICE, &bb), 0);
+	t_check_ret(nrn_buffer_alloc(dev, 8, NRN_MEM_DEVICE, &hb), 0);
+	nrn_tensor_contiguous(&bf, bb, 0, NRN_BF16, 1, sh);
+	nrn_tensor_contiguous(&mask, hb, 0, NRN_BOOL, 1, sh);
+	t_check_ret(nrn_op_copy(s, &bf, &a.d), 0);
+	t_check_ret(nrn_op_copy(s, &o.d, &bf), 0);
+	rd(&o);
+	for (int i = 0; i < 8; i++)
+		t_check(close_enough(o.host[i], a.host[i], 1.0 / 128));
+	t_check_ret(nrn_op_compare_scalar(s, NRN_CMP_GE, &mask, &a.d, 0.0), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, m, hb, 0, 8), 0);
+	for (int i = 0; i < 8; i++)
+		t_check(m[i] == (a.host[i] >= 0));
+	t_check_ret(nrn_op_unary(s, NRN_UN_RELU, &o.d, &a.d), 0);
+	rd(&o);
+	for (int i = 0; i < 8; i++)
+		t_check(o.host[i] == (a.host[i] > 0 ? a.host[i] : 0));
+	/* Host buffers are not operands of compute. */
+	{
+		struct nrn_buffer *host;
+		struct nrn_tensor_desc h;
+
+		t_check_ret(nrn_buffer_alloc(dev, 32, NRN_MEM_HOST, &host), 0);
+		nrn_tensor_contiguous(&h, host, 0, NRN_F32, 1, sh);
+		t_check_ret(nrn_op_fill(s, &h, 1), -EINVAL);
+		nrn_buffer_free(host);
+	}
+	nrn_buffer_free(bb);
+	nrn_buffer_free(hb);
+	rm_dt(&a);
+	rm_dt(&o);
+}
+
+int main(void)
+{
+	dev = t_open_device();
+	t_check_ret(nrn_stream_create(dev, &s), 0);
+	test_broadcast();
+	test_high_rank_and_views();
+	test_matmul();
+	test_reduce_softmax();
+	test_gather_scatter();
+	test_casts_compare_where();
+	t_check_ret(nrn_stream_sync(s), 0);
+	nrn_stream_destroy(s);
+	nrn_device_close(dev);
+	return t_exit();
+}
