@@ -111,6 +111,42 @@ static void trn_unary(unsigned fn, const double *x, double *o, uint64_t n)
             o[i] = isnan(x[i]) ? x[i] : (double)((x[i] > 0) - (x[i] < 0));
         }
         break;
+    case NRN_UN_ERF:
+        for (i = 0; i < n; i++) {
+            o[i] = erf(x[i]);
+        }
+        break;
+    case NRN_UN_FLOOR:
+        for (i = 0; i < n; i++) {
+            o[i] = floor(x[i]);
+        }
+        break;
+    case NRN_UN_GELU_ERF_GRAD:
+        /* d/dx x * Phi(x) = Phi(x) + x * phi(x) */
+        for (i = 0; i < n; i++) {
+            double v = x[i];
+
+            o[i] = 0.5 * (1.0 + erf(v * M_SQRT1_2)) +
+                   v * exp(-0.5 * v * v) * 0.3989422804014327;
+        }
+        break;
+    case NRN_UN_GELU_TANH_GRAD:
+        for (i = 0; i < n; i++) {
+            double v = x[i], k = 0.7978845608028654;
+            double t = tanh(k * (v + 0.044715 * v * v * v));
+
+            o[i] = 0.5 * (1.0 + t) +
+                   0.5 * v * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * v * v);
+        }
+        break;
+    case NRN_UN_SILU_GRAD:
+        /* d/dx x * s(x) = s(x) * (1 + x * (1 - s(x))) */
+        for (i = 0; i < n; i++) {
+            double sg = 1.0 / (1.0 + exp(-x[i]));
+
+            o[i] = sg * (1.0 + x[i] * (1.0 - sg));
+        }
+        break;
     }
 }
 

@@ -14,6 +14,7 @@ static const char *const nrn_opcode_names[NRN_NUM_OPCODES] = {
 static const char *const nrn_unary_names[NRN_NUM_UNARY] = {
 	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu_erf",
 	"gelu_tanh", "silu", "sigmoid", "tanh", "sin", "cos", "square", "sign",
+	"erf", "floor", "gelu_erf_grad", "gelu_tanh_grad", "silu_grad",
 };
 static const char *const nrn_binary_names[NRN_NUM_BINARY] = {
 	"add", "sub", "mul", "div", "max", "min", "pow",

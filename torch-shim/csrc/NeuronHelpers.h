@@ -22,6 +22,10 @@ void set_device(c10::DeviceIndex index);
 // libneuron buffer behind a neuron tensor's storage (and its byte offset).
 nrn_buffer* buffer_of(const void* storage_data_ctx);
 
+// The stream of device @index (created on first use): every operation and
+// copy of that device is issued on it, in order.
+nrn_stream* device_stream(c10::DeviceIndex index);
+
 [[noreturn]] void check_failed(int err, const char* expr, const char* func,
                                const char* file, int line);
 

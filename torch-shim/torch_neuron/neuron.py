@@ -50,21 +50,83 @@ def device(dev):
         set_device(prev)
 
 
-def synchronize(dev=None) -> None:
-    """Wait for the device's work to finish (operations are synchronous)."""
-    if dev is not None:
-        _index(dev)
-
-
 def manual_seed(seed: int) -> None:
-    """Seed random numbers for neuron tensors (they are drawn on the CPU)."""
-    torch.manual_seed(seed)
+    """Seed random numbers for neuron tensors: they are drawn by the CPU's
+    default generator (and torch.manual_seed calls this too)."""
+    torch.default_generator.manual_seed(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seed random numbers for every neuron device."""
-    torch.manual_seed(seed)
+    """Seed random numbers for every neuron device (one generator, the CPU's)."""
+    torch.default_generator.manual_seed(int(seed))
 
 
 def _is_in_bad_fork() -> bool:
     return False
+
+
+def _device_index(dev=None) -> int:
+    return current_device() if dev is None else _index(dev)
+
+
+def synchronize(dev=None) -> None:
+    """Wait until the device has finished all work issued so far; raises if it failed."""
+    torch.ops.neuron.synchronize(_device_index(dev))
+
+
+def get_device_name(dev=None) -> str:
+    """Name of the card, with its PCI address."""
+    return str(torch.ops.neuron.device_name(_device_index(dev)))
+
+
+class _DeviceProperties:
+    def __init__(self, index: int):
+        cores, dma, mem, model = torch.ops.neuron.device_properties(index)
+        self.name = get_device_name(index)
+        self.neuron_cores = int(cores)
+        self.dma_queues = int(dma)
+        self.total_memory = int(mem)
+        self.model_version = f"{int(model) >> 16}.{int(model) & 0xffff}"
+
+    def __repr__(self):
+        return (f"_NeuronDeviceProperties(name='{self.name}', neuron_cores="
+                f"{self.neuron_cores}, total_memory={self.total_memory >> 20}MB)")
+
+
+def get_device_properties(dev=None) -> _DeviceProperties:
+    """Cores, DMA queues, memory and model version of the card."""
+    return _DeviceProperties(_device_index(dev))
+
+
+def _stats(dev):
+    return [int(v) for v in torch.ops.neuron.memory_stats(_device_index(dev))]
+
+
+def memory_allocated(dev=None) -> int:
+    """Bytes of device memory held by tensors (allocator blocks)."""
+    return _stats(dev)[0]
+
+
+def memory_reserved(dev=None) -> int:
+    """Bytes of device memory held by the caching allocator, used or not."""
+    return _stats(dev)[1]
+
+
+def max_memory_allocated(dev=None) -> int:
+    """Peak of memory_allocated() since the start or the last reset."""
+    return _stats(dev)[2]
+
+
+def max_memory_reserved(dev=None) -> int:
+    """Peak of memory_reserved() since the start or the last reset."""
+    return _stats(dev)[3]
+
+
+def reset_peak_memory_stats(dev=None) -> None:
+    torch.ops.neuron.reset_peak_memory_stats(_device_index(dev))
+
+
+def empty_cache() -> None:
+    """Give the allocator's unused cached blocks back to the card."""
+    for i in range(device_count()):
+        torch.ops.neuron.empty_cache(i)

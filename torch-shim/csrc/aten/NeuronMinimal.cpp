@@ -11,7 +11,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
-#include "../NeuronHelpers.h"
+#include "NeuronOps.h"
 
 namespace torch_neuron {
 namespace {
@@ -26,43 +26,44 @@ size_t tensor_byte_offset(const at::Tensor& t) {
   return static_cast<size_t>(t.storage_offset()) * t.itemsize();
 }
 
-// The elements a strided view reaches, as [first, last] storage offsets.
-std::pair<int64_t, int64_t> view_span(const at::Tensor& t) {
-  int64_t lo = t.storage_offset(), hi = lo;
-  for (int64_t d = 0; d < t.dim(); d++) {
-    int64_t extent = (t.size(d) - 1) * t.stride(d);
-    (extent >= 0 ? hi : lo) += extent;
-  }
-  return {lo, hi};
+nrn_stream* stream_of(const at::Tensor& t) {
+  return device_stream(t.device().index());
 }
 
-// A CPU tensor with the contents of the neuron view @t (same strides).
+// dst = src on the card: any strides, any supported dtypes.
+void device_copy(const at::Tensor& dst, const at::Tensor& src) {
+  nrn_tensor_desc d = desc(dst), s = desc(src);
+  NEURON_CHECK(nrn_op_copy(stream_of(dst), &d, &s));
+}
+
+// A contiguous CPU tensor with @t's contents (same dtype).
 at::Tensor read_to_cpu(const at::Tensor& t) {
-  auto [lo, hi] = view_span(t);
-  at::Tensor host = at::empty({hi - lo + 1}, t.options().device(at::kCPU));
-  NEURON_CHECK(nrn_copy_d2h(host.data_ptr(), tensor_buffer(t),
-                            static_cast<size_t>(lo) * t.itemsize(),
-                            host.nbytes()));
-  return host.as_strided(t.sizes(), t.strides(), t.storage_offset() - lo);
+  at::Tensor src = t;
+  if (!t.is_contiguous()) {
+    src = at::empty(t.sizes(), t.options());
+    device_copy(src, t);
+  }
+  at::Tensor host = at::empty(t.sizes(), t.options().device(at::kCPU));
+  NEURON_CHECK(nrn_stream_copy_d2h(stream_of(src), host.data_ptr(),
+                                   tensor_buffer(src), tensor_byte_offset(src),
+                                   host.nbytes()));
+  return host;
 }
 
-// Write the CPU tensor @src (same shape and dtype) into the neuron view @dst.
+// Write the CPU tensor @src (dst's shape) into the neuron view @dst.
 void write_from_cpu(const at::Tensor& dst, const at::Tensor& src) {
-  if (dst.is_contiguous()) {
-    at::Tensor c = src.contiguous();
-    NEURON_CHECK(nrn_copy_h2d(tensor_buffer(dst), tensor_byte_offset(dst),
-                              c.data_ptr(), c.nbytes()));
+  at::Tensor c = src.contiguous();
+  if (dst.is_contiguous() && c.scalar_type() == dst.scalar_type()) {
+    NEURON_CHECK(nrn_stream_copy_h2d(stream_of(dst), tensor_buffer(dst),
+                                     tensor_byte_offset(dst), c.data_ptr(),
+                                     c.nbytes()));
     return;
   }
-  // Read the span around the view, update the view in it, write it back.
-  auto [lo, hi] = view_span(dst);
-  at::Tensor span = read_to_cpu(dst);
-  span.copy_(src);
-  at::Tensor base = at::empty({0}, span.options()).set_(
-      span.storage(), 0, {hi - lo + 1}, {1});
-  NEURON_CHECK(nrn_copy_h2d(tensor_buffer(dst),
-                            static_cast<size_t>(lo) * dst.itemsize(),
-                            base.data_ptr(), base.nbytes()));
+  // Upload contiguous, then let the card scatter and convert.
+  at::Tensor tmp = at::empty(c.sizes(), dst.options().dtype(c.scalar_type()));
+  NEURON_CHECK(nrn_stream_copy_h2d(stream_of(tmp), tensor_buffer(tmp), 0,
+                                   c.data_ptr(), c.nbytes()));
+  device_copy(dst, tmp);
 }
 
 at::Tensor neuron_empty(c10::IntArrayRef size,
@@ -95,24 +96,20 @@ at::Tensor& neuron_copy_from_impl(const at::Tensor& self, at::Tensor& dst) {
   if (self.numel() == 0)
     return dst;
   if (dst.is_cpu()) {
+    // Card to CPU: the card's dtype, then the CPU converts and broadcasts.
     dst.copy_(read_to_cpu(self));
   } else if (self.is_cpu()) {
-    if (self.scalar_type() == dst.scalar_type() && self.sizes() == dst.sizes()) {
-      write_from_cpu(dst, self);
-    } else {
-      at::Tensor tmp = at::empty(dst.sizes(), dst.options().device(at::kCPU));
-      tmp.copy_(self);
-      write_from_cpu(dst, tmp);
-    }
-  } else if (self.is_contiguous() && dst.is_contiguous() &&
-             self.scalar_type() == dst.scalar_type() &&
-             self.sizes() == dst.sizes()) {
-    NEURON_CHECK(nrn_copy_buffer(tensor_buffer(dst), tensor_byte_offset(dst),
-                                 tensor_buffer(self), tensor_byte_offset(self),
-                                 self.nbytes()));
+    at::Tensor src = self;
+    if (!supported_dtype(src.scalar_type()) || src.sizes() != dst.sizes())
+      src = self.to(dst.scalar_type()).expand(dst.sizes());
+    write_from_cpu(dst, src);
   } else {
-    at::Tensor tmp = read_to_cpu(self);
-    neuron_copy_from_impl(tmp, dst);
+    if (self.device() != dst.device()) {
+      // Card to card: through the CPU (device-to-device DMA comes later).
+      write_from_cpu(dst, read_to_cpu(self));
+    } else {
+      device_copy(dst, self.expand(dst.sizes()));
+    }
   }
   return dst;
 }
@@ -133,14 +130,21 @@ const at::Tensor& neuron_resize_(const at::Tensor& self, c10::IntArrayRef size,
                                     std::nullopt, self.device(), std::nullopt,
                                     std::nullopt);
     if (self.storage().nbytes())
-      NEURON_CHECK(nrn_copy_buffer(tensor_buffer(fresh), 0, tensor_buffer(self), 0,
-                                   self.storage().nbytes()));
+      NEURON_CHECK(nrn_stream_copy_buffer(stream_of(self), tensor_buffer(fresh), 0,
+                                          tensor_buffer(self), 0,
+                                          self.storage().nbytes()));
     self.unsafeGetTensorImpl()->set_storage_keep_dtype(fresh.storage());
   }
   self.unsafeGetTensorImpl()->set_sizes_contiguous(size);
   if (format && *format != at::MemoryFormat::Preserve)
     self.unsafeGetTensorImpl()->empty_tensor_restride(*format);
   return self;
+}
+
+// item(): one element, read back (this synchronises the stream).
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  at::Tensor host = read_to_cpu(self);
+  return host.item();
 }
 
 at::Tensor neuron_copy_from_and_resize(const at::Tensor& self,
@@ -158,6 +162,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", neuron_resize_);
   m.impl("_copy_from", neuron_copy_from);
   m.impl("_copy_from_and_resize", neuron_copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
 }
 
 } // namespace

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+// Elementwise operators on the card: arithmetic (tensor and scalar forms,
+// broadcasting, in-place and out=), unary math, activations and their
+// backward, comparisons, where, masked_fill, fill and zero.
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+namespace {
+
+// A neuron operand for @t: itself, or a CPU scalar put on @dev (one fill).
+at::Tensor operand(const at::Tensor& t, const at::Device& dev) {
+  if (is_neuron(t))
+    return t;
+  TORCH_CHECK(is_cpu_scalar(t), "Expected all tensors to be on the same "
+              "device, but found at least two devices, ", dev, " and ",
+              t.device(), "!");
+  at::ScalarType st = supported_dtype(t.scalar_type()) ? t.scalar_type()
+                                                       : at::kFloat;
+  at::Tensor n = empty_neuron({}, st, dev);
+  nrn_tensor_desc d = desc(n);
+  NEURON_OP(nrn_op_fill(stream_for(n), &d, t.item<double>()));
+  return n;
+}
+
+at::ScalarType float_result(at::ScalarType t) {
+  return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
+}
+
+at::Tensor& binary_into(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+                        double alpha, at::Tensor& out) {
+  at::Device dev = out.device();
+  check_device(out, a);
+  check_device(out, b);
+  nrn_stream* s = stream_for(out);
+  nrn_tensor_desc o = desc(out);
+  if (is_neuron(a) && is_cpu_scalar(b)) {
+    nrn_tensor_desc x = desc(a);
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, b.item<double>(), alpha, 0));
+  } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0) {
+    nrn_tensor_desc y = desc(b);
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, a.item<double>(), 1.0, 1));
+  } else {
+    at::Tensor x = operand(a, dev), y = operand(b, dev);
+    nrn_tensor_desc dx = desc(x), dy = desc(y);
+    NEURON_OP(nrn_op_binary(s, op, &o, &dx, &dy, alpha));
+  }
+  return out;
+}
+
+at::ScalarType binary_result_type(nrn_binary op, const at::Tensor& a,
+                                  const at::Tensor& b) {
+  at::ScalarType rt = at::result_type(a, b);
+  return op == NRN_BIN_DIV ? float_result(rt) : rt;
+}
+
+at::Device result_device(const at::Tensor& a, const at::Tensor& b) {
+  return is_neuron(a) ? a.device() : b.device();
+}
+
+at::Tensor binary(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+                  double alpha = 1.0) {
+  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
+                                binary_result_type(op, a, b), result_device(a, b));
+  return binary_into(op, a, b, alpha, out);
+}
+
+at::Tensor& binary_out(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+                       double alpha, at::Tensor& out) {
+  at::ScalarType rt = binary_result_type(op, a, b);
+  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", out.scalar_type());
+  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
+  return binary_into(op, a, b, alpha, out);
+}
+
+at::Tensor& binary_inplace(nrn_binary op, at::Tensor& self, const at::Tensor& b,
+                           double alpha = 1.0) {
+  TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(),
+              "output with shape ", self.sizes(), " doesn't match the "
+              "broadcast shape ", at::infer_size(self.sizes(), b.sizes()));
+  at::ScalarType rt = binary_result_type(op, self, b);
+  TORCH_CHECK(at::canCast(rt, self.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", self.scalar_type());
+  return binary_into(op, self, b, alpha, self);
+}
+
+at::Tensor scalar_tensor(const at::Scalar& v) {
+  return at::scalar_tensor(v, at::TensorOptions().dtype(
+      v.isFloatingPoint() ? at::kDouble : v.isBoolean() ? at::kBool : at::kLong))
+      .fill_(v);
+}
+
+// Wrapped-number scalars take part in type promotion like Python numbers.
+at::Tensor wrapped(const at::Scalar& v) {
+  at::Tensor t = scalar_tensor(v);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+#define BINARY_OPS(name, OP, ALPHA_ARG, ALPHA)                                \
+  at::Tensor name##_tensor(const at::Tensor& a,                               \
+                           const at::Tensor& b ALPHA_ARG) {                   \
+    return binary(OP, a, b, ALPHA);                                           \
+  }                                                                           \
+  at::Tensor& name##_tensor_(at::Tensor& a, const at::Tensor& b ALPHA_ARG) {  \
+    return binary_inplace(OP, a, b, ALPHA);                                   \
+  }                                                                           \
+  at::Tensor& name##_tensor_out(const at::Tensor& a,                          \
+                                const at::Tensor& b ALPHA_ARG,                \
+                                at::Tensor& out) {                            \
+    return binary_out(OP, a, b, ALPHA, out);                                  \
+  }                                                                           \
+  at::Tensor name##_scalar(const at::Tensor& a,                               \
+                           const at::Scalar& b ALPHA_ARG) {                   \
+    return binary(OP, a, wrapped(b), ALPHA);                                  \
+  }                                                                           \
+  at::Tensor& name##_scalar_(at::Tensor& a, const at::Scalar& b ALPHA_ARG) {  \
+    return binary_inplace(OP, a, wrapped(b), ALPHA);                          \
+  }
+
+#define WITH_ALPHA , const at::Scalar& alpha
+#define NO_ALPHA
+BINARY_OPS(add, NRN_BIN_ADD, WITH_ALPHA, alpha.toDouble())
+BINARY_OPS(sub, NRN_BIN_SUB, WITH_ALPHA, alpha.toDouble())
+BINARY_OPS(mul, NRN_BIN_MUL, NO_ALPHA, 1.0)
+BINARY_OPS(div, NRN_BIN_DIV, NO_ALPHA, 1.0)
+
+at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) {
+  return binary(NRN_BIN_MAX, a, b);
+}
+at::Tensor& maximum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return binary_out(NRN_BIN_MAX, a, b, 1.0, out);
+}
+at::Tensor minimum(const at::Tensor& a, const at::Tensor& b) {
+  return binary(NRN_BIN_MIN, a, b);
+}
+at::Tensor& minimum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return binary_out(NRN_BIN_MIN, a, b, 1.0, out);
+}
+
+at::Tensor pow_tt(const at::Tensor& a, const at::Tensor& b) {
+  return binary(NRN_BIN_POW, a, b);
+}
+at::Tensor& pow_tt_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return binary_out(NRN_BIN_POW, a, b, 1.0, out);
+}
+at::Tensor pow_ts(const at::Tensor& a, const at::Scalar& e) {
+  return binary(NRN_BIN_POW, a, wrapped(e));
+}
+at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
+  return binary_inplace(NRN_BIN_POW, a, wrapped(e));
+}
+at::Tensor& pow_ts_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& out) {
+  return binary_out(NRN_BIN_POW, a, wrapped(e), 1.0, out);
+}
+at::Tensor pow_st(const at::Scalar& a, const at::Tensor& e) {
+  return binary(NRN_BIN_POW, wrapped(a), e);
+}
+
+// rsub(self, other, alpha) = other - alpha * self
+at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other,
+                       const at::Scalar& alpha) {
+  return binary(NRN_BIN_SUB, other, self, alpha.toDouble());
+}
+at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
+                       const at::Scalar& alpha) {
+  at::Tensor out = empty_neuron(self.sizes(),
+                                binary_result_type(NRN_BIN_SUB, self, wrapped(other)),
+                                self.device());
+  nrn_tensor_desc o = desc(out), x = desc(self);
+  // other - alpha * self == (-alpha * self) + other
+  NEURON_OP(nrn_op_binary_scalar(stream_for(out), NRN_BIN_ADD, &o, &x,
+                                 other.toDouble(), 1.0, 0));
+  if (alpha.toDouble() != 0) {
+    at::Tensor t = empty_neuron(self.sizes(), out.scalar_type(), self.device());
+    nrn_tensor_desc dt = desc(t);
+    NEURON_OP(nrn_op_fill(stream_for(out), &dt, other.toDouble()));
+    NEURON_OP(nrn_op_binary(stream_for(out), NRN_BIN_SUB, &o, &dt, &x,
+                            alpha.toDouble()));
+  }
+  return out;
+}
+
+// ---- unary ----
+
+at::Tensor& unary_into(nrn_unary fn, const at::Tensor& a, at::Tensor& out) {
+  check_device(out, a);
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  NEURON_OP(nrn_op_unary(stream_for(out), fn, &o, &x));
+  return out;
+}
+
+at::Tensor unary(nrn_unary fn, const at::Tensor& a, bool keep_dtype) {
+  at::ScalarType rt = keep_dtype ? a.scalar_type() : float_result(a.scalar_type());
+  at::Tensor out = empty_neuron(a.sizes(), rt, a.device());
+  return unary_into(fn, a, out);
+}
+
+at::Tensor& unary_out(nrn_unary fn, const at::Tensor& a, at::Tensor& out) {
+  resize_out(out, a.sizes());
+  return unary_into(fn, a, out);
+}
+
+#define UNARY_OPS(name, FN, KEEP)                                             \
+  at::Tensor name##_f(const at::Tensor& a) { return unary(FN, a, KEEP); }     \
+  at::Tensor& name##_i(at::Tensor& a) { return unary_into(FN, a, a); }        \
+  at::Tensor& name##_o(const at::Tensor& a, at::Tensor& out) {                \
+    return unary_out(FN, a, out);                                             \
+  }
+
+UNARY_OPS(neg, NRN_UN_NEG, true)
+UNARY_OPS(abs, NRN_UN_ABS, true)
+UNARY_OPS(exp, NRN_UN_EXP, false)
+UNARY_OPS(log, NRN_UN_LOG, false)
+UNARY_OPS(sqrt, NRN_UN_SQRT, false)
+UNARY_OPS(rsqrt, NRN_UN_RSQRT, false)
+UNARY_OPS(reciprocal, NRN_UN_RECIP, false)
+UNARY_OPS(sigmoid, NRN_UN_SIGMOID, false)
+UNARY_OPS(tanh, NRN_UN_TANH, false)
+UNARY_OPS(sin, NRN_UN_SIN, false)
+UNARY_OPS(cos, NRN_UN_COS, false)
+UNARY_OPS(sign, NRN_UN_SIGN, true)
+UNARY_OPS(erf, NRN_UN_ERF, false)
+UNARY_OPS(floor, NRN_UN_FLOOR, true)
+UNARY_OPS(silu, NRN_UN_SILU, false)
+
+at::Tensor relu(const at::Tensor& a) { return unary(NRN_UN_RELU, a, true); }
+at::Tensor& relu_(at::Tensor& a) { return unary_into(NRN_UN_RELU, a, a); }
+
+nrn_unary gelu_fn(c10::string_view approximate, bool grad) {
+  bool tanh = approximate == "tanh";
+  TORCH_CHECK(tanh || approximate == "none", "neuron: gelu approximate must "
+              "be 'none' or 'tanh', got ", approximate);
+  return grad ? (tanh ? NRN_UN_GELU_TANH_GRAD : NRN_UN_GELU_ERF_GRAD)
+              : (tanh ? NRN_UN_GELU_TANH : NRN_UN_GELU_ERF);
+}
+at::Tensor gelu(const at::Tensor& a, c10::string_view approximate) {
+  return unary(gelu_fn(approximate, false), a, false);
+}
+at::Tensor& gelu_(at::Tensor& a, c10::string_view approximate) {
+  return unary_into(gelu_fn(approximate, false), a, a);
+}
+at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
+                     at::Tensor& out) {
+  return unary_out(gelu_fn(approximate, false), a, out);
+}
+
+// ---- backward of activations: grad * f'(x) ----
+
+at::Tensor grad_times(nrn_unary deriv, const at::Tensor& grad, const at::Tensor& x) {
+  at::Tensor d = unary(deriv, x, false);
+  return binary_into(NRN_BIN_MUL, grad, d, 1.0, d);
+}
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
+                         c10::string_view approximate) {
+  return grad_times(gelu_fn(approximate, true), grad, x);
+}
+at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& x) {
+  return grad_times(NRN_UN_SILU_GRAD, grad, x);
+}
+// sigmoid'(x) = y * (1 - y), tanh'(x) = 1 - y^2, from the output y
+at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& y) {
+  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
+  nrn_stream* s = stream_for(y);
+  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
+  NEURON_OP(nrn_op_binary_scalar(s, NRN_BIN_SUB, &dt, &dy, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dy, 1.0));
+  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dg, 1.0));
+  return t;
+}
+at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
+  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
+  nrn_stream* s = stream_for(y);
+  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
+  NEURON_OP(nrn_op_unary(s, NRN_UN_SQUARE, &dt, &dy));
+  NEURON_OP(nrn_op_binary_scalar(s, NRN_BIN_SUB, &dt, &dt, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dg, 1.0));
+  return t;
+}
+// relu's backward: grad where x > threshold, else 0
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
+                              const at::Scalar& threshold) {
+  at::Tensor mask = empty_neuron(x.sizes(), at::kBool, x.device());
+  at::Tensor zero = empty_neuron({}, grad.scalar_type(), x.device());
+  at::Tensor out = empty_neuron(at::infer_size(grad.sizes(), x.sizes()),
+                                grad.scalar_type(), x.device());
+  nrn_stream* s = stream_for(x);
+  nrn_tensor_desc dm = desc(mask), dx = desc(x), dz = desc(zero), dg = desc(grad),
+                  dout = desc(out);
+  NEURON_OP(nrn_op_compare_scalar(s, NRN_CMP_GT, &dm, &dx, threshold.toDouble()));
+  NEURON_OP(nrn_op_fill(s, &dz, 0.0));
+  NEURON_OP(nrn_op_where(s, &dout, &dm, &dg, &dz));
+  return out;
+}
+
+// ---- comparisons, where, fill ----
+
+at::Tensor& compare_into(nrn_compare cmp, const at::Tensor& a, const at::Tensor& b,
+                         at::Tensor& out) {
+  check_device(out, a);
+  check_device(out, b);
+  nrn_stream* s = stream_for(out);
+  nrn_tensor_desc o = desc(out);
+  if (is_cpu_scalar(b)) {
+    nrn_tensor_desc x = desc(a);
+    NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, b.item<double>()));
+  } else {
+    at::Tensor x = operand(a, out.device()), y = operand(b, out.device());
+    nrn_tensor_desc dx = desc(x), dy = desc(y);
+    NEURON_OP(nrn_op_compare(s, cmp, &o, &dx, &dy));
+  }
+  return out;
+}
+
+#define COMPARE_OPS(name, CMP)                                                 \
+  at::Tensor name##_t(const at::Tensor& a, const at::Tensor& b) {              \
+    at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),        \
+                                  at::kBool, result_device(a, b));             \
+    return compare_into(CMP, a, b, out);                                       \
+  }                                                                            \
+  at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {              \
+    return name##_t(a, wrapped(b));                                            \
+  }                                                                            \
+  at::Tensor& name##_to(const at::Tensor& a, const at::Tensor& b,              \
+                        at::Tensor& out) {                                     \
+    resize_out(out, at::infer_size(a.sizes(), b.sizes()));                     \
+    return compare_into(CMP, a, b, out);                                       \
+  }                                                                            \
+  at::Tensor& name##_so(const at::Tensor& a, const at::Scalar& b,              \
+                        at::Tensor& out) {                                     \
+    return name##_to(a, wrapped(b), out);                                      \
+  }
+
+COMPARE_OPS(eq, NRN_CMP_EQ)
+COMPARE_OPS(ne, NRN_CMP_NE)
+COMPARE_OPS(lt, NRN_CMP_LT)
+COMPARE_OPS(le, NRN_CMP_LE)
+COMPARE_OPS(gt, NRN_CMP_GT)
+COMPARE_OPS(ge, NRN_CMP_GE)
+
+at::Tensor where_self(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
+  at::Device dev = is_neuron(cond) ? cond.device() : result_device(a, b);
+  at::Tensor out = empty_neuron(at::infer_size(cond.sizes(),
+                                               at::infer_size(a.sizes(), b.sizes())),
+                                at::result_type(a, b), dev);
+  at::Tensor c = operand(cond, dev), x = operand(a, dev), y = operand(b, dev);
+  nrn_tensor_desc o = desc(out), dc = desc(c), dx = desc(x), dy = desc(y);
+  NEURON_OP(nrn_op_where(stream_for(out), &o, &dc, &dx, &dy));
+  return out;
+}
+
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Scalar& value) {
+  at::Tensor v = empty_neuron({}, self.scalar_type(), self.device());
+  nrn_tensor_desc dv = desc(v), o = desc(self), dm = desc(mask);
+  NEURON_OP(nrn_op_fill(stream_for(self), &dv, value.toDouble()));
+  NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
+  return self;
+}
+
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional "
+              "value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  return masked_fill_scalar_(self, mask, value.item());
+}
+
+at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
+  nrn_tensor_desc o = desc(self);
+  NEURON_OP(nrn_op_fill(stream_for(self), &o, value.toDouble()));
+  return self;
+}
+
+at::Tensor& fill_tensor_(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor "
+              "but got tensor with ", value.dim(), " dimensions.");
+  return fill_scalar_(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) {
+  return fill_scalar_(self, 0);
+}
+
+// addcmul: self + value * t1 * t2 ; addcdiv: self + value * t1 / t2
+at::Tensor& addc_into(nrn_binary op, const at::Tensor& self, const at::Tensor& t1,
+                      const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
+  at::Tensor tmp = binary(op, t1, t2);
+  nrn_tensor_desc o = desc(out), ds = desc(operand(self, out.device())), dt = desc(tmp);
+  NEURON_OP(nrn_op_binary(stream_for(out), NRN_BIN_ADD, &o, &ds, &dt, value.toDouble()));
+  return out;
+}
+at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const at::Scalar& value) {
+  return addc_into(NRN_BIN_MUL, self, t1, t2, value, self);
+}
+at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const at::Scalar& value) {
+  return addc_into(NRN_BIN_DIV, self, t1, t2, value, self);
+}
+at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1,
+                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
+  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
+  return addc_into(NRN_BIN_MUL, self, t1, t2, value, out);
+}
+at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1,
+                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
+  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
+  return addc_into(NRN_BIN_DIV, self, t1, t2, value, out);
+}
+// lerp_(self, end, weight) = self + weight * (end - self)
+at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& w) {
+  at::Tensor d = binary(NRN_BIN_SUB, end, self);
+  return binary_inplace(NRN_BIN_ADD, self, d, w.toDouble());
+}
+at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
+                            const at::Scalar& w, at::Tensor& out) {
+  at::Tensor d = binary(NRN_BIN_SUB, end, self);
+  return binary_out(NRN_BIN_ADD, self, d, w.toDouble(), out);
+}
+
+at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& m) {
+  return binary_inplace(NRN_BIN_MAX, self, wrapped(m));
+}
+at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& m) {
+  return binary(NRN_BIN_MAX, self, wrapped(m));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#define REG_BINARY(name)                                    \
+  m.impl(#name ".Tensor", name##_tensor);                   \
+  m.impl(#name "_.Tensor", name##_tensor_);                 \
+  m.impl(#name ".out", name##_tensor_out);                  \
+  m.impl(#name ".Scalar", name##_scalar);                   \
+  m.impl(#name "_.Scalar", name##_scalar_);
+  REG_BINARY(add)
+  REG_BINARY(sub)
+  REG_BINARY(mul)
+  REG_BINARY(div)
+  m.impl("maximum", maximum);
+  m.impl("maximum.out", maximum_out);
+  m.impl("minimum", minimum);
+  m.impl("minimum.out", minimum_out);
+  m.impl("pow.Tensor_Tensor", pow_tt);
+  m.impl("pow.Tensor_Tensor_out", pow_tt_out);
+  m.impl("pow.Tensor_Scalar", pow_ts);
+  m.impl("pow_.Scalar", pow_ts_);
+  m.impl("pow.Tensor_Scalar_out", pow_ts_out);
+  m.impl("pow.Scalar", pow_st);
+  m.impl("rsub.Tensor", rsub_tensor);
+  m.impl("rsub.Scalar", rsub_scalar);
+#define REG_UNARY(name)                                     \
+  m.impl(#name, name##_f);                                  \
+  m.impl(#name "_", name##_i);                              \
+  m.impl(#name ".out", name##_o);
+  REG_UNARY(neg)
+  REG_UNARY(abs)
+  REG_UNARY(exp)
+  REG_UNARY(log)
+  REG_UNARY(sqrt)
+  REG_UNARY(rsqrt)
+  REG_UNARY(reciprocal)
+  REG_UNARY(sigmoid)
+  REG_UNARY(tanh)
+  REG_UNARY(sin)
+  REG_UNARY(cos)
+  REG_UNARY(sign)
+  REG_UNARY(erf)
+  REG_UNARY(floor)
+  REG_UNARY(silu)
+  m.impl("relu", relu);
+  m.impl("relu_", relu_);
+  m.impl("gelu", gelu);
+  m.impl("gelu_", gelu_);
+  m.impl("gelu.out", gelu_out);
+  m.impl("gelu_backward", gelu_backward);
+  m.impl("silu_backward", silu_backward);
+  m.impl("sigmoid_backward", sigmoid_backward);
+  m.impl("tanh_backward", tanh_backward);
+  m.impl("threshold_backward", threshold_backward);
+#define REG_COMPARE(name)                                   \
+  m.impl(#name ".Tensor", name##_t);                        \
+  m.impl(#name ".Scalar", name##_s);                        \
+  m.impl(#name ".Tensor_out", name##_to);                   \
+  m.impl(#name ".Scalar_out", name##_so);
+  REG_COMPARE(eq)
+  REG_COMPARE(ne)
+  REG_COMPARE(lt)
+  REG_COMPARE(le)
+  REG_COMPARE(gt)
+  REG_COMPARE(ge)
+  m.impl("where.self", where_self);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar_);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor_);
+  m.impl("fill_.Scalar", fill_scalar_);
+  m.impl("fill_.Tensor", fill_tensor_);
+  m.impl("zero_", zero_);
+  m.impl("addcmul_", addcmul_);
+  m.impl("addcdiv_", addcdiv_);
+  m.impl("addcmul.out", addcmul_out);
+  m.impl("addcdiv.out", addcdiv_out);
+  m.impl("lerp_.Scalar", lerp_scalar_);
+  m.impl("lerp.Scalar_out", lerp_scalar_out);
+  m.impl("clamp_min", clamp_min);
+  m.impl("clamp_min_", clamp_min_);
+}
+
+}  // namespace torch_neuron

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// Shape and creation operators: cat (stack is cat of unsqueezed views),
+// arange, and _foreach_* operators, decomposed per tensor.
+#include <ATen/native/TypeProperties.h>
+
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+namespace {
+
+at::Tensor& cat_into(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  std::vector<at::Tensor> ts;
+  for (const at::Tensor& t : tensors) {
+    // Legacy: 1-D empty tensors are skipped whatever their shape.
+    if (t.dim() == 1 && t.numel() == 0)
+      continue;
+    ts.push_back(t);
+  }
+  TORCH_CHECK(!ts.empty() || tensors.size() > 0, "torch.cat(): expected a non-empty "
+              "list of Tensors");
+  if (ts.empty()) {
+    resize_out(out, {0});
+    return out;
+  }
+  dim = at::maybe_wrap_dim(dim, ts[0].dim());
+  std::vector<int64_t> shape(ts[0].sizes().begin(), ts[0].sizes().end());
+  int64_t total = 0;
+  for (const at::Tensor& t : ts) {
+    TORCH_CHECK(t.dim() == ts[0].dim(), "Tensors must have same number of dimensions: "
+                "got ", ts[0].dim(), " and ", t.dim());
+    for (int64_t d = 0; d < t.dim(); d++)
+      TORCH_CHECK(d == dim || t.size(d) == shape[d], "Sizes of tensors must match "
+                  "except in dimension ", dim, ". Expected size ", shape[d],
+                  " but got size ", t.size(d), " for tensor number 1 in the list.");
+    total += t.size(dim);
+  }
+  shape[dim] = total;
+  resize_out(out, shape);
+  int64_t off = 0;
+  for (const at::Tensor& t : ts) {
+    at::Tensor part = out.narrow(dim, off, t.size(dim));
+    part.copy_(t);
+    off += t.size(dim);
+  }
+  return out;
+}
+
+at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
+  std::vector<at::Tensor> list(tensors.begin(), tensors.end());
+  TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  at::ScalarType rt = at::native::result_type(list);
+  at::Device dev = list[0].device();
+  for (const at::Tensor& t : list)
+    if (is_neuron(t))
+      dev = t.device();
+  at::Tensor out = empty_neuron({0}, rt, dev);
+  return cat_into(tensors, dim, out);
+}
+
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  return cat_into(tensors, dim, out);
+}
+
+// A handful of values: computed by the CPU, uploaded.
+at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
+                       const at::Scalar& step, at::Tensor& out) {
+  at::Tensor host = at::arange(start, end, step,
+                               at::TensorOptions().dtype(out.scalar_type()));
+  resize_out(out, host.sizes());
+  return out.copy_(host);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cat", cat);
+  m.impl("cat.out", cat_out);
+  m.impl("arange.start_out", arange_out);
+}
+
+}  // namespace torch_neuron
