@@ -55,10 +55,15 @@ NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
 	}
 }
 
+static int64_t nrn_numel(const int64_t *shape, unsigned int ndim);
+
 static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t)
 {
-	if (!t || !t->buf || t->ndim > MAXD || (unsigned int)t->dtype >= NRN_NUM_DTYPES)
+	if (!t || t->ndim > MAXD || (unsigned int)t->dtype >= NRN_NUM_DTYPES)
 		return -EINVAL;
+	/* An empty tensor may have no memory at all. */
+	if (!t->buf)
+		return nrn_numel(t->shape, t->ndim) ? -EINVAL : 0;
 	if (t->buf->dev != s->dev)
 		return -EXDEV;
 	if (t->buf->mem != NRN_MEM_DEVICE)
@@ -283,6 +288,8 @@ static int nrn_elementwise(struct nrn_stream *s, const struct nrn_insn *tmpl,
 		ret = nrn_check_tensor(s, srcs[i]);
 	if (ret)
 		return ret;
+	if (!nrn_numel(dst->shape, dst->ndim))
+		return 0;
 	nrn_space_init(&sp, dst);
 	ret = nrn_space_add(&sp, dst, NRN_ACCESS_WRITE);
 	for (unsigned int i = 0; !ret && i < nsrc; i++)
@@ -432,6 +439,8 @@ static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
 	}
 	if (d.ndim != src->ndim)
 		return -EINVAL;
+	if (!nrn_numel(dst->shape, dst->ndim))
+		return 0;
 	for (i = 0; i < src->ndim; i++) {
 		int64_t want = reduce && i == ax ? 1 : src->shape[i];
 
@@ -526,6 +535,9 @@ static int nrn_emit_plain(struct nrn_stream *s, struct nrn_insn *in,
 			return -E2BIG;
 		sp.op[i] = (struct nrn_opnd){ .t = ts[i], .access = access[i] };
 	}
+	for (unsigned int i = 0; i < n; i++)
+		if (!nrn_numel(ts[i]->shape, ts[i]->ndim))
+			return 0; /* nothing to gather or scatter */
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_bind_locked(s, &sp, 1, slots);
 	if (!ret) {
@@ -603,6 +615,8 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 	    b->shape[b->ndim - 1] != dst->shape[nd - 1] ||
 	    a->shape[a->ndim - 1] != b->shape[b->ndim - 2])
 		return -EINVAL;
+	if (!nrn_numel(dst->shape, dst->ndim))
+		return 0;
 
 	/* Broadcast a's and b's batch dims by giving them dst's matrix dims. */
 	av = *a;

@@ -418,6 +418,35 @@ at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
   return binary_out(NRN_BIN_ADD, self, d, w.toDouble(), out);
 }
 
+// ~x: logical for bool, two's complement (-1 - x) for integers
+at::Tensor& bitwise_not_into(const at::Tensor& a, at::Tensor& out) {
+  TORCH_CHECK(!at::isFloatingType(a.scalar_type()), "bitwise_not_cpu\" not "
+              "implemented for '", a.scalar_type(), "'");
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  if (a.scalar_type() == at::kBool)
+    NEURON_OP(nrn_op_compare_scalar(stream_for(out), NRN_CMP_EQ, &o, &x, 0.0));
+  else
+    NEURON_OP(nrn_op_binary_scalar(stream_for(out), NRN_BIN_SUB, &o, &x, -1.0, 1.0, 1));
+  return out;
+}
+at::Tensor bitwise_not(const at::Tensor& a) {
+  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  return bitwise_not_into(a, out);
+}
+at::Tensor& bitwise_not_out(const at::Tensor& a, at::Tensor& out) {
+  resize_out(out, a.sizes());
+  return bitwise_not_into(a, out);
+}
+at::Tensor& bitwise_not_(at::Tensor& a) {
+  return bitwise_not_into(a, a);
+}
+at::Tensor logical_not(const at::Tensor& a) {
+  at::Tensor out = empty_neuron(a.sizes(), at::kBool, a.device());
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(out), NRN_CMP_EQ, &o, &x, 0.0));
+  return out;
+}
+
 at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& m) {
   return binary_inplace(NRN_BIN_MAX, self, wrapped(m));
 }
@@ -503,6 +532,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp_.Scalar", lerp_scalar_);
   m.impl("lerp.Scalar_out", lerp_scalar_out);
   m.impl("clamp_min", clamp_min);
+  m.impl("bitwise_not", bitwise_not);
+  m.impl("bitwise_not.out", bitwise_not_out);
+  m.impl("bitwise_not_", bitwise_not_);
+  m.impl("logical_not", logical_not);
   m.impl("clamp_min_", clamp_min_);
 }
 

@@ -135,7 +135,8 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 }  // namespace
 
 nrn_buffer* buffer_of(const void* ctx) {
-  return static_cast<const Block*>(ctx)->buf;
+  // Empty tensors have no block.
+  return ctx ? static_cast<const Block*>(ctx)->buf : nullptr;
 }
 
 AllocatorStats allocator_stats(c10::DeviceIndex index) {
