@@ -76,8 +76,8 @@ def test_fallback_warns_and_counts(monkeypatch):
     assert y.device.type == "neuron"
     assert y.cpu().tolist() == [0.0, 1.0, 3.0, 6.0, 10.0, 15.0]
     assert any("cumsum" in str(w.message) for w in caught)
-    assert torch_neuron.fallback_stats().get("aten::cumsum.out", 0) + \
-        torch_neuron.fallback_stats().get("aten::cumsum", 0) >= 1
+    stats = torch_neuron.fallback_stats()
+    assert stats.get("aten::cumsum.out", 0) + stats.get("aten::cumsum", 0) >= 1
     monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
     with pytest.raises(RuntimeError, match="TORCH_NEURON_FALLBACK=error"):
         torch.cumsum(x, 0)
@@ -87,3 +87,17 @@ def test_bad_device_index():
     """An out-of-range device index raises the error PyTorch users expect."""
     with pytest.raises(RuntimeError, match="out of range"):
         torch.empty(2, device=f"neuron:{torch.neuron.device_count()}")
+
+
+def test_mixing_devices():
+    """A CPU tensor in a neuron op is refused, as with CUDA."""
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.ones(3, device="neuron") + torch.ones(3)
+
+
+def test_module_and_tensor_methods():
+    """Generated Tensor.neuron(), is_neuron, Module.neuron()."""
+    t = torch.ones(2).neuron()
+    assert t.is_neuron and t.device.type == "neuron"
+    m = torch.nn.Linear(2, 2).neuron()
+    assert next(m.parameters()).device.type == "neuron"

@@ -20,6 +20,21 @@ torch._register_device_module("neuron", _device_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
 
+# Printing formats a tensor with many small operations (in float64); as
+# PyTorch does for XLA and other devices, format a CPU copy instead (the
+# device suffix still comes from the tensor itself).
+_tensor_str_orig = torch._tensor_str._tensor_str
+
+
+def _tensor_str(self, indent):
+    if self.device.type == "neuron":
+        self = self.cpu()
+    return _tensor_str_orig(self, indent)
+
+
+torch._tensor_str._tensor_str = _tensor_str
+
+
 def fallback_stats():
     """Calls per operator that ran on the CPU because it has no neuron kernel."""
     names, counts = torch.ops.neuron.fallback_stats()

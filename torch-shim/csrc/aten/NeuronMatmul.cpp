@@ -57,10 +57,10 @@ at::Tensor& addmm_into(const at::Tensor& self, const at::Tensor& a, const at::Te
   }
   at::Tensor prod = empty_neuron(out.sizes(), out.scalar_type(), out.device());
   matmul_into(prod, a, b, nullptr, false);
-  if (be == 0.0)
-    return out.copy_(prod.mul_(al));
-  at::Tensor scaled = self.mul(be);
-  return out.copy_(scaled.add_(prod, al));
+  prod.mul_(al);
+  if (be != 0.0)
+    prod.add_(self, be);
+  return out.copy_(prod);
 }
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,

@@ -170,7 +170,7 @@ at::Tensor arg(nrn_reduce red, const at::Tensor& self, std::optional<int64_t> di
   if (!dim) {
     at::Tensor flat = self.reshape({-1});
     at::Tensor r = reduce_keep(red, flat, {0}, at::kLong);
-    return keepdim ? r.view(std::vector<int64_t>(self.dim(), 1)) : r.view({});
+    return r.view(keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{});
   }
   std::vector<int64_t> dims{at::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
   if (self.dim() == 0)
