@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * neuron-bench: measure the card through libneuron -- ioctl and job round
+ * trips, jobs per second, DMA bandwidth by size and direction, copies from
+ * ordinary user memory against memcpy, GEMM, small operations batched or
+ * synchronised one by one. A human table, or --json (name -> number).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include <drm/neuron_accel.h>
+#include "libneuron.h"
+
+static int json, quick;
+static int nfig;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void fig(const char *name, double value, const char *unit, const char *what)
+{
+	if (json)
+		printf("%s\n  \"%s\": %.6g", nfig ? "," : "{", name, value);
+	else
+		printf("%-34s %12.3f %-8s %s\n", name, value, unit, what);
+	nfig++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double pct(double *v, int n, double p)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[(int)fmin(n - 1, floor(p * n))];
+}
+
+#define CHECK(expr) do {						\
+	int ret_ = (expr);						\
+	if (ret_ < 0) {							\
+		fprintf(stderr, "neuron-bench: %s: %s\n", #expr,	\
+			nrn_strerror(ret_));				\
+		exit(1);						\
+	}								\
+} while (0)
+
+/* GET_PARAM through the raw ioctl: the cheapest round trip into the driver. */
+static double bench_getparam(void)
+{
+	enum { N = 2000 };
+	static double t[N];
+	char node[32];
+	int fd;
+
+	snprintf(node, sizeof(node), "/dev/accel/accel0");
+	fd = open(node, O_RDWR);
+	if (fd < 0) {
+		perror(node);
+		exit(1);
+	}
+	for (int i = 0; i < N; i++) {
+		struct drm_neuron_get_param gp = { .param = DRM_NEURON_PARAM_MEM_FREE };
+		double t0 = now_us();
+
+		if (ioctl(fd, DRM_IOCTL_NEURON_GET_PARAM, &gp)) {
+			perror("GET_PARAM");
+			exit(1);
+		}
+		t[i] = now_us() - t0;
+	}
+	close(fd);
+	return pct(t, N, 0.5);
+}
+
+static struct nrn_kernel *nop_kernel(void)
+{
+	struct nrn_insn nop = { .opcode = NRN_INSN_NOP };
+	struct nrn_kernel *k;
+
+	CHECK(nrn_kernel_create(0, &k));
+	CHECK(nrn_kernel_append(k, &nop));
+	return k;
+}
+
+static void bench_jobs(struct nrn_stream *s, double getparam)
+{
+	int n = quick ? 100 : 500, burst = quick ? 500 : 2000;
+	struct nrn_kernel *k = nop_kernel();
+	double *t = calloc((size_t)n, sizeof(double)), t0, p50;
+
+	for (int i = 0; i < n; i++) {
+		t0 = now_us();
+		CHECK(nrn_kernel_launch(s, k, NULL, NULL));
+		CHECK(nrn_stream_sync(s));
+		t[i] = now_us() - t0;
+	}
+	p50 = pct(t, n, 0.5);
+	fig("null_job_p50_us", p50, "us", "submit + wait of an empty kernel, median");
+	fig("null_job_p99_us", pct(t, n, 0.99), "us", "same, 99th percentile");
+	fig("null_job_vs_getparam", p50 / getparam, "x", "null job / GET_PARAM round trip");
+	t0 = now_us();
+	for (int i = 0; i < burst; i++)
+		CHECK(nrn_kernel_launch(s, k, NULL, NULL));
+	CHECK(nrn_stream_sync(s));
+	fig("jobs_per_s", burst / ((now_us() - t0) / 1e6), "jobs/s",
+	    "empty kernels issued back to back");
+	nrn_kernel_destroy(k);
+	free(t);
+}
+
+/* Bandwidth of a DMA copy of @size bytes between two buffers, GB/s. */
+static double dma_gbps(struct nrn_stream *s, struct nrn_buffer *dst,
+		       struct nrn_buffer *src, size_t size)
+{
+	int reps = size >= (16u << 20) ? 4 : size >= (1u << 20) ? 16 : 64;
+	double best = 0;
+
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_us(), gbps;
+
+		CHECK(nrn_stream_copy_buffer(s, dst, 0, src, 0, size));
+		CHECK(nrn_stream_sync(s));
+		gbps = size / ((now_us() - t0) * 1e3);
+		best = gbps > best ? gbps : best;
+	}
+	return best;
+}
+
+static void bench_dma(struct nrn_device *dev, struct nrn_stream *s)
+{
+	size_t big = 64u << 20;
+	struct nrn_buffer *host, *devb, *devb2;
+	void *map;
+	char name[64];
+
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_HOST, &host));
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_DEVICE, &devb));
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_DEVICE, &devb2));
+	CHECK(nrn_buffer_map(host, &map));
+	memset(map, 1, big); /* fault the pages in */
+	for (size_t size = 4096; size <= big; size *= quick ? 64 : 16) {
+		snprintf(name, sizeof(name), "dma_h2d_%zuk_gbps", size >> 10);
+		fig(name, dma_gbps(s, devb, host, size), "GB/s", "host buffer -> device");
+		snprintf(name, sizeof(name), "dma_d2h_%zuk_gbps", size >> 10);
+		fig(name, dma_gbps(s, host, devb, size), "GB/s", "device -> host buffer");
+	}
+	fig("dma_h2d_gbps", dma_gbps(s, devb, host, big), "GB/s", "64 MiB host -> device");
+	fig("dma_d2h_gbps", dma_gbps(s, host, devb, big), "GB/s", "64 MiB device -> host");
+	fig("dma_d2d_gbps", dma_gbps(s, devb2, devb, big), "GB/s", "64 MiB device -> device");
+	nrn_buffer_free(host);
+	nrn_buffer_free(devb);
+	nrn_buffer_free(devb2);
+}
+
+static void bench_pageable(struct nrn_device *dev, struct nrn_stream *s)
+{
+	size_t big = 64u << 20;
+	char *a = malloc(big), *b = malloc(big);
+	struct nrn_buffer *devb;
+	double t0, memcpy_gbps, h2d = 0, d2h = 0;
+
+	memset(a, 3, big);
+	memset(b, 4, big);
+	t0 = now_us();
+	memcpy(b, a, big);
+	memcpy_gbps = big / ((now_us() - t0) * 1e3);
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_DEVICE, &devb));
+	for (int r = 0; r < 2; r++) {
+		double g;
+
+		t0 = now_us();
+		CHECK(nrn_stream_copy_h2d(s, devb, 0, a, big));
+		CHECK(nrn_stream_sync(s));
+		g = big / ((now_us() - t0) * 1e3);
+		h2d = g > h2d ? g : h2d;
+		t0 = now_us();
+		CHECK(nrn_stream_copy_d2h(s, b, devb, 0, big));
+		g = big / ((now_us() - t0) * 1e3);
+		d2h = g > d2h ? g : d2h;
+	}
+	if (memcmp(a, b, big)) {
+		fprintf(stderr, "neuron-bench: pageable round trip corrupted data\n");
+		exit(1);
+	}
+	fig("memcpy_64m_gbps", memcpy_gbps, "GB/s", "plain memcpy in this process");
+	fig("copy_h2d_pageable_gbps", h2d, "GB/s", "64 MiB from malloc() memory");
+	fig("copy_d2h_pageable_gbps", d2h, "GB/s", "64 MiB to malloc() memory");
+	fig("copy_h2d_pageable_vs_memcpy", h2d / memcpy_gbps, "x", "h2d / memcpy");
+	fig("copy_d2h_pageable_vs_memcpy", d2h / memcpy_gbps, "x", "d2h / memcpy");
+	nrn_buffer_free(devb);
+	free(a);
+	free(b);
+}
+
+static void bench_gemm(struct nrn_device *dev, struct nrn_stream *s)
+{
+	const int64_t n = 1024;
+	int64_t shape[2] = { n, n };
+	struct nrn_buffer *a, *b, *c;
+	struct nrn_tensor_desc ta, tb, tc;
+	double best = 0;
+
+	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &a));
+	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &b));
+	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &c));
+	nrn_tensor_contiguous(&ta, a, 0, NRN_F32, 2, shape);
+	nrn_tensor_contiguous(&tb, b, 0, NRN_F32, 2, shape);
+	nrn_tensor_contiguous(&tc, c, 0, NRN_F32, 2, shape);
+	CHECK(nrn_op_fill(s, &ta, 0.5));
+	CHECK(nrn_op_fill(s, &tb, 0.25));
+	CHECK(nrn_stream_sync(s));
+	for (int r = 0; r < (quick ? 2 : 5); r++) {
+		double t0 = now_us(), g;
+
+		CHECK(nrn_op_matmul(s, &tc, &ta, &tb, NULL, 0));
+		CHECK(nrn_stream_sync(s));
+		g = 2.0 * n * n * n / ((now_us() - t0) * 1e3);
+		best = g > best ? g : best;
+	}
+	fig("gemm_1024_gflops", best, "GFLOP/s", "float32 1024^3 on a NeuronCore");
+	nrn_buffer_free(a);
+	nrn_buffer_free(b);
+	nrn_buffer_free(c);
+}
+
+static void bench_small_ops(struct nrn_device *dev, struct nrn_stream *s)
+{
+	int64_t shape[1] = { 1024 };
+	int n = quick ? 200 : 1000;
+	struct nrn_buffer *buf;
+	struct nrn_tensor_desc x, y;
+	double *t = calloc((size_t)n, sizeof(double)), t0, synced, batched, null_p50;
+	struct nrn_kernel *k = nop_kernel();
+
+	CHECK(nrn_buffer_alloc(dev, 8192, NRN_MEM_DEVICE, &buf));
+	nrn_tensor_contiguous(&x, buf, 0, NRN_F32, 1, shape);
+	nrn_tensor_contiguous(&y, buf, 4096, NRN_F32, 1, shape);
+	CHECK(nrn_op_fill(s, &x, 1));
+	CHECK(nrn_op_fill(s, &y, 2));
+	CHECK(nrn_stream_sync(s));
+	/* Null job again, interleaved, so both see the same conditions. */
+	for (int i = 0; i < n; i++) {
+		t0 = now_us();
+		CHECK(nrn_kernel_launch(s, k, NULL, NULL));
+		CHECK(nrn_stream_sync(s));
+		t[i] = now_us() - t0;
+	}
+	null_p50 = pct(t, n, 0.5);
+	for (int i = 0; i < n; i++) {
+		t0 = now_us();
+		CHECK(nrn_op_binary(s, NRN_BIN_ADD, &x, &x, &y, 1.0));
+		CHECK(nrn_stream_sync(s));
+		t[i] = now_us() - t0;
+	}
+	synced = 0;
+	for (int i = 0; i < n; i++)
+		synced += t[i];
+	fig("op_add_1024_p50_us", pct(t, n, 0.5), "us", "1024-element add + sync, median");
+	fig("small_op_vs_null_job", pct(t, n, 0.5) / null_p50, "x",
+	    "that / null job round trip");
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		CHECK(nrn_op_binary(s, NRN_BIN_ADD, &x, &x, &y, 1.0));
+	CHECK(nrn_stream_sync(s));
+	batched = now_us() - t0;
+	fig("ops_1000_synced_ms", synced / 1e3 * 1000 / n, "ms", "1000 adds, each synchronised");
+	fig("ops_1000_batched_ms", batched / 1e3 * 1000 / n, "ms", "1000 adds back to back");
+	fig("batched_vs_synced_ops", batched / synced, "x", "batched / synchronised");
+	nrn_kernel_destroy(k);
+	nrn_buffer_free(buf);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	struct nrn_device *dev;
+	struct nrn_stream *s;
+	double getparam;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'q':
+			quick = 1;
+			break;
+		case 'h':
+			printf("usage: neuron-bench [--json] [--quick]\n");
+			return 0;
+		default:
+			fprintf(stderr, "usage: neuron-bench [--json] [--quick]\n");
+			return 2;
+		}
+	}
+	CHECK(nrn_device_open(0, &dev));
+	CHECK(nrn_stream_create(dev, &s));
+	if (!json)
+		printf("%-34s %12s %-8s %s\n", "figure", "value", "unit", "what");
+	getparam = bench_getparam();
+	fig("getparam_p50_us", getparam, "us", "GET_PARAM ioctl round trip, median");
+	bench_jobs(s, getparam);
+	bench_small_ops(dev, s);
+	bench_dma(dev, s);
+	bench_pageable(dev, s);
+	bench_gemm(dev, s);
+	if (json)
+		printf("\n}\n");
+	nrn_stream_destroy(s);
+	nrn_device_close(dev);
+	return 0;
+}
