@@ -3,6 +3,7 @@
  * neuron.ko: DRM accel driver for the virtual Trainium card. Probe, the DRM
  * driver and its ioctl table, contexts, and device parameters.
  */
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <drm/drm_accel.h>
@@ -65,6 +66,16 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 	return 0;
 }
 
+static void neuron_file_stats_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct neuron_file_stats, ref));
+}
+
+void neuron_file_stats_put(struct neuron_file_stats *stats)
+{
+	kref_put(&stats->ref, neuron_file_stats_release);
+}
+
 static int neuron_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct neuron_device *ndev = to_neuron_device(drm);
@@ -77,6 +88,12 @@ static int neuron_open(struct drm_device *drm, struct drm_file *file)
 	if (!fpriv)
 		return -ENOMEM;
 	fpriv->ndev = ndev;
+	fpriv->stats = kzalloc(sizeof(*fpriv->stats), GFP_KERNEL);
+	if (!fpriv->stats) {
+		kfree(fpriv);
+		return -ENOMEM;
+	}
+	kref_init(&fpriv->stats->ref);
 	mutex_init(&fpriv->submit_lock);
 	for (i = 0; i < ndev->num_queues; i++) {
 		sched = &ndev->queues[i].sched;
@@ -93,6 +110,7 @@ err_entities:
 	while (i--)
 		drm_sched_entity_destroy(&fpriv->entities[i]);
 	mutex_destroy(&fpriv->submit_lock);
+	neuron_file_stats_put(fpriv->stats);
 	kfree(fpriv);
 	return ret;
 }
@@ -107,6 +125,7 @@ static void neuron_postclose(struct drm_device *drm, struct drm_file *file)
 	for (i = 0; i < ndev->num_queues; i++)
 		drm_sched_entity_destroy(&fpriv->entities[i]);
 	mutex_destroy(&fpriv->submit_lock);
+	neuron_file_stats_put(fpriv->stats);
 	kfree(fpriv);
 }
 
@@ -118,7 +137,11 @@ static const struct drm_ioctl_desc neuron_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NEURON_WAIT, neuron_wait_ioctl, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(neuron_fops);
+static const struct file_operations neuron_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver neuron_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
@@ -126,6 +149,7 @@ static const struct drm_driver neuron_drm_driver = {
 	.open = neuron_open,
 	.postclose = neuron_postclose,
 	.gem_create_object = neuron_gem_create_object,
+	.show_fdinfo = neuron_show_fdinfo,
 	.ioctls = neuron_ioctls,
 	.num_ioctls = ARRAY_SIZE(neuron_ioctls),
 	.fops = &neuron_fops,
@@ -246,6 +270,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		neuron_err(ndev, "cannot register the DRM device: %d\n", ret);
 		goto err_reset;
 	}
+	neuron_debugfs_init(ndev);
 	drm_info(&ndev->drm, "%u DMA queues, %u cores, %llu MiB device memory\n",
 		 ndev->num_dma, ndev->num_cores, ndev->mem_size >> 20);
 	return 0;
@@ -259,8 +284,19 @@ static void neuron_remove(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
+	int i;
+
 	drm_dev_unplug(&ndev->drm);
 	neuron_queues_stop(ndev);
+	/*
+	 * Jobs hold buffers and their device memory: let the schedulers
+	 * drain them (they fail at once now) before the device goes.
+	 */
+	for (i = 0; i < 250 && atomic64_read(&ndev->stats.jobs); i++)
+		msleep(20);
+	if (atomic64_read(&ndev->stats.jobs))
+		neuron_warn(ndev, "%lld jobs still alive at removal\n",
+			    atomic64_read(&ndev->stats.jobs));
 	/* User mappings of device memory go with the BAR. */
 	unmap_mapping_range(ndev->drm.anon_inode->i_mapping, 0, 0, 1);
 }
@@ -276,6 +312,7 @@ static struct pci_driver neuron_pci_driver = {
 	.id_table = neuron_pci_ids,
 	.probe = neuron_probe,
 	.remove = neuron_remove,
+	.dev_groups = neuron_dev_groups,
 };
 module_pci_driver(neuron_pci_driver);
 

@@ -6,6 +6,7 @@
 #define __NEURON_DRV_H__
 
 #include <linux/io.h>
+#include <linux/kref.h>
 #include <linux/pci.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -24,6 +25,43 @@
 	drm_warn(&(ndev)->drm, "%s(): " fmt, __func__, ##__VA_ARGS__)
 #define neuron_dbg(ndev, fmt, ...) \
 	drm_dbg_driver(&(ndev)->drm, fmt, ##__VA_ARGS__)
+
+/**
+ * struct neuron_counters - lifetime counters of a card (sysfs)
+ */
+struct neuron_counters {
+	/** @bos: buffer objects alive */
+	atomic64_t bos;
+	/** @jobs: jobs alive (submitted and not yet freed) */
+	atomic64_t jobs;
+	atomic64_t submitted;
+	atomic64_t completed;
+	/** @errors: jobs that ended with an error */
+	atomic64_t errors;
+	atomic64_t queue_resets;
+	atomic64_t device_resets;
+};
+
+/* Engine classes, as fdinfo names them (drm-engine-<name>). */
+enum neuron_engine {
+	NEURON_ENGINE_DMA,
+	NEURON_ENGINE_CORE,
+	NEURON_ENGINES
+};
+
+/**
+ * struct neuron_file_stats - usage of one open file, for its fdinfo
+ *
+ * Shared by the file and its jobs (a job may outlive the file that
+ * submitted it), hence the reference count.
+ */
+struct neuron_file_stats {
+	struct kref ref;
+	/** @busy_ns: time jobs of this file spent on each engine class */
+	atomic64_t busy_ns[NEURON_ENGINES];
+};
+
+void neuron_file_stats_put(struct neuron_file_stats *stats);
 
 /**
  * struct neuron_device - one card
@@ -48,6 +86,8 @@ struct neuron_device {
 	struct drm_mm mm;
 	u64 mem_used;
 
+	struct neuron_counters stats;
+
 	struct neuron_queue queues[NRN_MAX_QUEUES];
 };
 
@@ -58,6 +98,7 @@ struct neuron_file_priv {
 	struct neuron_device *ndev;
 	/** @submit_lock: keeps arm + push of this context's jobs in order */
 	struct mutex submit_lock;
+	struct neuron_file_stats *stats;
 	/** @entities: one scheduler entity per hardware queue */
 	struct drm_sched_entity entities[NRN_MAX_QUEUES];
 };
@@ -76,5 +117,10 @@ static inline void neuron_wr(struct neuron_device *ndev, u32 reg, u32 val)
 {
 	writel(val, ndev->regs + reg);
 }
+
+/* neuron_debugfs.c, neuron_sysfs.c, neuron_fdinfo.c */
+void neuron_debugfs_init(struct neuron_device *ndev);
+extern const struct attribute_group *neuron_dev_groups[];
+void neuron_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 
 #endif /* __NEURON_DRV_H__ */

@@ -27,6 +27,7 @@ static void neuron_host_bo_free(struct drm_gem_object *obj)
 		dma_free_coherent(obj->dev->dev, bo->nseg * sizeof(*bo->sgl),
 				  bo->sgl, bo->sgl_dma);
 	mutex_destroy(&bo->sgl_lock);
+	atomic64_dec(&to_neuron_device(obj->dev)->stats.bos);
 	drm_gem_shmem_free(&bo->base);
 }
 
@@ -52,6 +53,7 @@ struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_HOST;
 	mutex_init(&bo->sgl_lock);
+	atomic64_inc(&to_neuron_device(drm)->stats.bos);
 	bo->base.map_wc = false;
 	bo->base.base.funcs = &neuron_host_bo_funcs;
 	return &bo->base.base;
@@ -114,6 +116,7 @@ static void neuron_dev_bo_free(struct drm_gem_object *obj)
 	drm_gem_object_release(obj);
 	mutex_destroy(&bo->sgl_lock);
 	kfree(bo);
+	atomic64_dec(&ndev->stats.bos);
 }
 
 static const struct vm_operations_struct neuron_dev_bo_vm_ops = {
@@ -171,6 +174,7 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
 		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
 	}
 	drm_gem_private_object_init(&ndev->drm, &bo->base.base, size);
+	atomic64_inc(&ndev->stats.bos);
 	return bo;
 }
 

@@ -30,6 +30,9 @@ static void neuron_job_free(struct neuron_job *job)
 		drm_gem_object_put(job->bos[i]);
 	for (i = 0; i < job->in_fence_count; i++)
 		dma_fence_put(job->in_fences[i]);
+	if (job->stats)
+		neuron_file_stats_put(job->stats);
+	atomic64_dec(&job->queue->ndev->stats.jobs);
 	dma_fence_put(job->hw_fence);
 	kvfree(job->bos);
 	kvfree(job->descs);
@@ -345,6 +348,9 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	}
 	job->queue = q;
 	INIT_LIST_HEAD(&job->link);
+	atomic64_inc(&ndev->stats.jobs);
+	kref_get(&fpriv->stats->ref);
+	job->stats = fpriv->stats;
 
 	if (args->engine == DRM_NEURON_ENGINE_DMA)
 		ret = neuron_job_build_copies(job, file, args);
@@ -382,6 +388,7 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&fpriv->submit_lock);
+	atomic64_inc(&ndev->stats.submitted);
 
 	if (out_syncobj) {
 		if (chain)

@@ -48,6 +48,10 @@ struct neuron_job {
 	struct dma_fence *hw_fence;
 	/** @first_slot: ring slot of the first descriptor, set by run_job */
 	u32 first_slot;
+	/** @started: when run_job put it on the ring */
+	ktime_t started;
+	/** @stats: the submitting file's usage counters (a reference) */
+	struct neuron_file_stats *stats;
 	/** @link: entry in the queue's in-flight list, under queue->lock */
 	struct list_head link;
 };

@@ -78,6 +78,9 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 	u32 i;
 
 	lockdep_assert_held(&q->lock);
+	if (list_empty(&q->inflight))
+		q->busy_since = ktime_get();
+	job->started = ktime_get();
 	job->first_slot = q->tail;
 	for (i = 0; i < job->ndesc; i++) {
 		union nrn_desc *d = neuron_ring_slot(q, q->tail);
@@ -149,6 +152,8 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 		return ERR_PTR(-ENOMEM);
 	f->queue = q;
 	f->device_error = device_error;
+	atomic64_inc(&q->ndev->stats.completed);
+	atomic64_inc(&q->ndev->stats.errors);
 	spin_lock_irqsave(&q->lock, flags);
 	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
 		       ++q->fence_seqno);
@@ -163,11 +168,61 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 static void neuron_job_retire_locked(struct neuron_queue *q,
 				     struct neuron_job *job, int err)
 {
+	struct neuron_counters *st = &q->ndev->stats;
+	ktime_t now = ktime_get();
+
 	lockdep_assert_held(&q->lock);
 	list_del_init(&job->link);
-	if (err)
+	if (list_empty(&q->inflight))
+		q->busy_ns += ktime_to_ns(ktime_sub(now, q->busy_since));
+	if (job->stats)
+		atomic64_add(ktime_to_ns(ktime_sub(now, job->started)),
+			     &job->stats->busy_ns[q->is_core ? NEURON_ENGINE_CORE :
+						  NEURON_ENGINE_DMA]);
+	atomic64_inc(&st->completed);
+	if (err) {
+		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
+	}
 	dma_fence_signal_locked(job->hw_fence);
+}
+
+/**
+ * neuron_queue_busy_ns() - time the queue has had jobs on its ring
+ * @q: queue
+ *
+ * Return: nanoseconds, including the current busy period.
+ */
+u64 neuron_queue_busy_ns(struct neuron_queue *q)
+{
+	unsigned long flags;
+	u64 ns;
+
+	spin_lock_irqsave(&q->lock, flags);
+	ns = q->busy_ns;
+	if (!list_empty(&q->inflight))
+		ns += ktime_to_ns(ktime_sub(ktime_get(), q->busy_since));
+	spin_unlock_irqrestore(&q->lock, flags);
+	return ns;
+}
+
+/**
+ * neuron_queue_inflight() - jobs on the queue's ring
+ * @q: queue
+ *
+ * Return: the number of jobs.
+ */
+int neuron_queue_inflight(struct neuron_queue *q)
+{
+	struct neuron_job *job;
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&q->lock, flags);
+	list_for_each_entry(job, &q->inflight, link)
+		n++;
+	spin_unlock_irqrestore(&q->lock, flags);
+	return n;
 }
 
 /* Retire every job whose last descriptor the device has completed. */
@@ -227,6 +282,7 @@ void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
 	LIST_HEAD(requeue);
 	u32 status;
 
+	atomic64_inc(&ndev->stats.queue_resets);
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_RESET);
 	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NRN_QREG_STATUS),
 			       status, !(status & NRN_QSTATUS_BUSY), 100,
@@ -266,8 +322,9 @@ static void neuron_queue_cancel(struct neuron_queue *q, int err)
  * neuron_queues_stop() - quiesce all queues on removal
  * @ndev: device
  *
- * Stops submission, resets the device so that it touches no memory any
- * more, and fails whatever was in flight with -ENODEV.
+ * Resets the device so that it touches no memory any more, fails whatever
+ * was in flight with -ENODEV, and lets the schedulers drain what is left
+ * (run_job fails it once the device is unplugged).
  */
 void neuron_queues_stop(struct neuron_device *ndev)
 {
@@ -276,8 +333,14 @@ void neuron_queues_stop(struct neuron_device *ndev)
 	for (i = 0; i < ndev->num_queues; i++)
 		drm_sched_wqueue_stop(&ndev->queues[i].sched);
 	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
-	for (i = 0; i < ndev->num_queues; i++)
+	for (i = 0; i < ndev->num_queues; i++) {
 		neuron_queue_cancel(&ndev->queues[i], -ENODEV);
+		/*
+		 * Let the scheduler free the jobs it ran, and end the queued
+		 * ones: run_job refuses them now (drm_dev_enter fails).
+		 */
+		drm_sched_wqueue_start(&ndev->queues[i].sched);
+	}
 }
 
 static void neuron_queues_fini(struct drm_device *drm, void *arg)

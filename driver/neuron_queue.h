@@ -39,6 +39,11 @@ struct neuron_queue {
 	struct list_head inflight;
 	u64 fence_context;
 	u64 fence_seqno;
+
+	/** @busy_ns: time with jobs on the ring, under @lock */
+	u64 busy_ns;
+	/** @busy_since: when the ring last became non-empty */
+	ktime_t busy_since;
 };
 
 /**
@@ -57,6 +62,8 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 				    u32 device_error);
 
 int neuron_queues_init(struct neuron_device *ndev);
+u64 neuron_queue_busy_ns(struct neuron_queue *q);
+int neuron_queue_inflight(struct neuron_queue *q);
 void neuron_queues_stop(struct neuron_device *ndev);
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job);

@@ -16,8 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <drm.h>
 #include <drm/neuron_accel.h>
+#include <drm/neuron_isa.h>
 
 static inline int nt_ioctl(int fd, unsigned long req, void *arg)
 {
@@ -138,6 +143,127 @@ static inline int nt_submit_copies(int fd, uint32_t queue,
 	};
 
 	return nt_ioctl(fd, DRM_IOCTL_NEURON_SUBMIT, &s);
+}
+
+/* Wait for (handle, point); returns the ioctl's result, status in *status. */
+static inline int nt_wait(int fd, uint32_t handle, uint64_t point, int64_t ms,
+			  int32_t *status, uint32_t *device_error)
+{
+	struct drm_neuron_wait w = { .handle = handle, .point = point,
+				     .timeout_ns = ms < 0 ? -1 : ms * 1000000ll };
+	int ret = nt_ioctl(fd, DRM_IOCTL_NEURON_WAIT, &w);
+
+	if (status)
+		*status = w.status;
+	if (device_error)
+		*device_error = w.device_error;
+	return ret;
+}
+
+/* Submit a kernel on core @core with @n buffers; in/out syncs optional. */
+static inline int nt_submit_kernel(int fd, uint32_t core, uint32_t kbo,
+				   uint64_t koff, uint64_t ksize,
+				   const struct drm_neuron_bo_ref *bos, uint32_t n,
+				   const struct drm_neuron_sync *in, uint32_t nin,
+				   const struct drm_neuron_sync *out)
+{
+	struct drm_neuron_submit s = {
+		.engine = DRM_NEURON_ENGINE_CORE, .index = core,
+		.kernel_handle = kbo, .kernel_offset = koff, .kernel_size = ksize,
+		.bos = (uintptr_t)bos, .bo_count = n,
+		.in_syncs = (uintptr_t)in, .in_sync_count = nin,
+	};
+
+	if (out)
+		s.out_sync = *out;
+	return nt_ioctl(fd, DRM_IOCTL_NEURON_SUBMIT, &s);
+}
+
+/* A contiguous tensor operand. */
+static inline struct nrn_tensor nt_tensor(unsigned int slot, unsigned int dtype,
+					  uint64_t offset, uint32_t d0, uint32_t d1)
+{
+	struct nrn_tensor t = { .slot = slot, .dtype = dtype, .offset = offset };
+
+	t.ndim = d1 ? 2 : 1;
+	t.shape[0] = d0;
+	t.strides[0] = d1 ? d1 : 1;
+	if (d1) {
+		t.shape[1] = d1;
+		t.strides[1] = 1;
+	}
+	return t;
+}
+
+/* The accel minor of an open device file. */
+static inline int nt_minor(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? -1 : (int)minor(st.st_rdev);
+}
+
+/* A counter of /sys/class/accel/accelN/device/neuron/<name>; -1 on error. */
+static inline long long nt_counter(int fd, const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/neuron/%s",
+		 nt_minor(fd), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The card's PCI address ("0000:01:00.0"), into @buf. */
+static inline int nt_pci_address(int fd, char *buf, size_t size)
+{
+	char link[128], target[256];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", nt_minor(fd));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	snprintf(buf, size, "%.*s", (int)size - 1, base ? base + 1 : target);
+	return 0;
+}
+
+/* Write the card's fault-injection hook of queue @q (debugfs). */
+static inline int nt_fault(int fd, unsigned int q, unsigned int bits)
+{
+	char path[128], val[32], pci[64];
+	int dfd, n, ret = 0;
+
+	ret = nt_pci_address(fd, pci, sizeof(pci));
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault_inject", pci);
+	dfd = open(path, O_WRONLY);
+	if (dfd < 0)
+		return -errno;
+	n = snprintf(val, sizeof(val), "%u %u", q, bits);
+	if (write(dfd, val, (size_t)n) != n)
+		ret = -errno;
+	close(dfd);
+	return ret;
+}
+
+static inline uint64_t nt_f64(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
 }
 
 #endif /* NEURON_TEST_H */

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lifecycle: unload and reload neuron.ko several times, and remove the
+ * card (PCI remove through sysfs, the driver's unplug path) while a process
+ * has jobs in flight -- its calls then fail with -ENODEV, nothing oopses --
+ * then rescan the bus and use the card again.
+ *
+ * Runs as root with the module's path in $NEURON_KO (and its parameters in
+ * $NEURON_KO_ARGS); leaves it loaded.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "neuron_test.h"
+
+static int load(void)
+{
+	const char *ko = getenv("NEURON_KO"), *args = getenv("NEURON_KO_ARGS");
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "insmod %s %s", ko ? ko : "neuron.ko", args ? args : "");
+	return system(cmd);
+}
+
+/* One DMA round trip on a fresh file: the card works. */
+static int card_works(void)
+{
+	struct drm_neuron_copy c = { .size = 4096 };
+	int fd = nt_open(), ok = 0;
+	uint32_t a, b, s;
+	int32_t status;
+
+	if (fd < 0)
+		return 0;
+	if (!nt_bo_create(fd, 4096, DRM_NEURON_BO_HOST, &a) &&
+	    !nt_bo_create(fd, 4096, DRM_NEURON_BO_DEVICE, &b) && !nt_syncobj_create(fd, &s)) {
+		c.src_handle = a;
+		c.dst_handle = b;
+		ok = !nt_submit_copies(fd, 0, &c, 1, NULL, 0, s) &&
+		     !nt_wait(fd, s, 0, 10000, &status, NULL) && !status;
+	}
+	close(fd);
+	return ok;
+}
+
+TEST(unload_reload)
+{
+	int fd = nt_open();
+	long long bos;
+
+	if (fd < 0 || !getenv("NEURON_KO"))
+		SKIP(return, "needs neuron.ko loaded and $NEURON_KO");
+	ASSERT_TRUE(card_works());
+	bos = nt_counter(fd, "bos");
+	close(fd);
+	EXPECT_EQ(0, bos);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, system("rmmod neuron"));
+		EXPECT_GT(0, nt_open());
+		ASSERT_EQ(0, load());
+		ASSERT_TRUE(card_works());
+	}
+}
+
+TEST(unplug_with_jobs_in_flight)
+{
+	char pci[64], path[160];
+	int fd = nt_open(), st, wfd;
+	pid_t pid;
+
+	if (fd < 0)
+		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	ASSERT_EQ(0, nt_pci_address(fd, pci, sizeof(pci)));
+	close(fd);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		/* Keep the card busy until it goes; expect -ENODEV, not a crash. */
+		struct drm_neuron_copy c = { .size = 1 << 20 };
+		uint32_t a, b;
+		int f = nt_open(), ret = 0;
+
+		if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
+		    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
+			_exit(1);
+		c.src_handle = a;
+		c.dst_handle = b;
+		for (int i = 0; i < 100000 && ret != -ENODEV; i++)
+			ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
+		_exit(ret == -ENODEV ? 0 : 3);
+	}
+	usleep(500 * 1000);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", pci);
+	wfd = open(path, O_WRONLY);
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(1, write(wfd, "1", 1));
+	close(wfd);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_GT(0, nt_open());
+	/* Back on the bus: probed again, and usable. */
+	wfd = open("/sys/bus/pci/rescan", O_WRONLY);
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(1, write(wfd, "1", 1));
+	close(wfd);
+	for (int i = 0; i < 100 && nt_open() < 0; i++)
+		usleep(50 * 1000);
+	EXPECT_TRUE(card_works());
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Recovery: a hung queue (the card's fault injection) times out, its job
+ * fails with -ETIMEDOUT, the queue is reset and the jobs queued behind it
+ * still run; an injected job failure is reported with its device code; a
+ * process killed with jobs in flight leaves no buffer or job behind.
+ *
+ * Needs debugfs and neuron.ko loaded with a short job_timeout_ms (the test
+ * waits 15 s at most).
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "neuron_test.h"
+
+FIXTURE(rec) {
+	int fd;
+	uint32_t host, dev, sync_a, sync_b;
+	uint8_t *ph;
+};
+
+FIXTURE_SETUP(rec)
+{
+	uint64_t sz;
+
+	self->fd = nt_open();
+	if (self->fd < 0)
+		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	if (nt_fault(self->fd, 0, 0))
+		SKIP(return, "no fault-injection hook (debugfs mounted? card with fault-injection=on?)");
+	ASSERT_EQ(0, nt_bo_create(self->fd, 1 << 20, DRM_NEURON_BO_HOST, &self->host));
+	ASSERT_EQ(0, nt_bo_create(self->fd, 1 << 20, DRM_NEURON_BO_DEVICE, &self->dev));
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &self->sync_a));
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &self->sync_b));
+	self->ph = nt_bo_map(self->fd, self->host, &sz);
+	ASSERT_NE(NULL, self->ph);
+}
+
+FIXTURE_TEARDOWN(rec)
+{
+	if (self->fd >= 0) {
+		nt_fault(self->fd, 0, 0);
+		close(self->fd);
+	}
+}
+
+TEST_F(rec, hang_times_out_and_queue_recovers)
+{
+	struct drm_neuron_copy h2d = { .src_handle = self->host, .dst_handle = self->dev,
+				       .size = 4096 };
+	struct drm_neuron_copy d2h = { .src_handle = self->dev, .dst_handle = self->host,
+				       .size = 4096, .dst_offset = 8192 };
+	long long resets = nt_counter(self->fd, "queue_resets");
+	int32_t status;
+
+	memset(self->ph, 0x77, 4096);
+	memset(self->ph + 8192, 0, 4096);
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_b));
+	/* The first job hangs, and is failed by the timeout. */
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 15000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	/* The one behind it ran after the reset. */
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 15000, &status, NULL));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(resets + 1, nt_counter(self->fd, "queue_resets"));
+	/* And the queue works as before. */
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &d2h, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, memcmp(self->ph, self->ph + 8192, 4096));
+}
+
+TEST_F(rec, injected_failure_is_reported)
+{
+	struct drm_neuron_copy c = { .src_handle = self->host, .dst_handle = self->dev,
+				     .size = 4096 };
+	uint32_t code;
+	int32_t status;
+
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 2 /* NRN_FAULT_FAIL_NEXT */));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, &code));
+	EXPECT_EQ(-EIO, status);
+	EXPECT_EQ(10, code); /* NRN_ERR_INJECTED */
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, &code));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, code);
+	EXPECT_EQ(-EINVAL, nt_fault(self->fd, 99, 1));
+}
+
+/* A child queues many jobs and is killed; everything it had goes away. */
+TEST_F(rec, killed_process_leaks_nothing)
+{
+	long long bos = nt_counter(self->fd, "bos"), jobs = nt_counter(self->fd, "jobs");
+	int wstatus;
+	pid_t pid;
+
+	ASSERT_GE(bos, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd = nt_open();
+		uint32_t a, b;
+		struct drm_neuron_copy c = { .size = 8 << 20 };
+
+		if (fd < 0 || nt_bo_create(fd, 8 << 20, DRM_NEURON_BO_HOST, &a) ||
+		    nt_bo_create(fd, 8 << 20, DRM_NEURON_BO_DEVICE, &b))
+			_exit(1);
+		c.src_handle = a;
+		c.dst_handle = b;
+		for (int i = 0; i < 200; i++)
+			nt_submit_copies(fd, i % 2, &c, 1, NULL, 0, 0);
+		pause(); /* killed with the jobs in flight */
+		_exit(2);
+	}
+	usleep(300 * 1000);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &wstatus, 0));
+	EXPECT_TRUE(WIFSIGNALED(wstatus));
+	for (int i = 0; i < 300 && (nt_counter(self->fd, "bos") != bos ||
+				    nt_counter(self->fd, "jobs") != jobs); i++)
+		usleep(50 * 1000);
+	EXPECT_EQ(bos, nt_counter(self->fd, "bos"));
+	EXPECT_EQ(jobs, nt_counter(self->fd, "jobs"));
+}
+
+TEST_HARNESS_MAIN
