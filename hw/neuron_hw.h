@@ -21,11 +21,13 @@
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
+#include <drm/neuron_isa.h>
 #else
 /* QEMU: the device model and its qtest. */
 #include <assert.h>
 #include <stddef.h>
 #include "qemu/bitops.h"
+#include "uapi/drm/neuron_isa.h"
 #endif
 
 /* ---- PCI identity ---------------------------------------------------- */
@@ -201,23 +203,7 @@ struct nrn_slot {
 #define NRN_DESC_DONE			BIT(31)
 #define NRN_DESC_ERR(s)			((s) & 0xffff)
 
-/* Error codes (descriptor status, QREG_ERROR, ERR_CODE). */
-enum nrn_err {
-	NRN_ERR_NONE		= 0,
-	NRN_ERR_BAD_OP		= 1,	/* unknown or wrong-queue opcode */
-	NRN_ERR_BAD_DESC	= 2,	/* reserved field set, bad space */
-	NRN_ERR_DEV_RANGE	= 3,	/* device memory access out of range */
-	NRN_ERR_HOST_DMA	= 4,	/* host address not backed by memory */
-	NRN_ERR_BAD_SGL		= 5,	/* malformed scatter-gather list */
-	NRN_ERR_BAD_SLOT	= 6,	/* operand names a missing slot */
-	NRN_ERR_ACCESS		= 7,	/* slot access rights violated */
-	NRN_ERR_SLOT_RANGE	= 8,	/* operand outside its slot */
-	NRN_ERR_BAD_INSN	= 9,	/* malformed instruction */
-	NRN_ERR_INJECTED	= 10,	/* NRN_FAULT_FAIL_NEXT */
-	NRN_ERR_ABORTED		= 11,	/* queue or device reset while running */
-	NRN_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
-	NRN_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
-};
+/* Error codes: enum nrn_err, in the ISA header (user space sees them too). */
 
 static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");
 static_assert(sizeof(struct nrn_launch_desc) == NRN_DESC_SIZE, "launch descriptor size");

@@ -25,6 +25,28 @@ extern "C" {
 #define NRN_MAX_DIMS		4	/* dimensions of a tensor operand */
 #define NRN_MAX_INSNS		65536	/* instructions in one kernel */
 
+/*
+ * Error codes of the card: the status of a failed descriptor or
+ * instruction, reported to user space by DRM_IOCTL_NEURON_WAIT
+ * (@device_error) when a job fails with -EIO.
+ */
+enum nrn_err {
+	NRN_ERR_NONE		= 0,
+	NRN_ERR_BAD_OP		= 1,	/* unknown or wrong-queue opcode */
+	NRN_ERR_BAD_DESC	= 2,	/* reserved field set, bad space */
+	NRN_ERR_DEV_RANGE	= 3,	/* device memory access out of range */
+	NRN_ERR_HOST_DMA	= 4,	/* host address not backed by memory */
+	NRN_ERR_BAD_SGL		= 5,	/* malformed scatter-gather list */
+	NRN_ERR_BAD_SLOT	= 6,	/* operand names a missing slot */
+	NRN_ERR_ACCESS		= 7,	/* slot access rights violated */
+	NRN_ERR_SLOT_RANGE	= 8,	/* operand outside its slot */
+	NRN_ERR_BAD_INSN	= 9,	/* malformed instruction */
+	NRN_ERR_INJECTED	= 10,	/* NRN_FAULT_FAIL_NEXT */
+	NRN_ERR_ABORTED		= 11,	/* queue or device reset while running */
+	NRN_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
+	NRN_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
+};
+
 /* Element types. */
 enum nrn_dtype {
 	NRN_F32		= 0,

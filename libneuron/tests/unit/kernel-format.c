@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: host unit test, no device needed -- the kernel builder, the
+ * compiled-kernel format (round trip, checksum, versions, truncation) and
+ * the disassembler's text.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libneuron.h"
+
+static int failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+		failures++;						\
+	}								\
+} while (0)
+
+static struct nrn_tensor t1(unsigned int slot, uint32_t n)
+{
+	return (struct nrn_tensor){ .slot = slot, .dtype = NRN_F32, .ndim = 1,
+				    .shape = { n }, .strides = { 1 } };
+}
+
+int main(void)
+{
+	struct nrn_insn add = { .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_ADD,
+				.dst = t1(2, 8), .src = { t1(0, 8), t1(1, 8) } };
+	struct nrn_insn mm = { .opcode = NRN_INSN_MATMUL, .flags = NRN_IF_BIAS };
+	struct nrn_kernel *k, *back;
+	double alpha = 0.5;
+	char text[512];
+	void *blob;
+	size_t len;
+
+	memcpy(&add.alpha, &alpha, sizeof(alpha));
+	CHECK(nrn_kernel_create(3, &k) == 0);
+	CHECK(nrn_kernel_create(65, &back) == -EINVAL);
+	CHECK(nrn_kernel_append(k, &add) == 0);
+	mm.dst = t1(2, 4);
+	mm.src[0] = t1(0, 4);
+	mm.src[1] = t1(1, 4);
+	mm.src[2] = t1(3, 4); /* slot 3 does not exist */
+	CHECK(nrn_kernel_append(k, &mm) == -EINVAL);
+	mm.src[2] = t1(2, 4);
+	CHECK(nrn_kernel_append(k, &mm) == 0);
+	CHECK(nrn_kernel_count(k) == 2);
+
+	/* Round trip through the serialized form. */
+	CHECK(nrn_kernel_serialize(k, &blob, &len) == 0);
+	CHECK(len == 40 + 2 * sizeof(struct nrn_insn));
+	CHECK(memcmp(blob, "NRNKERN", 8) == 0);
+	CHECK(nrn_kernel_deserialize(blob, len, &back) == 0);
+	CHECK(nrn_kernel_count(back) == 2 && nrn_kernel_slots(back) == 3);
+	CHECK(memcmp(nrn_kernel_insns(back), nrn_kernel_insns(k),
+		     2 * sizeof(struct nrn_insn)) == 0);
+	nrn_kernel_destroy(back);
+	/* Every corrupted byte of the body is caught by the checksum. */
+	for (size_t i = 40; i < len; i += 97) {
+		((unsigned char *)blob)[i] ^= 0x10;
+		CHECK(nrn_kernel_deserialize(blob, len, &back) == -EBADMSG);
+		((unsigned char *)blob)[i] ^= 0x10;
+	}
+	CHECK(nrn_kernel_deserialize(blob, 39, &back) == -EINVAL);
+	((uint32_t *)blob)[2] = 2; /* format version */
+	CHECK(nrn_kernel_deserialize(blob, len, &back) == -ENOTSUP);
+	free(blob);
+
+	/* Disassembly. */
+	CHECK(nrn_insn_format(&add, text, sizeof(text)) == 0);
+	CHECK(strcmp(text, "binary.add dst=s2+0:f32[8]/(1) src0=s0+0:f32[8]/(1) "
+			   "src1=s1+0:f32[8]/(1) alpha=0.5") == 0);
+	CHECK(nrn_insn_format(&mm, text, sizeof(text)) == 0);
+	CHECK(strstr(text, "matmul dst=") == text && strstr(text, "src2=s2"));
+	CHECK(nrn_insn_format(&add, text, 10) == -ENOSPC);
+	CHECK(strlen(text) == 9);
+	{
+		struct nrn_insn bad = { .opcode = 999 };
+
+		CHECK(nrn_insn_format(&bad, text, sizeof(text)) == 0);
+		CHECK(strstr(text, "bad opcode") != NULL);
+	}
+
+	/* Errors as text. */
+	CHECK(strstr(nrn_strerror(-ETIMEDOUT), "hung") != NULL);
+	CHECK(strcmp(nrn_device_error_name(6), "no such buffer slot") == 0);
+	CHECK(strcmp(nrn_device_error_name(999), "unknown device error") == 0);
+
+	nrn_kernel_destroy(k);
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}
