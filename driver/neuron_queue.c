@@ -110,6 +110,18 @@ static void neuron_queue_doorbell(struct neuron_queue *q)
  *
  * Return: the hardware fence, or an ERR_PTR.
  */
+/* The next fence of @q, made @job's hardware fence. Caller holds q->lock. */
+static void neuron_fence_start_locked(struct neuron_queue *q,
+				      struct neuron_fence *f,
+				      struct neuron_job *job)
+{
+	lockdep_assert_held(&q->lock);
+	f->queue = q;
+	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
+		       ++q->fence_seqno);
+	job->hw_fence = dma_fence_get(&f->base);
+}
+
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job)
 {
@@ -119,12 +131,8 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return ERR_PTR(-ENOMEM);
-	f->queue = q;
-
 	spin_lock_irqsave(&q->lock, flags);
-	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
-		       ++q->fence_seqno);
-	job->hw_fence = dma_fence_get(&f->base);
+	neuron_fence_start_locked(q, f, job);
 	neuron_queue_write_job_locked(q, job);
 	neuron_queue_doorbell(q);
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -150,14 +158,11 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return ERR_PTR(-ENOMEM);
-	f->queue = q;
 	f->device_error = device_error;
 	atomic64_inc(&q->ndev->stats.completed);
 	atomic64_inc(&q->ndev->stats.errors);
 	spin_lock_irqsave(&q->lock, flags);
-	dma_fence_init(&f->base, &neuron_fence_ops, &q->lock, q->fence_context,
-		       ++q->fence_seqno);
-	job->hw_fence = dma_fence_get(&f->base);
+	neuron_fence_start_locked(q, f, job);
 	dma_fence_set_error(&f->base, err);
 	dma_fence_signal_locked(&f->base);
 	spin_unlock_irqrestore(&q->lock, flags);

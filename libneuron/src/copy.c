@@ -61,26 +61,12 @@ NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
 	return ret;
 }
 
+/* The stream's staging ring, allocated on first use. */
 static int nrn_staging_ready(struct nrn_stream *s)
 {
-	struct nrn_ring *r = &s->staging;
-	void *map;
-	int ret;
-
-	if (r->buf)
+	if (s->staging.buf)
 		return 0;
-	ret = nrn_buffer_alloc(s->dev, NRN_STAGING_SIZE, NRN_MEM_HOST, &r->buf);
-	if (ret)
-		return ret;
-	ret = nrn_buffer_map(r->buf, &map);
-	if (ret) {
-		nrn_buffer_free(r->buf);
-		r->buf = NULL;
-		return ret;
-	}
-	r->map = map;
-	r->size = NRN_STAGING_SIZE;
-	return 0;
+	return nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST);
 }
 
 NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,

@@ -103,6 +103,10 @@ int nrn_kernel_init(struct nrn_kernel *k, unsigned int nslots);
 void nrn_kernel_fini(struct nrn_kernel *k);
 int nrn_kernel_push(struct nrn_kernel *k, const struct nrn_insn *insn);
 
+/* A ring of @size bytes of mapped memory. */
+int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r, size_t size,
+		  enum nrn_mem where);
+
 /* stream.c, all with s->lock held. */
 int nrn_stream_flush_locked(struct nrn_stream *s);
 int nrn_stream_sync_locked(struct nrn_stream *s);

@@ -16,8 +16,8 @@
 
 #define NRN_CODE_RING_SIZE (4u << 20)
 
-static int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r,
-			 size_t size, enum nrn_mem where)
+int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r, size_t size,
+		  enum nrn_mem where)
 {
 	void *map;
 	int ret;
