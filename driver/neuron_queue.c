@@ -100,16 +100,6 @@ static void neuron_queue_doorbell(struct neuron_queue *q)
 	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_TAIL), q->tail);
 }
 
-/**
- * neuron_queue_push() - put a job on the hardware
- * @q: queue
- * @job: job whose descriptors are built
- *
- * Called from run_job, which drm_sched serialises per queue and which only
- * runs when the ring has room (credits).
- *
- * Return: the hardware fence, or an ERR_PTR.
- */
 /* The next fence of @q, made @job's hardware fence. Caller holds q->lock. */
 static void neuron_fence_start_locked(struct neuron_queue *q,
 				      struct neuron_fence *f,
@@ -122,6 +112,16 @@ static void neuron_fence_start_locked(struct neuron_queue *q,
 	job->hw_fence = dma_fence_get(&f->base);
 }
 
+/**
+ * neuron_queue_push() - put a job on the hardware
+ * @q: queue
+ * @job: job whose descriptors are built
+ *
+ * Called from run_job, which drm_sched serialises per queue and which only
+ * runs when the ring has room (credits).
+ *
+ * Return: the hardware fence, or an ERR_PTR.
+ */
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job)
 {
