@@ -242,4 +242,44 @@ TEST_F(dev, handles_per_file)
 	nt_bo_close(self->fd, h);
 }
 
+/*
+ * PRIME: a buffer exported as a dma-buf fd and imported by another file is
+ * the same memory; without the fd, the other file cannot name it.
+ */
+TEST_F(dev, prime_share)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_prime_handle imp = { 0 };
+	uint32_t placements[2] = { DRM_NEURON_BO_DEVICE, DRM_NEURON_BO_HOST };
+	int other = nt_open();
+
+	ASSERT_GE(other, 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t sz1 = 0, sz2 = 0;
+		uint32_t *p1, *p2, h;
+
+		ASSERT_EQ(0, nt_bo_create(self->fd, 8192, placements[i], &h));
+		exp.handle = h;
+		ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+		imp.fd = exp.fd;
+		ASSERT_EQ(0, nt_ioctl(other, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+		p1 = nt_bo_map(self->fd, h, &sz1);
+		p2 = nt_bo_map(other, imp.handle, &sz2);
+		ASSERT_NE(NULL, p1);
+		ASSERT_NE(NULL, p2);
+		EXPECT_EQ(sz1, sz2);
+		p1[100] = 0xfeed0000 + i;
+		EXPECT_EQ(0xfeed0000 + i, p2[100]);
+		munmap(p1, sz1);
+		munmap(p2, sz2);
+		close(exp.fd);
+		nt_bo_close(other, imp.handle);
+		nt_bo_close(self->fd, h);
+	}
+	/* A bad fd is refused. */
+	imp.fd = 0x7fffffff;
+	EXPECT_NE(0, nt_ioctl(other, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	close(other);
+}
+
 TEST_HARNESS_MAIN

@@ -76,6 +76,13 @@ enum nrn_mem nrn_buffer_mem(const struct nrn_buffer *buf);
  * read; copy it out with nrn_copy_d2h() instead.
  */
 int nrn_buffer_map(struct nrn_buffer *buf, void **ptr);
+/*
+ * Share a buffer with another process or device file: export it as a
+ * dma-buf file descriptor (the caller closes it), and import such a
+ * descriptor as a buffer of @dev (the same memory).
+ */
+int nrn_buffer_export(struct nrn_buffer *buf, int *fd);
+int nrn_buffer_import(struct nrn_device *dev, int fd, struct nrn_buffer **bufp);
 
 /* ---- Streams and events ------------------------------------------------ */
 

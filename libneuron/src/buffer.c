@@ -1,11 +1,37 @@
 // SPDX-License-Identifier: MIT
 /* Buffers: allocation in device or host memory, mapping, free. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <xf86drm.h>
 
 #include "internal.h"
+
+/* Wrap the GEM handle @handle of @dev, filling in size and mmap offset. */
+static int nrn_buffer_wrap(struct nrn_device *dev, uint32_t handle,
+			   struct nrn_buffer **bufp)
+{
+	struct drm_neuron_bo_info info = { .handle = handle };
+	struct nrn_buffer *buf;
+	int ret;
+
+	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_BO_INFO, &info);
+	if (ret)
+		return ret;
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	buf->dev = dev;
+	buf->handle = handle;
+	buf->mem = info.placement == DRM_NEURON_BO_HOST ? NRN_MEM_HOST : NRN_MEM_DEVICE;
+	buf->size = info.size;
+	buf->mmap_offset = info.mmap_offset;
+	atomic_init(&buf->refs, 1);
+	pthread_mutex_init(&buf->map_lock, NULL);
+	*bufp = buf;
+	return 0;
+}
 
 NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 				enum nrn_mem where, struct nrn_buffer **bufp)
@@ -15,36 +41,46 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 		.placement = where == NRN_MEM_HOST ? DRM_NEURON_BO_HOST :
 						     DRM_NEURON_BO_DEVICE,
 	};
-	struct drm_neuron_bo_info info = { 0 };
-	struct nrn_buffer *buf;
 	int ret;
 
 	if (!dev || !bufp || !size || (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST))
 		return -EINVAL;
-	buf = calloc(1, sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
 	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_BO_CREATE, &create);
 	if (ret)
-		goto err_free;
-	info.handle = create.handle;
-	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_BO_INFO, &info);
-	if (ret)
-		goto err_close;
-	buf->dev = dev;
-	buf->handle = create.handle;
-	buf->mem = where;
-	buf->size = size;
-	buf->mmap_offset = info.mmap_offset;
-	atomic_init(&buf->refs, 1);
-	pthread_mutex_init(&buf->map_lock, NULL);
-	*bufp = buf;
+		return ret;
+	ret = nrn_buffer_wrap(dev, create.handle, bufp);
+	if (ret) {
+		drmCloseBufferHandle(dev->fd, create.handle);
+		return ret;
+	}
+	/* The size asked for, not the page-rounded one: copies check it. */
+	(*bufp)->size = size;
 	return 0;
+}
 
-err_close:
-	drmCloseBufferHandle(dev->fd, create.handle);
-err_free:
-	free(buf);
+NRN_EXPORT int nrn_buffer_export(struct nrn_buffer *buf, int *fd)
+{
+	int ret;
+
+	if (!buf || !fd)
+		return -EINVAL;
+	ret = drmPrimeHandleToFD(buf->dev->fd, buf->handle, DRM_CLOEXEC | DRM_RDWR, fd);
+	return ret ? -errno : 0;
+}
+
+NRN_EXPORT int nrn_buffer_import(struct nrn_device *dev, int fd,
+				 struct nrn_buffer **bufp)
+{
+	uint32_t handle;
+	int ret;
+
+	if (!dev || !bufp || fd < 0)
+		return -EINVAL;
+	if (drmPrimeFDToHandle(dev->fd, fd, &handle))
+		return -errno;
+	ret = nrn_buffer_wrap(dev, handle, bufp);
+	if (ret)
+		drmCloseBufferHandle(dev->fd, handle);
 	return ret;
 }
 

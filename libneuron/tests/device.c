@@ -4,6 +4,7 @@
  * and the accounting of device memory.
  */
 #include <errno.h>
+#include <unistd.h>
 
 #include "t_helpers.h"
 
@@ -47,6 +48,28 @@ int main(void)
 	t_check_ret(nrn_device_info(dev, &info2), 0);
 	t_check(info2.mem_free == info.mem_free);
 	t_check(strcmp(nrn_strerror(-ENODEV), nrn_strerror(ENODEV)) == 0);
+
+	/* Shared through a dma-buf fd: another open of the card sees the data. */
+	t_check_ret(nrn_device_open(0, &dev2), 0);
+	for (int m = 0; m < 2; m++) {
+		struct nrn_buffer *a, *b;
+		char in[64] = "shared through PRIME", out[64] = { 0 };
+		int fd;
+
+		t_check_ret(nrn_buffer_alloc(dev, 4096, m ? NRN_MEM_HOST : NRN_MEM_DEVICE, &a), 0);
+		t_check_ret(nrn_copy_h2d(a, 100, in, sizeof(in)), 0);
+		t_check_ret(nrn_buffer_export(a, &fd), 0);
+		t_check_ret(nrn_buffer_import(dev2, fd, &b), 0);
+		close(fd);
+		t_check(nrn_buffer_mem(b) == nrn_buffer_mem(a));
+		t_check_ret(nrn_copy_d2h(out, b, 100, sizeof(out)), 0);
+		t_check(strcmp(in, out) == 0);
+		nrn_buffer_free(a);
+		nrn_buffer_free(b);
+	}
+	t_check_ret(nrn_buffer_import(dev2, -1, &buf), -EINVAL);
+	t_check_ret(nrn_buffer_import(dev2, 0x7fff, &buf), -EBADF);
+	nrn_device_close(dev2);
 	nrn_device_close(dev);
 	return t_exit();
 }
