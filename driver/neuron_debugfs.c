@@ -57,7 +57,7 @@ DEFINE_SHOW_ATTRIBUTE(neuron_counters);
 
 /*
  * Writing "<queue> <bits>" sets the queue's FAULT register (NRN_FAULT_HANG
- * = 1, NRN_FAULT_FAIL_NEXT = 2); "<queue> 0" clears it.
+ * = 1, NRN_FAULT_FAIL_NEXT = 2, NRN_FAULT_STUCK = 4); "<queue> 0" clears it.
  */
 static ssize_t neuron_fault_write(struct file *file, const char __user *ubuf,
 				  size_t count, loff_t *ppos)
@@ -73,7 +73,7 @@ static ssize_t neuron_fault_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 	if (sscanf(buf, "%u %u", &q, &bits) != 2 || q >= ndev->num_queues ||
-	    bits & ~(NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT))
+	    bits & ~(NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK))
 		return -EINVAL;
 	if (!(ndev->caps & NRN_CAP_FAULT_INJECT))
 		return -EOPNOTSUPP;

@@ -87,6 +87,8 @@ struct neuron_device {
 	u64 mem_used;
 
 	struct neuron_counters stats;
+	/** @reset_wq: ordered workqueue of all queues' timeout handlers */
+	struct workqueue_struct *reset_wq;
 
 	struct neuron_queue queues[NRN_MAX_QUEUES];
 };

@@ -270,6 +270,71 @@ static irqreturn_t neuron_queue_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
+/*
+ * After the queue's hardware was reset: retire the jobs that completed
+ * before it, fail @victim with @err (with @cancel_head, the first job not
+ * completed, whichever it is, fails with -ECANCELED: it may have been
+ * running), and write the others again into the fresh ring.
+ */
+static void neuron_queue_restart(struct neuron_queue *q, struct neuron_job *victim,
+				 int err, bool cancel_head)
+{
+	struct neuron_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(requeue);
+
+	spin_lock_irqsave(&q->lock, flags);
+	neuron_queue_complete_locked(q);
+	if (cancel_head && !list_empty(&q->inflight)) {
+		victim = list_first_entry(&q->inflight, struct neuron_job, link);
+		err = -ECANCELED;
+	}
+	list_splice_init(&q->inflight, &requeue);
+	neuron_queue_hw_start(q);
+	list_for_each_entry_safe(job, tmp, &requeue, link) {
+		if (job == victim) {
+			neuron_job_retire_locked(q, job, err);
+			continue;
+		}
+		list_del_init(&job->link);
+		neuron_queue_write_job_locked(q, job);
+	}
+	neuron_queue_doorbell(q);
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * The escalation of a queue reset that did not take: reset the whole card.
+ * @hung's scheduler is stopped by the caller; the others are stopped here.
+ * On the other queues, the job that may have been running is cancelled
+ * (it may have half-run), the ones behind it run again.
+ */
+static void neuron_device_reset(struct neuron_device *ndev,
+				struct neuron_queue *hung,
+				struct neuron_job *guilty)
+{
+	u32 i;
+
+	atomic64_inc(&ndev->stats.device_resets);
+	neuron_err(ndev, "%s: the queue reset did not complete, resetting the device\n",
+		   hung->name);
+	for (i = 0; i < ndev->num_queues; i++)
+		if (&ndev->queues[i] != hung)
+			drm_sched_wqueue_stop(&ndev->queues[i].sched);
+	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	for (i = 0; i < ndev->num_queues; i++) {
+		struct neuron_queue *q = &ndev->queues[i];
+
+		if (q == hung)
+			neuron_queue_restart(q, guilty, -ETIMEDOUT, false);
+		else
+			neuron_queue_restart(q, NULL, 0, true);
+	}
+	for (i = 0; i < ndev->num_queues; i++)
+		if (&ndev->queues[i] != hung)
+			drm_sched_wqueue_start(&ndev->queues[i].sched);
+}
+
 /**
  * neuron_queue_reset() - reset a queue after @guilty hung
  * @q: queue, its scheduler stopped
@@ -278,36 +343,24 @@ static irqreturn_t neuron_queue_irq(int irq, void *arg)
  * Jobs that completed before the reset retire normally, @guilty fails with
  * -ETIMEDOUT, and the jobs queued behind it are written again into the
  * fresh ring: they had not started, so they run as if nothing happened.
+ * If the queue does not come back, the whole device is reset. Runs on the
+ * device's ordered reset workqueue (all queues' timeouts), so resets never
+ * overlap.
  */
 void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
 {
 	struct neuron_device *ndev = q->ndev;
-	struct neuron_job *job, *tmp;
-	unsigned long flags;
-	LIST_HEAD(requeue);
 	u32 status;
 
 	atomic64_inc(&ndev->stats.queue_resets);
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_RESET);
 	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NRN_QREG_STATUS),
 			       status, !(status & NRN_QSTATUS_BUSY), 100,
-			       1000 * USEC_PER_MSEC))
-		neuron_err(ndev, "%s: still busy after reset\n", q->name);
-
-	spin_lock_irqsave(&q->lock, flags);
-	neuron_queue_complete_locked(q);
-	list_splice_init(&q->inflight, &requeue);
-	neuron_queue_hw_start(q);
-	list_for_each_entry_safe(job, tmp, &requeue, link) {
-		if (job == guilty) {
-			neuron_job_retire_locked(q, job, -ETIMEDOUT);
-			continue;
-		}
-		list_del_init(&job->link);
-		neuron_queue_write_job_locked(q, job);
+			       100 * USEC_PER_MSEC)) {
+		neuron_device_reset(ndev, q, guilty);
+		return;
 	}
-	neuron_queue_doorbell(q);
-	spin_unlock_irqrestore(&q->lock, flags);
+	neuron_queue_restart(q, guilty, -ETIMEDOUT, false);
 }
 
 /* Fail everything on the ring with @err: the device is going away. */
@@ -366,6 +419,7 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = NEURON_RING_ENTRIES - 1,
 		.timeout = msecs_to_jiffies(job_timeout_ms),
+		.timeout_wq = ndev->reset_wq,
 		.name = q->name,
 		.dev = dev,
 	};
@@ -400,6 +454,11 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 	return ret;
 }
 
+static void neuron_reset_wq_fini(struct drm_device *drm, void *arg)
+{
+	destroy_workqueue(((struct neuron_device *)arg)->reset_wq);
+}
+
 /**
  * neuron_queues_init() - set up every hardware queue of the card
  * @ndev: device, with MSI-X vectors allocated
@@ -410,6 +469,14 @@ int neuron_queues_init(struct neuron_device *ndev)
 {
 	u32 i;
 	int ret;
+
+	/* One ordered queue for every queue's timeout: resets never overlap. */
+	ndev->reset_wq = alloc_ordered_workqueue("neuron-reset", 0);
+	if (!ndev->reset_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&ndev->drm, neuron_reset_wq_fini, ndev);
+	if (ret)
+		return ret;
 
 	for (i = 0; i < ndev->num_queues; i++) {
 		ret = neuron_queue_init(ndev, i);

@@ -102,6 +102,7 @@
 #define NRN_QREG_FAULT			0x28	/* RW: test hook, NRN_FAULT_* */
 #define NRN_FAULT_HANG			BIT(0)	/* take descriptors, never finish */
 #define NRN_FAULT_FAIL_NEXT		BIT(1)	/* fail the next descriptor; self-clears */
+#define NRN_FAULT_STUCK			BIT(2)	/* queue reset does nothing: device reset needed */
 
 #define NRN_RING_MAX			4096
 #define NRN_RING_ALIGN			64

@@ -188,9 +188,15 @@ static void trn_queue_quiesce_locked(TrnQueue *q)
     }
 }
 
-void trn_queue_reset(TrnQueue *q)
+void trn_queue_reset(TrnQueue *q, bool device)
 {
     qemu_mutex_lock(&q->lock);
+    if (!device && (q->fault & NRN_FAULT_STUCK)) {
+        /* Test hook: only a device reset gets this queue back. */
+        qemu_mutex_unlock(&q->lock);
+        trace_trainium_queue_stuck(q->idx);
+        return;
+    }
     trn_queue_quiesce_locked(q);
     q->ring_base = q->ring_base_latched = 0;
     q->ring_size = q->ring_size_latched = 0;
@@ -306,7 +312,7 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
 void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
 {
     if (reg == NRN_QREG_CTRL && (val & NRN_QCTRL_RESET)) {
-        trn_queue_reset(q);
+        trn_queue_reset(q, false);
         return;
     }
     qemu_mutex_lock(&q->lock);
@@ -357,7 +363,7 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
                           q->idx);
             break;
         }
-        q->fault = val & (NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT);
+        q->fault = val & (NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK);
         trace_trainium_fault(q->idx, q->fault);
         qemu_cond_broadcast(&q->kick);
         break;

@@ -86,7 +86,7 @@ static void trn_reset_all(TrnState *s)
     unsigned i;
 
     for (i = 0; i < s->nqueues; i++) {
-        trn_queue_reset(&s->queues[i]);
+        trn_queue_reset(&s->queues[i], true);
     }
     s->scratch = 0;
     s->int_status = 0;

@@ -85,7 +85,7 @@ void trn_queue_init(TrnState *s, TrnQueue *q, unsigned idx, bool is_core);
 void trn_queue_fini(TrnQueue *q);
 uint64_t trn_queue_read(TrnQueue *q, hwaddr reg);
 void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val);
-void trn_queue_reset(TrnQueue *q);
+void trn_queue_reset(TrnQueue *q, bool device);
 void trn_queue_pause(TrnQueue *q, bool pause);
 bool trn_queue_hung(TrnQueue *q);
 void trn_irq_update(TrnState *s);

@@ -73,6 +73,31 @@ TEST_F(rec, hang_times_out_and_queue_recovers)
 	EXPECT_EQ(0, memcmp(self->ph, self->ph + 8192, 4096));
 }
 
+/* A queue that does not come back from its reset: the device is reset. */
+TEST_F(rec, stuck_queue_escalates_to_device_reset)
+{
+	struct drm_neuron_copy c = { .src_handle = self->host, .dst_handle = self->dev,
+				     .size = 4096 };
+	long long dresets = nt_counter(self->fd, "device_resets");
+	int32_t status;
+
+	/* Work on another queue, finished before the trouble: untouched. */
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_b));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 10000, &status, NULL));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 | 4 /* NRN_FAULT_HANG | NRN_FAULT_STUCK */));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 15000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	EXPECT_EQ(dresets + 1, nt_counter(self->fd, "device_resets"));
+	/* Every queue works again. */
+	for (unsigned int q = 0; q < 2; q++) {
+		ASSERT_EQ(0, nt_submit_copies(self->fd, q, &c, 1, NULL, 0, self->sync_a));
+		ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+		EXPECT_EQ(0, status);
+	}
+}
+
 TEST_F(rec, injected_failure_is_reported)
 {
 	struct drm_neuron_copy c = { .src_handle = self->host, .dst_handle = self->dev,

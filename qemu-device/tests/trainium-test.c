@@ -349,6 +349,19 @@ static void test_fault_injection(void)
     g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
     ring_setup(t);
     g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+
+    /* A stuck queue ignores its own reset; a device reset frees it. */
+    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_HANG | NRN_FAULT_STUCK);
+    post_q(t, 0, &d);
+    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_BUSY, ==,
+                    NRN_QSTATUS_BUSY);
+    wr(t, NRN_REG_CTRL, NRN_CTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
+    ring_setup(t);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
     trn_stop(t);
 
     /* With the hooks off, the register reads zero and does nothing. */
