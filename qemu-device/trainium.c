@@ -216,6 +216,12 @@ static void trn_exit(PCIDevice *pdev)
         trn_queue_fini(&s->queues[i]);
     }
     msix_uninit_exclusive_bar(pdev);
+    /*
+     * The RAM's migration id is the device path: free it now, or a card
+     * device_add-ed at the same place before this one is finalized would
+     * clash with it (QEMU aborts on duplicate RAM ids).
+     */
+    vmstate_unregister_ram(&s->mem, DEVICE(s));
 }
 
 static void trn_reset_hold(Object *obj, ResetType type)

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Lifecycle: unload and reload neuron.ko several times, and remove the
- * card (PCI remove through sysfs, the driver's unplug path) while a process
- * has jobs in flight -- its calls then fail with -ENODEV, nothing oopses --
- * then rescan the bus and use the card again.
+ * Lifecycle: unload and reload neuron.ko several times; remove the card
+ * while a process has jobs in flight -- through sysfs (PCI remove) and as a
+ * hot-unplug (device_del over QMP) -- its calls then fail with -ENODEV and
+ * nothing oopses; bring the card back (bus rescan, device_add) and use it.
  *
  * Runs as root with the module's path in $NEURON_KO (and its parameters in
  * $NEURON_KO_ARGS); leaves it loaded.
  */
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -52,7 +53,11 @@ TEST(unload_reload)
 	if (fd < 0 || !getenv("NEURON_KO"))
 		SKIP(return, "needs neuron.ko loaded and $NEURON_KO");
 	ASSERT_TRUE(card_works());
+	/* Jobs are freed after they signal, and with them their buffers. */
+	for (int i = 0; i < 100 && (nt_counter(fd, "bos") || nt_counter(fd, "jobs")); i++)
+		usleep(50 * 1000);
 	bos = nt_counter(fd, "bos");
+	EXPECT_EQ(0, nt_counter(fd, "jobs"));
 	close(fd);
 	EXPECT_EQ(0, bos);
 	for (int i = 0; i < 3; i++) {
@@ -107,6 +112,94 @@ TEST(unplug_with_jobs_in_flight)
 	close(wfd);
 	for (int i = 0; i < 100 && nt_open() < 0; i++)
 		usleep(50 * 1000);
+	EXPECT_TRUE(card_works());
+}
+
+/*
+ * Send a QMP command to the QEMU running this VM, through the relay of
+ * scripts/vm ($NEURON_RUN_DIR/qmp); 0 if QEMU answered "return".
+ */
+static int qmp(const char *json)
+{
+	static int n;
+	const char *dir = getenv("NEURON_RUN_DIR");
+	char cmd[256], tmp[256], reply[256], buf[512] = "";
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/qmp/%d.tmp-guest", dir, n);
+	snprintf(cmd, sizeof(cmd), "%s/qmp/%d.cmd", dir, n);
+	snprintf(reply, sizeof(reply), "%s/qmp/%d.reply", dir, n);
+	n++;
+	mkdir(dir, 0755);
+	snprintf(buf, sizeof(buf), "%s/qmp", dir);
+	mkdir(buf, 0755);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fputs(json, f);
+	fclose(f);
+	rename(tmp, cmd);
+	for (int i = 0; i < 200; i++) {
+		f = fopen(reply, "r");
+		if (f) {
+			size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+
+			buf[len] = '\0';
+			fclose(f);
+			return strstr(buf, "\"return\"") ? 0 : -1;
+		}
+		usleep(50 * 1000);
+	}
+	return -1;
+}
+
+/*
+ * Hot-unplug the way an operator does it: device_del over QMP while a
+ * process has jobs in flight (the guest's PCIe hot-plug driver removes the
+ * card), then device_add it back and use it.
+ */
+TEST(qmp_device_del_and_add)
+{
+	int fd = nt_open(), st;
+	pid_t pid;
+
+	if (fd < 0 || !getenv("NEURON_RUN_DIR"))
+		SKIP(return, "needs the card and scripts/vm's QMP relay ($NEURON_RUN_DIR)");
+	close(fd);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct drm_neuron_copy c = { .size = 1 << 20 };
+		uint32_t a, b;
+		int f = nt_open(), ret = 0;
+
+		if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
+		    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
+			_exit(1);
+		c.src_handle = a;
+		c.dst_handle = b;
+		for (int i = 0; i < 10000000 && ret != -ENODEV; i++)
+			ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
+		_exit(ret == -ENODEV ? 0 : 3);
+	}
+	usleep(300 * 1000);
+	/* scripts/vm names the cards trn<i>, behind root ports rp<i>. */
+	ASSERT_EQ(0, qmp("{\"execute\": \"device_del\", \"arguments\": {\"id\": \"trn0\"}}"));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	for (int i = 0; i < 300 && (fd = nt_open()) >= 0; i++) {
+		close(fd);
+		usleep(100 * 1000);
+	}
+	EXPECT_GT(0, nt_open());
+	/* QEMU finishes the removal once the guest has let go of the card. */
+	for (int i = 0; i < 100 && qmp("{\"execute\": \"device_add\", \"arguments\": "
+				       "{\"driver\": \"trainium\", \"id\": \"trn0\", "
+				       "\"bus\": \"rp0\"}}"); i++)
+		usleep(100 * 1000);
+	for (int i = 0; i < 300 && nt_open() < 0; i++)
+		usleep(100 * 1000);
 	EXPECT_TRUE(card_works());
 }
 
