@@ -403,6 +403,105 @@ static void test_two_cards(void)
     qtest_quit(qts);
 }
 
+/* Migrate @src to @dst over a unix socket; the final status. */
+static char *migrate(QTestState *src, QTestState *dst, const char *uri)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    char *status = NULL;
+
+    qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': "
+                             "{'uri': %s}}", uri);
+    while (g_get_monotonic_time() < deadline) {
+        QDict *rsp = qtest_qmp(src, "{'execute': 'query-migrate'}");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+
+        g_free(status);
+        status = g_strdup(qdict_get_try_str(ret, "status"));
+        qobject_unref(rsp);
+        if (status && (!strcmp(status, "completed") ||
+                       !strcmp(status, "failed"))) {
+            break;
+        }
+        g_usleep(10 * 1000);
+    }
+    return status;
+}
+
+/*
+ * An idle card (and one with descriptors pending) migrates: registers, ring
+ * positions and device memory arrive, and the queue goes on working on the
+ * destination. A card whose queue is held by the HANG hook refuses.
+ */
+static void test_migration(void)
+{
+    g_autofree char *sock = g_strdup_printf("/tmp/trainium-mig-%d.sock", getpid());
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *status = NULL;
+    Trn *src = trn_start("mem-size=16M"), *dst;
+    uint64_t host = guest_alloc(&src->alloc, 4096);
+    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+                                       0x2000, 0, 64);
+    uint8_t pat[64], back[64];
+
+    fill_pattern(pat, sizeof(pat), 5);
+    qtest_memwrite(src->qts, host, pat, sizeof(pat));
+    wr(src, NRN_REG_SCRATCH, 0x5a5a1234);
+    ring_setup(src);
+    g_assert_cmphex(submit(src, &d), ==, NRN_DESC_DONE);
+
+    dst = g_new0(Trn, 1);
+    dst->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=16M "
+                           "-incoming %s", TRN_SLOT, uri);
+    status = migrate(src->qts, dst->qts, uri);
+    g_assert_cmpstr(status, ==, "completed");
+    qtest_qmp_eventwait(dst->qts, "RESUME");
+
+    /* Same guest RAM layout: the allocator and BARs are set up again. */
+    pc_alloc_init(&dst->alloc, dst->qts, ALLOC_NO_FLAGS);
+    dst->bus = qpci_new_pc(dst->qts, &dst->alloc);
+    dst->dev = qpci_device_find(dst->bus, QPCI_DEVFN(TRN_SLOT, 0));
+    dst->regs = qpci_iomap(dst->dev, NRN_BAR_REGS, NULL);
+    dst->mem = qpci_iomap(dst->dev, NRN_BAR_MEM, &dst->mem_size);
+    dst->ring[0] = src->ring[0];
+    dst->tail[0] = src->tail[0];
+    g_assert_cmphex(rd(dst, NRN_REG_SCRATCH), ==, 0x5a5a1234);
+    g_assert_cmphex(qrd(dst, 0, NRN_QREG_STATUS), ==, NRN_QSTATUS_ENABLED);
+    g_assert_cmpuint(qrd(dst, 0, NRN_QREG_DONE_LO), ==, 1);
+    g_assert_cmpuint(qrd(dst, 0, NRN_QREG_HEAD), ==, 1);
+    qpci_memread(dst->dev, dst->mem, 0x2000, back, sizeof(back));
+    g_assert_cmpmem(back, sizeof(back), pat, sizeof(pat));
+    /* The queue carries on at the destination. */
+    d.dst_addr = 0x3000;
+    g_assert_cmphex(submit(dst, &d), ==, NRN_DESC_DONE);
+    qpci_memread(dst->dev, dst->mem, 0x3000, back, sizeof(back));
+    g_assert_cmpmem(back, sizeof(back), pat, sizeof(pat));
+    trn_stop(dst);
+    trn_stop(src);
+
+    /* A hung queue cannot be paused: the migration fails, the source lives. */
+    src = trn_start("mem-size=16M");
+    host = guest_alloc(&src->alloc, 4096);
+    ring_setup(src);
+    qwr(src, 0, NRN_QREG_FAULT, NRN_FAULT_HANG);
+    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 64);
+    post_q(src, 0, &d);
+    wait_qreg(src, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    dst = g_new0(Trn, 1);
+    dst->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=16M "
+                           "-incoming %s", TRN_SLOT, uri);
+    g_free(status);
+    status = migrate(src->qts, dst->qts, uri);
+    g_assert_cmpstr(status, ==, "failed");
+    qtest_set_expected_status(dst->qts, EXIT_FAILURE);
+    qtest_quit(dst->qts);
+    g_free(dst);
+    qwr(src, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    ring_setup(src);
+    g_assert_cmphex(submit(src, &d), ==, NRN_DESC_DONE);
+    trn_stop(src);
+    unlink(sock);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -415,5 +514,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/queue/ring-errors", test_ring_errors);
     qtest_add_func("/trainium/queue/fault-injection", test_fault_injection);
     qtest_add_func("/trainium/two-cards", test_two_cards);
+    qtest_add_func("/trainium/migration", test_migration);
     return g_test_run();
 }
