@@ -45,6 +45,27 @@ static int card_works(void)
 	return ok;
 }
 
+/*
+ * In a child: keep the card busy with copies until it goes away. Exits 0
+ * when a call fails with -ENODEV (and nothing crashed), else non-zero.
+ */
+static int busy_until_gone(void)
+{
+	struct drm_neuron_copy c = { .size = 1 << 20 };
+	int f = nt_open(), ret = 0;
+	uint32_t a, b;
+
+	if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
+	    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
+		return 1;
+	c.src_handle = a;
+	c.dst_handle = b;
+	/* Minutes at most: the removal takes seconds. */
+	for (int i = 0; i < 10000000 && ret != -ENODEV; i++)
+		ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
+	return ret == -ENODEV ? 0 : 3;
+}
+
 TEST(unload_reload)
 {
 	int fd = nt_open();
@@ -80,21 +101,8 @@ TEST(unplug_with_jobs_in_flight)
 	close(fd);
 	pid = fork();
 	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		/* Keep the card busy until it goes; expect -ENODEV, not a crash. */
-		struct drm_neuron_copy c = { .size = 1 << 20 };
-		uint32_t a, b;
-		int f = nt_open(), ret = 0;
-
-		if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
-		    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
-			_exit(1);
-		c.src_handle = a;
-		c.dst_handle = b;
-		for (int i = 0; i < 100000 && ret != -ENODEV; i++)
-			ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
-		_exit(ret == -ENODEV ? 0 : 3);
-	}
+	if (pid == 0)
+		_exit(busy_until_gone());
 	usleep(500 * 1000);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", pci);
 	wfd = open(path, O_WRONLY);
@@ -168,20 +176,8 @@ TEST(qmp_device_del_and_add)
 	close(fd);
 	pid = fork();
 	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		struct drm_neuron_copy c = { .size = 1 << 20 };
-		uint32_t a, b;
-		int f = nt_open(), ret = 0;
-
-		if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
-		    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
-			_exit(1);
-		c.src_handle = a;
-		c.dst_handle = b;
-		for (int i = 0; i < 10000000 && ret != -ENODEV; i++)
-			ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
-		_exit(ret == -ENODEV ? 0 : 3);
-	}
+	if (pid == 0)
+		_exit(busy_until_gone());
 	usleep(300 * 1000);
 	/* scripts/vm names the cards trn<i>, behind root ports rp<i>. */
 	ASSERT_EQ(0, qmp("{\"execute\": \"device_del\", \"arguments\": {\"id\": \"trn0\"}}"));
