@@ -243,7 +243,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 			return PTR_ERR(bo);
 		job->table[i].base = cpu_to_le64(bo->node.start);
 		job->table[i].size = cpu_to_le64(bo->base.base.size);
-		/* The uAPI's access bits are the device's (checked at build). */
+		/* The uAPI's access bits are the ISA's, which the device reads. */
 		job->table[i].access = cpu_to_le32(ref.access);
 	}
 	return 0;
@@ -277,8 +277,6 @@ static int neuron_job_add_in_syncs(struct neuron_job *job,
 	return 0;
 }
 
-static_assert(DRM_NEURON_ACCESS_READ == NRN_ACCESS_READ);
-static_assert(DRM_NEURON_ACCESS_WRITE == NRN_ACCESS_WRITE);
 static_assert(DRM_NEURON_MAX_BOS <= NRN_MAX_SLOTS);
 
 /* Cheap checks of the arguments, before any lookup or allocation. */

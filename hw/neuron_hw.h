@@ -196,8 +196,7 @@ struct nrn_slot {
 	__le32 rsvd;		/* must be zero */
 };
 
-#define NRN_ACCESS_READ			BIT(0)
-#define NRN_ACCESS_WRITE		BIT(1)
+/* Access bits: NRN_ACCESS_READ, NRN_ACCESS_WRITE of the ISA header. */
 #define NRN_MAX_SLOTS			64
 
 /* Completion status word. */

@@ -18,11 +18,6 @@
 /* Largest element count of one operand (broadcasts can make it huge). */
 #define TRN_MAX_NUMEL (1ull << 40)
 
-static const unsigned trn_esize[NRN_NUM_DTYPES] = {
-    [NRN_F32] = 4, [NRN_BF16] = 2, [NRN_I32] = 4, [NRN_I64] = 8,
-    [NRN_BOOL] = 1,
-};
-
 double trn_f64(uint64_t bits)
 {
     double d;
@@ -58,7 +53,7 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
 
     memset(v, 0, sizeof(*v));
     v->dtype = t->dtype;
-    v->esize = trn_esize[t->dtype];
+    v->esize = nrn_dtype_size(t->dtype);
     v->numel = 1;
     if (off % v->esize) {
         return trn_bad_insn(k, "operand offset not a multiple of its element size");

@@ -167,10 +167,7 @@ int nrn_kernel_serialize(const struct nrn_kernel *k, void **bufp, size_t *lenp);
 int nrn_kernel_deserialize(const void *buf, size_t len, struct nrn_kernel **kp);
 int nrn_kernel_save(const struct nrn_kernel *k, const char *path);
 int nrn_kernel_load(const char *path, struct nrn_kernel **kp);
-/* A kernel's access to a slot's buffer. */
-#define NRN_ACCESS_READ 0x1
-#define NRN_ACCESS_WRITE 0x2
-
+/* A kernel's access to a slot's buffer: NRN_ACCESS_* of the ISA header. */
 /* Run @k on @s with @bufs[i] as slot i, with access NRN_ACCESS_* in @access. */
 int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *k,
 		      struct nrn_buffer *const *bufs, const uint32_t *access);

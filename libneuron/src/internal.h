@@ -15,8 +15,6 @@
 #define __cold __attribute__((cold))
 #define NRN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-_Static_assert(NRN_ACCESS_READ == DRM_NEURON_ACCESS_READ, "access bits");
-_Static_assert(NRN_ACCESS_WRITE == DRM_NEURON_ACCESS_WRITE, "access bits");
 
 struct nrn_device {
 	int fd;

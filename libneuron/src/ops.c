@@ -14,10 +14,6 @@
 #define MAXD NRN_TENSOR_MAX_DIMS
 #define MAX_OPERANDS 4
 
-static const unsigned int nrn_dtype_size[NRN_NUM_DTYPES] = {
-	[NRN_F32] = 4, [NRN_BF16] = 2, [NRN_I32] = 4, [NRN_I64] = 8, [NRN_BOOL] = 1,
-};
-
 /* An operand being shaped for the ISA. */
 struct nrn_opnd {
 	const struct nrn_tensor_desc *t;
@@ -68,7 +64,7 @@ static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *
 		return -EXDEV;
 	if (t->buf->mem != NRN_MEM_DEVICE)
 		return -EINVAL;
-	if (t->offset % nrn_dtype_size[t->dtype])
+	if (t->offset % nrn_dtype_size(t->dtype))
 		return -EINVAL;
 	for (unsigned int d = 0; d < t->ndim; d++)
 		if (t->shape[d] < 0 || t->shape[d] > UINT32_MAX)
@@ -241,7 +237,7 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 
 			for (d = 0; d < first; d++)
 				extra += idx[d] * sp->op[i].strides[d] *
-					 nrn_dtype_size[sp->op[i].t->dtype];
+					 nrn_dtype_size(sp->op[i].t->dtype);
 			t = nrn_isa_tensor(sp, &sp->op[i], slots[i], first, nd, extra);
 			if (i == 0 && sp->reduce_axis >= (int)first)
 				t.shape[sp->reduce_axis - first] = 1;
@@ -677,7 +673,7 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 
 				for (unsigned int d = 0; d < first; d++)
 					extra += idx[d] * mm.op[i].strides[d] *
-						 nrn_dtype_size[mm.op[i].t->dtype];
+						 nrn_dtype_size(mm.op[i].t->dtype);
 				t = nrn_isa_tensor(&mm, &mm.op[i], slots[i], first, ndd, extra);
 				if (i == 1)
 					t.shape[ndd - 1] = (uint32_t)K;

@@ -7,6 +7,7 @@
 #define __UAPI_DRM_NEURON_ACCEL_H__
 
 #include "drm.h"
+#include "neuron_isa.h"
 
 #if defined(__cplusplus)
 extern "C" {
@@ -133,8 +134,8 @@ struct drm_neuron_copy {
 };
 
 /* Access a compute job has to a buffer. */
-#define DRM_NEURON_ACCESS_READ		0x1
-#define DRM_NEURON_ACCESS_WRITE		0x2
+#define DRM_NEURON_ACCESS_READ		NRN_ACCESS_READ
+#define DRM_NEURON_ACCESS_WRITE		NRN_ACCESS_WRITE
 
 /**
  * struct drm_neuron_bo_ref - a buffer a compute job uses

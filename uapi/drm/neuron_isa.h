@@ -57,6 +57,27 @@ enum nrn_dtype {
 	NRN_NUM_DTYPES
 };
 
+/* Bytes of one element of @dtype; 0 for an unknown type. */
+static inline unsigned int nrn_dtype_size(unsigned int dtype)
+{
+	switch (dtype) {
+	case NRN_F32:
+	case NRN_I32:
+		return 4;
+	case NRN_BF16:
+		return 2;
+	case NRN_I64:
+		return 8;
+	case NRN_BOOL:
+		return 1;
+	}
+	return 0;
+}
+
+/* A kernel's rights on a buffer-table slot. */
+#define NRN_ACCESS_READ		0x1
+#define NRN_ACCESS_WRITE	0x2
+
 /**
  * struct nrn_tensor - a tensor operand
  *

@@ -26,14 +26,10 @@ size_t tensor_byte_offset(const at::Tensor& t) {
   return static_cast<size_t>(t.storage_offset()) * t.itemsize();
 }
 
-nrn_stream* stream_of(const at::Tensor& t) {
-  return device_stream(t.device().index());
-}
-
 // dst = src on the card: any strides, any supported dtypes.
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   nrn_tensor_desc d = desc(dst), s = desc(src);
-  NEURON_CHECK(nrn_op_copy(stream_of(dst), &d, &s));
+  NEURON_CHECK(nrn_op_copy(stream_for(dst), &d, &s));
 }
 
 // A contiguous CPU tensor with @t's contents (same dtype).
@@ -44,7 +40,7 @@ at::Tensor read_to_cpu(const at::Tensor& t) {
     device_copy(src, t);
   }
   at::Tensor host = at::empty(t.sizes(), t.options().device(at::kCPU));
-  NEURON_CHECK(nrn_stream_copy_d2h(stream_of(src), host.data_ptr(),
+  NEURON_CHECK(nrn_stream_copy_d2h(stream_for(src), host.data_ptr(),
                                    tensor_buffer(src), tensor_byte_offset(src),
                                    host.nbytes()));
   return host;
@@ -54,14 +50,14 @@ at::Tensor read_to_cpu(const at::Tensor& t) {
 void write_from_cpu(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor c = src.contiguous();
   if (dst.is_contiguous() && c.scalar_type() == dst.scalar_type()) {
-    NEURON_CHECK(nrn_stream_copy_h2d(stream_of(dst), tensor_buffer(dst),
+    NEURON_CHECK(nrn_stream_copy_h2d(stream_for(dst), tensor_buffer(dst),
                                      tensor_byte_offset(dst), c.data_ptr(),
                                      c.nbytes()));
     return;
   }
   // Upload contiguous, then let the card scatter and convert.
   at::Tensor tmp = at::empty(c.sizes(), dst.options().dtype(c.scalar_type()));
-  NEURON_CHECK(nrn_stream_copy_h2d(stream_of(tmp), tensor_buffer(tmp), 0,
+  NEURON_CHECK(nrn_stream_copy_h2d(stream_for(tmp), tensor_buffer(tmp), 0,
                                    c.data_ptr(), c.nbytes()));
   device_copy(dst, tmp);
 }
@@ -130,7 +126,7 @@ const at::Tensor& neuron_resize_(const at::Tensor& self, c10::IntArrayRef size,
                                     std::nullopt, self.device(), std::nullopt,
                                     std::nullopt);
     if (self.storage().nbytes())
-      NEURON_CHECK(nrn_stream_copy_buffer(stream_of(self), tensor_buffer(fresh), 0,
+      NEURON_CHECK(nrn_stream_copy_buffer(stream_for(self), tensor_buffer(fresh), 0,
                                           tensor_buffer(self), 0,
                                           self.storage().nbytes()));
     self.unsafeGetTensorImpl()->set_storage_keep_dtype(fresh.storage());
