@@ -57,6 +57,7 @@
 #define NRN_CAP_COMPUTE			BIT(2)	/* NeuronCores run kernels */
 #define NRN_CAP_BF16			BIT(3)
 #define NRN_CAP_FAULT_INJECT		BIT(4)	/* NRN_QREG_FAULT is live */
+#define NRN_CAP_IRQ_AT			BIT(5)	/* NRN_QREG_IRQ_AT */
 #define NRN_REG_QUEUES			0x00c	/* RO: queue counts */
 #define NRN_QUEUES_DMA(v)		((v) & 0xff)
 #define NRN_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
@@ -96,10 +97,12 @@
 #define NRN_QSTATUS_ENABLED		BIT(0)
 #define NRN_QSTATUS_BUSY		BIT(1)	/* a descriptor is executing */
 #define NRN_QSTATUS_HALTED		BIT(2)	/* stopped on a ring error */
+#define NRN_QSTATUS_IRQ_ARMED		BIT(3)	/* IRQ_AT is waiting for DONE */
 #define NRN_QREG_ERROR			0x1c	/* RO: NRN_ERR_* that halted the queue */
 #define NRN_QREG_DONE_LO		0x20	/* RO: descriptors completed since reset */
 #define NRN_QREG_DONE_HI		0x24
 #define NRN_QREG_FAULT			0x28	/* RW: test hook, NRN_FAULT_* */
+#define NRN_QREG_IRQ_AT			0x2c	/* RW: one-shot interrupt at DONE_LO */
 #define NRN_FAULT_HANG			BIT(0)	/* take descriptors, never finish */
 #define NRN_FAULT_FAIL_NEXT		BIT(1)	/* fail the next descriptor; self-clears */
 #define NRN_FAULT_STUCK			BIT(2)	/* queue reset does nothing: device reset needed */
@@ -114,7 +117,9 @@
  * out of the ring before using it, executes it, then writes back
  * NRN_DESC_DONE | error code into @status (the last word of the entry) and
  * advances HEAD. If @flags has NRN_DESC_F_IRQ, it then sets the queue's bit
- * in INT_STATUS and, unless masked, signals the queue's MSI-X vector.
+ * in INT_STATUS and, unless masked, signals the queue's MSI-X vector. So it
+ * does, once, when DONE_LO reaches the value last written to IRQ_AT: an
+ * interrupt asked for after the descriptors were queued.
  */
 #define NRN_DESC_SIZE			64
 #define NRN_DESC_STATUS_OFF		60

@@ -10,6 +10,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/host-utils.h"
 #include "trainium-isa.h"
 #include "trace.h"
 
@@ -79,6 +80,56 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nrn_insn *in)
         return trn_insn_scatter_add(k, in);
     }
     return trn_bad_insn(k, "unknown opcode");
+}
+
+/* Elements of @t, saturated: its shape is not checked yet. */
+static uint64_t trn_numel(const struct nrn_tensor *t)
+{
+    uint64_t n = 1;
+
+    for (unsigned i = 0; i < MIN(t->ndim, NRN_MAX_DIMS); i++) {
+        if (umul64_overflow(n, le32_to_cpu(t->shape[i]), &n)) {
+            return UINT64_MAX;
+        }
+    }
+    return n;
+}
+
+/*
+ * An upper estimate of a kernel's work, in elements: per instruction, its
+ * largest operand (times the inner dimension for MATMUL). Stops counting
+ * past @limit. A malformed descriptor costs nothing: it fails at once.
+ */
+uint64_t trn_launch_cost(TrnQueue *q, const struct nrn_launch_desc *d,
+                         uint64_t limit)
+{
+    uint64_t off = le64_to_cpu(d->code_off), len = le64_to_cpu(d->code_len);
+    uint64_t n = len / sizeof(struct nrn_insn), cost = 0;
+    struct nrn_insn insn;
+
+    if (off > q->s->mem_size || len > q->s->mem_size - off) {
+        return 0;
+    }
+    for (uint64_t i = 0; i < n && cost <= limit; i++) {
+        uint64_t c = 0;
+
+        memcpy(&insn, q->s->mem_ptr + off + i * sizeof(insn), sizeof(insn));
+        c = trn_numel(&insn.dst);
+        for (unsigned j = 0; j < ARRAY_SIZE(insn.src); j++) {
+            c = MAX(c, trn_numel(&insn.src[j]));
+        }
+        if (le16_to_cpu(insn.opcode) == NRN_INSN_MATMUL && insn.src[0].ndim &&
+            insn.src[0].ndim <= NRN_MAX_DIMS &&
+            umul64_overflow(c, le32_to_cpu(insn.src[0].shape[insn.src[0].ndim - 1]),
+                            &c)) {
+            return UINT64_MAX;
+        }
+        /* Every instruction costs at least one element. */
+        if (uadd64_overflow(cost, MAX(c, 1), &cost)) {
+            return UINT64_MAX;
+        }
+    }
+    return cost;
 }
 
 uint32_t trn_exec_launch(TrnQueue *q, const struct nrn_launch_desc *d)

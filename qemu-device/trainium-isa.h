@@ -73,6 +73,8 @@ uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nrn_insn *in);
 
 /* trainium-core.c */
 uint32_t trn_exec_launch(TrnQueue *q, const struct nrn_launch_desc *d);
+uint64_t trn_launch_cost(TrnQueue *q, const struct nrn_launch_desc *d,
+                         uint64_t limit);
 
 /* Log a malformed instruction and return NRN_ERR_BAD_INSN. */
 uint32_t trn_bad_insn(TrnKernel *k, const char *why);

@@ -51,19 +51,124 @@ static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw)
     return NRN_ERR_BAD_OP;
 }
 
+/* Has DONE reached the IRQ_AT mark? Called with q->lock held. */
+static bool trn_queue_irq_due(TrnQueue *q)
+{
+    return q->irq_armed && (int32_t)((uint32_t)q->done - q->irq_at) >= 0;
+}
+
+/* Can the descriptor at HEAD be taken? Called with q->lock held. */
+static bool trn_queue_ready(TrnQueue *q)
+{
+    return !q->abort && !q->paused && (q->ctrl & NRN_QCTRL_ENABLE) &&
+           !(q->status & NRN_QSTATUS_HALTED) && q->head != q->tail;
+}
+
+/* Work of a descriptor, in elements, for the inline path's budget. */
+static uint64_t trn_desc_cost(TrnQueue *q, const uint8_t *raw, uint64_t limit)
+{
+    switch (raw[0]) {
+    case NRN_OP_COPY:
+        return le64_to_cpu(((const struct nrn_copy_desc *)raw)->len) / 4;
+    case NRN_OP_LAUNCH:
+        return trn_launch_cost(q, (const struct nrn_launch_desc *)raw, limit);
+    }
+    return 0;
+}
+
+/*
+ * Execute the descriptor at HEAD: called with q->lock held and the queue
+ * ready, drops the lock while the descriptor runs. With a @budget (the
+ * inline path), a descriptor costing more is left for the worker: returns
+ * false, having changed nothing. Otherwise returns true and takes its cost
+ * off *@budget.
+ */
+static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
+{
+    TrnState *s = q->s;
+    uint8_t raw[NRN_DESC_SIZE];
+    uint32_t slot = q->head, err, status;
+    uint64_t entry = q->ring_base_latched + (uint64_t)slot * NRN_DESC_SIZE;
+
+    q->running = true;
+    q->status |= NRN_QSTATUS_BUSY;
+    qemu_mutex_unlock(&q->lock);
+
+    /* Copy the descriptor out of guest memory before looking at it. */
+    err = trn_host_rw(s, entry, raw, sizeof(raw), false);
+    if (err) {
+        qemu_mutex_lock(&q->lock);
+        q->running = false;
+        if (!q->abort) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "trainium: %s queue %u: ring entry %u at 0x%"
+                          PRIx64 " is not readable memory\n",
+                          trn_qname(q), q->idx, slot, entry);
+            trn_queue_halt(q, NRN_ERR_RING);
+        }
+        return true;
+    }
+    if (budget) {
+        uint64_t cost = trn_desc_cost(q, raw, *budget);
+
+        if (cost > *budget) {
+            qemu_mutex_lock(&q->lock);
+            q->running = false;
+            return false;
+        }
+        *budget -= cost;
+    }
+    trace_trainium_desc_start(q->idx, slot, raw[0], ldl_le_p(raw + 4));
+    if (qatomic_read(&q->fault) & NRN_FAULT_FAIL_NEXT) {
+        qatomic_and(&q->fault, ~NRN_FAULT_FAIL_NEXT);
+        err = NRN_ERR_INJECTED;
+    } else {
+        err = trn_exec(q, raw);
+    }
+    if (err && err != NRN_ERR_ABORTED) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "trainium: %s queue %u: descriptor %u (op %u, tag "
+                      "%u) failed with error %u\n", trn_qname(q), q->idx,
+                      slot, raw[0], ldl_le_p(raw + 4), err);
+    }
+
+    qemu_mutex_lock(&q->lock);
+    q->running = false;
+    if (q->abort) {
+        /* A reset took the queue away; it owns head and tail now. */
+        return true;
+    }
+    status = cpu_to_le32(NRN_DESC_DONE | err);
+    if (trn_host_rw(s, entry + NRN_DESC_STATUS_OFF, &status, 4, true)) {
+        trn_queue_halt(q, NRN_ERR_RING);
+        return true;
+    }
+    /*
+     * The status word is in guest memory before HEAD moves past it, and
+     * q->lock orders both before the interrupt that follows.
+     */
+    q->head = (slot + 1) & (q->ring_size_latched - 1);
+    q->done++;
+    trace_trainium_desc_done(q->idx, slot, err);
+    if ((raw[1] & NRN_DESC_F_IRQ) || trn_queue_irq_due(q)) {
+        q->irq_armed = false;
+        q->irq_pending = true;
+    }
+    return true;
+}
+
 static void *trn_queue_thread(void *opaque)
 {
     TrnQueue *q = opaque;
-    TrnState *s = q->s;
 
     qemu_mutex_lock(&q->lock);
     while (!q->stop) {
-        uint8_t raw[NRN_DESC_SIZE];
-        uint64_t entry;
-        uint32_t slot, err, status;
-
-        if (q->abort || q->paused || !(q->ctrl & NRN_QCTRL_ENABLE) ||
-            (q->status & NRN_QSTATUS_HALTED) || q->head == q->tail) {
+        if (q->running) {
+            /* The doorbell is executing descriptors inline. */
+            qemu_cond_wait(&q->kick, &q->lock);
+            continue;
+        }
+        if (!trn_queue_ready(q)) {
             q->hung = false;
             q->status &= ~NRN_QSTATUS_BUSY;
             qemu_cond_broadcast(&q->idle);
@@ -81,61 +186,8 @@ static void *trn_queue_thread(void *opaque)
             continue;
         }
         q->hung = false;
-        slot = q->head;
-        entry = q->ring_base_latched + (uint64_t)slot * NRN_DESC_SIZE;
-        q->running = true;
-        qemu_mutex_unlock(&q->lock);
-
-        /* Copy the descriptor out of guest memory before looking at it. */
-        err = trn_host_rw(s, entry, raw, sizeof(raw), false);
-        if (err) {
-            qemu_mutex_lock(&q->lock);
-            q->running = false;
-            if (!q->abort) {
-                qemu_log_mask(LOG_GUEST_ERROR,
-                              "trainium: %s queue %u: ring entry %u at 0x%"
-                              PRIx64 " is not readable memory\n",
-                              trn_qname(q), q->idx, slot, entry);
-                trn_queue_halt(q, NRN_ERR_RING);
-            }
-            continue;
-        }
-        trace_trainium_desc_start(q->idx, slot, raw[0],
-                                  ldl_le_p(raw + 4));
-        if (qatomic_read(&q->fault) & NRN_FAULT_FAIL_NEXT) {
-            qatomic_and(&q->fault, ~NRN_FAULT_FAIL_NEXT);
-            err = NRN_ERR_INJECTED;
-        } else {
-            err = trn_exec(q, raw);
-        }
-        if (err && err != NRN_ERR_ABORTED) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "trainium: %s queue %u: descriptor %u (op %u, tag "
-                          "%u) failed with error %u\n", trn_qname(q), q->idx,
-                          slot, raw[0], ldl_le_p(raw + 4), err);
-        }
-
-        qemu_mutex_lock(&q->lock);
-        q->running = false;
-        if (q->abort) {
-            /* A reset took the queue away; it owns head and tail now. */
-            continue;
-        }
-        status = NRN_DESC_DONE | err;
-        status = cpu_to_le32(status);
-        if (trn_host_rw(s, entry + NRN_DESC_STATUS_OFF, &status, 4, true)) {
-            trn_queue_halt(q, NRN_ERR_RING);
-            continue;
-        }
-        /*
-         * The status word is in guest memory before HEAD moves past it, and
-         * q->lock orders both before the interrupt the BH raises.
-         */
-        q->head = (slot + 1) & (q->ring_size_latched - 1);
-        q->done++;
-        trace_trainium_desc_done(q->idx, slot, err);
-        if (raw[1] & NRN_DESC_F_IRQ) {
-            q->irq_pending = true;
+        trn_queue_run_one(q, NULL);
+        if (q->irq_pending) {
             qemu_bh_schedule(q->bh);
         }
     }
@@ -145,23 +197,17 @@ static void *trn_queue_thread(void *opaque)
     return NULL;
 }
 
-/* Under the BQL: raise what the workers asked for. */
-static void trn_queue_bh(void *opaque)
+/* Under the BQL and q->lock: raise the interrupts the queue asked for. */
+static void trn_queue_raise_locked(TrnQueue *q)
 {
-    TrnQueue *q = opaque;
     TrnState *s = q->s;
-    bool irq, err;
+    bool irq = q->irq_pending, err = q->err_pending;
 
-    qemu_mutex_lock(&q->lock);
-    irq = q->irq_pending;
-    err = q->err_pending;
     q->irq_pending = q->err_pending = false;
     if (err) {
         s->err_queue = q->idx;
         s->err_code = q->error;
     }
-    qemu_mutex_unlock(&q->lock);
-
     if (irq) {
         s->int_status |= 1u << q->idx;
         if (!(s->int_mask & (1u << q->idx)) && msix_enabled(PCI_DEVICE(s))) {
@@ -176,6 +222,16 @@ static void trn_queue_bh(void *opaque)
             msix_notify(PCI_DEVICE(s), s->nqueues);
         }
     }
+}
+
+/* Under the BQL: raise what the worker asked for. */
+static void trn_queue_bh(void *opaque)
+{
+    TrnQueue *q = opaque;
+
+    qemu_mutex_lock(&q->lock);
+    trn_queue_raise_locked(q);
+    qemu_mutex_unlock(&q->lock);
 }
 
 /* Wait, with q->lock held, until the worker is not inside a descriptor. */
@@ -202,7 +258,8 @@ void trn_queue_reset(TrnQueue *q, bool device)
     q->ring_size = q->ring_size_latched = 0;
     q->ctrl = q->head = q->tail = q->status = q->error = q->fault = 0;
     q->done = 0;
-    q->irq_pending = q->err_pending = false;
+    q->irq_pending = q->err_pending = q->irq_armed = false;
+    q->irq_at = 0;
     q->hung = false;
     q->abort = false;
     qemu_mutex_unlock(&q->lock);
@@ -260,6 +317,39 @@ static void trn_queue_enable(TrnQueue *q)
     qemu_cond_broadcast(&q->kick);
 }
 
+/*
+ * A doorbell on an idle queue: small descriptors run right here, on the
+ * vCPU thread that rang it, under the BQL, and their interrupt is raised
+ * before the doorbell write returns; no thread hand-off. The first
+ * descriptor over the remaining budget (the "inline-budget" property, in
+ * elements of work) and everything behind it go to the worker. Called with
+ * q->lock held.
+ */
+static void trn_queue_doorbell_locked(TrnQueue *q)
+{
+    uint64_t budget = q->s->inline_budget;
+    unsigned n = 0;
+
+    if (budget && !q->running && !(q->status & NRN_QSTATUS_BUSY) &&
+        !(q->fault & NRN_FAULT_HANG) && bql_locked()) {
+        while (trn_queue_ready(q) && trn_queue_run_one(q, &budget)) {
+            n++;
+        }
+        if (n) {
+            trace_trainium_doorbell_inline(q->idx, n);
+            if (!trn_queue_ready(q)) {
+                q->status &= ~NRN_QSTATUS_BUSY;
+            }
+            qemu_cond_broadcast(&q->idle);
+            trn_queue_raise_locked(q);
+        }
+    }
+    if (trn_queue_ready(q)) {
+        /* Left for the worker (woken only then: a wake-up costs more). */
+        qemu_cond_broadcast(&q->kick);
+    }
+}
+
 uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
 {
     uint64_t val = 0;
@@ -285,7 +375,7 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
         val = q->tail;
         break;
     case NRN_QREG_STATUS:
-        val = q->status;
+        val = q->status | (q->irq_armed ? NRN_QSTATUS_IRQ_ARMED : 0);
         break;
     case NRN_QREG_ERROR:
         val = q->error;
@@ -298,6 +388,9 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
         break;
     case NRN_QREG_FAULT:
         val = q->s->fault_injection ? q->fault : 0;
+        break;
+    case NRN_QREG_IRQ_AT:
+        val = q->irq_at;
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: read of "
@@ -354,7 +447,17 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
         }
         trace_trainium_doorbell(q->idx, val);
         q->tail = val;
-        qemu_cond_broadcast(&q->kick);
+        trn_queue_doorbell_locked(q);
+        break;
+    case NRN_QREG_IRQ_AT:
+        q->irq_at = val;
+        q->irq_armed = true;
+        trace_trainium_irq_at(q->idx, val, (uint32_t)q->done);
+        if (trn_queue_irq_due(q)) {
+            q->irq_armed = false;
+            q->irq_pending = true;
+            trn_queue_raise_locked(q);
+        }
         break;
     case NRN_QREG_FAULT:
         if (!q->s->fault_injection) {

@@ -24,7 +24,7 @@
 static uint32_t trn_caps(TrnState *s)
 {
     return NRN_CAP_DMA | NRN_CAP_DMA_SGL | NRN_CAP_COMPUTE | NRN_CAP_BF16 |
-           (s->fault_injection ? NRN_CAP_FAULT_INJECT : 0);
+           NRN_CAP_IRQ_AT | (s->fault_injection ? NRN_CAP_FAULT_INJECT : 0);
 }
 
 static uint64_t trn_global_read(TrnState *s, hwaddr addr)
@@ -285,8 +285,8 @@ static int trn_queue_post_load(void *opaque, int version_id)
 
 static const VMStateDescription trn_queue_vmstate = {
     .name = "trainium-queue",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .post_load = trn_queue_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT64(ring_base, TrnQueue),
@@ -300,6 +300,8 @@ static const VMStateDescription trn_queue_vmstate = {
         VMSTATE_UINT32(error, TrnQueue),
         VMSTATE_UINT64(done, TrnQueue),
         VMSTATE_UINT32(fault, TrnQueue),
+        VMSTATE_UINT32(irq_at, TrnQueue),
+        VMSTATE_BOOL(irq_armed, TrnQueue),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -330,6 +332,7 @@ static const Property trn_props[] = {
     DEFINE_PROP_UINT32("dma-queues", TrnState, dma_queues, 4),
     DEFINE_PROP_SIZE("mem-size", TrnState, mem_size, 512 * MiB),
     DEFINE_PROP_BOOL("fault-injection", TrnState, fault_injection, true),
+    DEFINE_PROP_UINT64("inline-budget", TrnState, inline_budget, 16384),
 };
 
 static void trn_class_init(ObjectClass *oc, void *data)

@@ -41,6 +41,7 @@ struct TrnQueue {
     uint32_t error;
     uint64_t done;
     uint32_t fault;
+    uint32_t irq_at;      /* IRQ_AT: DONE_LO value that raises the interrupt */
 
     /* Worker state */
     bool stop;            /* device teardown */
@@ -48,6 +49,7 @@ struct TrnQueue {
     bool paused;          /* migration: take no new descriptor */
     bool running;         /* a descriptor is executing, @lock dropped */
     bool hung;            /* NRN_FAULT_HANG holds a descriptor */
+    bool irq_armed;       /* IRQ_AT written and not reached yet */
     bool irq_pending;     /* completion interrupt to raise from the BH */
     bool err_pending;     /* error interrupt to raise from the BH */
     uint32_t ring_size_latched;
@@ -68,6 +70,7 @@ struct TrnState {
     uint32_t dma_queues;
     uint64_t mem_size;
     bool fault_injection;
+    uint64_t inline_budget;  /* work a doorbell may execute itself */
 
     /* Global registers, under the BQL */
     uint32_t scratch;

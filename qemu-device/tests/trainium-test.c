@@ -502,6 +502,66 @@ static void test_migration(void)
     unlink(sock);
 }
 
+/*
+ * A small descriptor on an idle queue completes within its doorbell write;
+ * with inline-budget=0 the worker runs it. A descriptor without its own
+ * IRQ flag interrupts only when IRQ_AT asks: at once if DONE is already
+ * there, else when DONE reaches it; a queue reset disarms it.
+ */
+static void test_doorbell_and_irq_at(void)
+{
+    const char *props[] = { "mem-size=16M", "mem-size=16M,inline-budget=0" };
+
+    for (unsigned i = 0; i < ARRAY_SIZE(props); i++) {
+        Trn *t = trn_start(props[i]);
+        uint64_t host = guest_alloc(&t->alloc, 4096);
+        struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0,
+                                           NRN_SPACE_DEV, 0, 0, 4096);
+        uint32_t slot;
+
+        g_assert(rd(t, NRN_REG_CAPS) & NRN_CAP_IRQ_AT);
+        ring_setup(t);
+        d.flags = 0;
+        slot = post_q(t, 0, &d);
+        if (i == 0) {
+            /* Inline: done before the doorbell write returned. */
+            g_assert_cmphex(desc_status(t, slot), ==, NRN_DESC_DONE);
+        }
+        wait_qreg(t, 0, NRN_QREG_DONE_LO, ~0u, 1);
+        g_assert_cmphex(desc_status(t, slot), ==, NRN_DESC_DONE);
+        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+
+        /* Already reached: the interrupt comes at once. */
+        qwr(t, 0, NRN_QREG_IRQ_AT, 1);
+        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
+        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
+                        ==, 0);
+        wr(t, NRN_REG_INT_STATUS, 1);
+
+        /* Two descriptors ahead: the first does not interrupt, the second does. */
+        qwr(t, 0, NRN_QREG_IRQ_AT, 3);
+        g_assert_cmpuint(qrd(t, 0, NRN_QREG_IRQ_AT), ==, 3);
+        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
+                        ==, NRN_QSTATUS_IRQ_ARMED);
+        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
+        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
+                        ==, 0);
+        wr(t, NRN_REG_INT_STATUS, 1);
+
+        /* Once fired, it stays quiet; a reset disarms a pending one. */
+        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+        qwr(t, 0, NRN_QREG_IRQ_AT, 100);
+        qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
+        g_assert_cmpuint(qrd(t, 0, NRN_QREG_IRQ_AT), ==, 0);
+        trn_stop(t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -513,6 +573,8 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/dma/errors", test_dma_errors);
     qtest_add_func("/trainium/queue/ring-errors", test_ring_errors);
     qtest_add_func("/trainium/queue/fault-injection", test_fault_injection);
+    qtest_add_func("/trainium/queue/doorbell-and-irq-at",
+                   test_doorbell_and_irq_at);
     qtest_add_func("/trainium/two-cards", test_two_cards);
     qtest_add_func("/trainium/migration", test_migration);
     return g_test_run();
