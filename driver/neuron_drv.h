@@ -7,6 +7,8 @@
 
 #include <linux/io.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
+#include <linux/workqueue.h>
 #include <linux/pci.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -59,6 +61,12 @@ struct neuron_file_stats {
 	struct kref ref;
 	/** @busy_ns: time jobs of this file spent on each engine class */
 	atomic64_t busy_ns[NEURON_ENGINES];
+	/**
+	 * @queued: per hardware queue, jobs of this file handed to the
+	 * scheduler and not yet on the ring; direct submission waits for
+	 * zero, so a context's jobs keep their order
+	 */
+	atomic_t queued[NRN_MAX_QUEUES];
 };
 
 void neuron_file_stats_put(struct neuron_file_stats *stats);
@@ -89,6 +97,10 @@ struct neuron_device {
 	struct neuron_counters stats;
 	/** @reset_wq: ordered workqueue of all queues' timeout handlers */
 	struct workqueue_struct *reset_wq;
+	/** @reap_list: direct jobs that completed, to be freed */
+	struct llist_head reap_list;
+	/** @reap_work: frees them in process context, in batches */
+	struct delayed_work reap_work;
 
 	struct neuron_queue queues[NRN_MAX_QUEUES];
 };

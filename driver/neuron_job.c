@@ -2,7 +2,11 @@
 /*
  * Jobs: the SUBMIT ioctl builds a job's descriptors from user-described
  * copies, takes its dependencies from syncobjs and hands it to the queue's
- * scheduler; the scheduler callbacks run, time out and free it.
+ * scheduler; the scheduler callbacks run, time out and free it. A job with
+ * nothing to wait for goes straight to the ring instead (see
+ * neuron_queue.c), and WAIT polls the ring for a moment before sleeping:
+ * a short job then costs two system calls, not a round of work items,
+ * interrupts and wake-ups.
  */
 #include <linux/dma-mapping.h>
 #include <linux/overflow.h>
@@ -19,6 +23,10 @@
 #include "neuron_gem.h"
 #include "neuron_job.h"
 
+static unsigned int wait_poll_us = 20;
+module_param(wait_poll_us, uint, 0644);
+MODULE_PARM_DESC(wait_poll_us, "Time WAIT polls the rings before sleeping (us, 0: never)");
+
 static void neuron_job_free(struct neuron_job *job)
 {
 	u32 i;
@@ -34,21 +42,53 @@ static void neuron_job_free(struct neuron_job *job)
 		neuron_file_stats_put(job->stats);
 	atomic64_dec(&job->queue->ndev->stats.jobs);
 	dma_fence_put(job->hw_fence);
-	kvfree(job->bos);
-	kvfree(job->descs);
-	kfree(job);
+	kvfree(job);
+}
+
+/* A job with room for what @args describes, or NULL. */
+static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
+{
+	bool dma = args->engine == DRM_NEURON_ENGINE_DMA;
+	size_t ndesc = dma ? args->copy_count : 1;
+	size_t nbos = dma ? 2 * args->copy_count : args->bo_count + 1;
+	size_t size = sizeof(struct neuron_job);
+	struct neuron_job *job;
+
+	/* Bounded by neuron_submit_checks(): no overflow. */
+	size += ndesc * sizeof(union nrn_desc) + nbos * sizeof(void *) +
+		args->in_sync_count * sizeof(void *);
+	job = kvzalloc(size, GFP_KERNEL);
+	if (!job)
+		return NULL;
+	job->descs = (union nrn_desc *)(job + 1);
+	job->bos = (struct drm_gem_object **)(job->descs + ndesc);
+	job->in_fences = (struct dma_fence **)(job->bos + nbos);
+	return job;
 }
 
 static u32 neuron_wait_device_error(struct dma_fence *fence);
 
-static struct dma_fence *neuron_run_job(struct drm_sched_job *sched_job)
+/**
+ * neuron_job_reap() - free the direct jobs that have completed
+ * @work: the device's reap_work
+ */
+void neuron_job_reap(struct work_struct *work)
 {
-	struct neuron_job *job = to_neuron_job(sched_job);
+	struct neuron_device *ndev = container_of(to_delayed_work(work),
+						  struct neuron_device, reap_work);
+	struct neuron_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, llist_del_all(&ndev->reap_list), reap)
+		neuron_job_free(job);
+}
+
+static struct dma_fence *neuron_job_start(struct neuron_job *job)
+{
 	struct dma_fence *fence, *in;
 	int idx, err;
 	u32 i;
 
-	if (unlikely(sched_job->s_fence->finished.error))
+	if (unlikely(job->base.s_fence->finished.error))
 		return NULL;
 	if (!drm_dev_enter(&job->queue->ndev->drm, &idx))
 		return ERR_PTR(-ENODEV);
@@ -68,6 +108,16 @@ static struct dma_fence *neuron_run_job(struct drm_sched_job *sched_job)
 	return fence;
 }
 
+static struct dma_fence *neuron_run_job(struct drm_sched_job *sched_job)
+{
+	struct neuron_job *job = to_neuron_job(sched_job);
+	struct dma_fence *fence = neuron_job_start(job);
+
+	/* On the ring (or ended): the context may submit directly again. */
+	atomic_dec(&job->stats->queued[job->queue->idx]);
+	return fence;
+}
+
 static enum drm_gpu_sched_stat neuron_timedout_job(struct drm_sched_job *sched_job)
 {
 	struct neuron_job *job = to_neuron_job(sched_job);
@@ -78,7 +128,7 @@ static enum drm_gpu_sched_stat neuron_timedout_job(struct drm_sched_job *sched_j
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
 	drm_sched_wqueue_stop(&q->sched);
-	neuron_queue_reset(q, job);
+	neuron_queue_reset(q, neuron_job_seqno(job));
 	drm_sched_wqueue_start(&q->sched);
 	/*
 	 * drm_sched took the job off its pending list before calling us, and
@@ -150,11 +200,6 @@ static int neuron_job_build_copies(struct neuron_job *job,
 	u32 i;
 	int ret;
 
-	job->descs = kvcalloc(args->copy_count, sizeof(*job->descs), GFP_KERNEL);
-	job->bos = kvcalloc(2 * args->copy_count, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->descs || !job->bos)
-		return -ENOMEM;
-
 	for (i = 0; i < args->copy_count; i++) {
 		struct nrn_copy_desc *d = &job->descs[i].copy;
 
@@ -206,10 +251,6 @@ static int neuron_job_build_launch(struct neuron_job *job,
 	u64 end;
 	u32 i;
 
-	job->descs = kvcalloc(1, sizeof(*job->descs), GFP_KERNEL);
-	job->bos = kvcalloc(args->bo_count + 1, sizeof(*job->bos), GFP_KERNEL);
-	if (!job->descs || !job->bos)
-		return -ENOMEM;
 	job->ndesc = 1;
 	d = &job->descs[0].launch;
 
@@ -249,7 +290,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 	return 0;
 }
 
-static int neuron_job_add_in_syncs(struct neuron_job *job,
+static int neuron_job_get_in_syncs(struct neuron_job *job,
 				   struct drm_file *file,
 				   struct drm_neuron_submit *args)
 {
@@ -269,12 +310,82 @@ static int neuron_job_add_in_syncs(struct neuron_job *job,
 		if (ret)
 			return ret;
 		job->in_fences[job->in_fence_count++] = fence;
+	}
+	return 0;
+}
+
+/* The in-fences become the scheduler job's dependencies. */
+static int neuron_job_add_deps(struct neuron_job *job)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->in_fence_count; i++) {
 		/* The scheduler takes a reference of its own. */
-		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(fence));
+		ret = drm_sched_job_add_dependency(&job->base,
+						   dma_fence_get(job->in_fences[i]));
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * May @job skip the scheduler? Only if every input has signalled without
+ * error (a failed one is the scheduler path's to pass on) and none of the
+ * context's earlier jobs for this queue is still in the scheduler, which
+ * would otherwise run after it. Caller holds the context's submit_lock.
+ */
+static bool neuron_job_inputs_done(struct neuron_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->in_fence_count; i++) {
+		struct dma_fence *in = job->in_fences[i];
+
+		if (!dma_fence_is_signaled(in) ||
+		    dma_fence_get_status(dma_fence_chain_contained(in)) < 0)
+			return false;
+	}
+	return true;
+}
+
+static bool neuron_job_ready(struct neuron_job *job)
+{
+	if (atomic_read(&job->stats->queued[job->queue->idx]))
+		return false;
+	if (neuron_job_inputs_done(job))
+		return true;
+	/*
+	 * An input may have completed without an interrupt (a direct job
+	 * nobody waited for yet): retire what is done, and look again.
+	 */
+	neuron_queues_poll(job->queue->ndev);
+	return neuron_job_inputs_done(job);
+}
+
+/* Hand @job to its queue's scheduler; its finished fence. Under submit_lock. */
+static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
+					       struct neuron_file_priv *fpriv,
+					       struct drm_file *file)
+{
+	struct dma_fence *finished;
+	int ret;
+
+	ret = drm_sched_job_init(&job->base, &fpriv->entities[job->queue->idx],
+				 job->ndesc, fpriv, file->client_id);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = neuron_job_add_deps(job);
+	if (ret) {
+		drm_sched_job_cleanup(&job->base);
+		return ERR_PTR(ret);
+	}
+	drm_sched_job_arm(&job->base);
+	finished = dma_fence_get(&job->base.s_fence->finished);
+	atomic_inc(&job->stats->queued[job->queue->idx]);
+	drm_sched_entity_push_job(&job->base);
+	return finished;
 }
 
 static_assert(DRM_NEURON_MAX_BOS <= NRN_MAX_SLOTS);
@@ -327,7 +438,7 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	struct drm_neuron_submit *args = data;
 	struct drm_syncobj *out_syncobj = NULL;
 	struct dma_fence_chain *chain = NULL;
-	struct dma_fence *finished;
+	struct dma_fence *fence = NULL;
 	struct neuron_queue *q;
 	struct neuron_job *job;
 	int ret, idx;
@@ -339,7 +450,7 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = neuron_job_alloc(args);
 	if (!job) {
 		ret = -ENOMEM;
 		goto out_exit;
@@ -372,36 +483,36 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 		}
 	}
 
-	ret = drm_sched_job_init(&job->base, &fpriv->entities[q->idx], job->ndesc,
-				 fpriv, file->client_id);
+	ret = neuron_job_get_in_syncs(job, file, args);
 	if (ret)
 		goto out_free_chain;
-	ret = neuron_job_add_in_syncs(job, file, args);
-	if (ret)
-		goto out_cleanup;
 
-	/* Arm and push in one step per context, so its jobs stay ordered. */
+	/* One job at a time per context, so its jobs stay ordered. */
 	mutex_lock(&fpriv->submit_lock);
-	drm_sched_job_arm(&job->base);
-	finished = dma_fence_get(&job->base.s_fence->finished);
-	drm_sched_entity_push_job(&job->base);
+	if (neuron_job_ready(job))
+		fence = neuron_queue_push_direct(q, job);
+	if (!fence)
+		fence = neuron_job_push_sched(job, fpriv, file);
 	mutex_unlock(&fpriv->submit_lock);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		goto out_free_chain;
+	}
+	/* From here on, the job belongs to the queue or its scheduler. */
 	atomic64_inc(&ndev->stats.submitted);
 
 	if (out_syncobj) {
 		if (chain)
-			drm_syncobj_add_point(out_syncobj, chain, finished,
+			drm_syncobj_add_point(out_syncobj, chain, fence,
 					      args->out_sync.point);
 		else
-			drm_syncobj_replace_fence(out_syncobj, finished);
+			drm_syncobj_replace_fence(out_syncobj, fence);
 		drm_syncobj_put(out_syncobj);
 	}
-	dma_fence_put(finished);
+	dma_fence_put(fence);
 	drm_dev_exit(idx);
 	return 0;
 
-out_cleanup:
-	drm_sched_job_cleanup(&job->base);
 out_free_chain:
 	dma_fence_chain_free(chain);
 out_put_syncobj:
@@ -415,14 +526,41 @@ out_exit:
 }
 
 /*
- * The hardware fence behind a job's finished fence (what syncobjs hold,
- * possibly inside a timeline chain), to read the device's error code.
+ * The device's error code for the fence of a job, as syncobjs hold it
+ * (unwrapped from a timeline chain): the hardware fence itself for a
+ * direct job, the one behind the finished fence for a scheduled one.
  */
 static u32 neuron_wait_device_error(struct dma_fence *fence)
 {
 	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
 
-	return s_fence ? neuron_fence_device_error(s_fence->parent) : 0;
+	if (s_fence)
+		return neuron_fence_device_error(s_fence->parent);
+	return neuron_fence_device_error(fence);
+}
+
+/*
+ * Poll the rings for up to wait_poll_us (at most the caller's timeout, and
+ * at least once) before sleeping: a job that is about to complete is
+ * retired here, without waiting for its interrupt and the wake-up behind
+ * it. Jobs that asked for no interrupt are seen at once this way.
+ */
+static void neuron_wait_poll(struct neuron_device *ndev, struct dma_fence *fence,
+			     s64 timeout_ns)
+{
+	u64 poll_ns = wait_poll_us * NSEC_PER_USEC, end;
+
+	if (dma_fence_is_signaled(fence))
+		return;
+	if (timeout_ns >= 0)
+		poll_ns = min_t(u64, poll_ns, timeout_ns);
+	end = ktime_get_ns() + poll_ns;
+	do {
+		neuron_queues_poll(ndev);
+		if (dma_fence_is_signaled(fence))
+			return;
+		cpu_relax();
+	} while (ktime_get_ns() < end && !signal_pending(current));
 }
 
 int neuron_wait_ioctl(struct drm_device *drm, void *data,
@@ -438,6 +576,7 @@ int neuron_wait_ioctl(struct drm_device *drm, void *data,
 	ret = drm_syncobj_find_fence(file, args->handle, args->point, 0, &fence);
 	if (ret)
 		return ret;
+	neuron_wait_poll(to_neuron_device(drm), fence, args->timeout_ns);
 	timeout = args->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
 		  nsecs_to_jiffies(args->timeout_ns);
 	ret = dma_fence_wait_timeout(fence, true, timeout);

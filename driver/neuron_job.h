@@ -17,7 +17,9 @@ struct neuron_queue;
  * struct neuron_job - a job: descriptors for one queue and what they use
  *
  * Created by the SUBMIT ioctl, owned by drm_sched once pushed, freed by
- * free_job after its finished fence has signalled.
+ * free_job after its finished fence has signalled (a direct job: by the
+ * device's reaper after its hardware fence has). One allocation holds it
+ * and its arrays (@descs, @bos, @in_fences), sized by the submission.
  */
 struct neuron_job {
 	struct drm_sched_job base;
@@ -41,7 +43,7 @@ struct neuron_job {
 	 * dependencies), kept to pass their errors on: a job whose input
 	 * failed does not run, it fails with the same error
 	 */
-	struct dma_fence *in_fences[DRM_NEURON_MAX_SYNCS];
+	struct dma_fence **in_fences;
 	u32 in_fence_count;
 
 	/** @hw_fence: signalled when the last descriptor completes */
@@ -54,7 +56,23 @@ struct neuron_job {
 	struct neuron_file_stats *stats;
 	/** @link: entry in the queue's in-flight list, under queue->lock */
 	struct list_head link;
+	/**
+	 * @direct: put on the ring by SUBMIT itself, not by the scheduler;
+	 * freed by the device's reaper once it has completed
+	 */
+	bool direct;
+	/** @reap: entry in the device's list of completed direct jobs */
+	struct llist_node reap;
 };
+
+/*
+ * Seqno of a job's hardware fence (0 before it ran): how resets name a job
+ * that may be freed while they look for it.
+ */
+static inline u64 neuron_job_seqno(struct neuron_job *job)
+{
+	return job->hw_fence ? job->hw_fence->seqno : 0;
+}
 
 static inline struct neuron_job *to_neuron_job(struct drm_sched_job *sched_job)
 {
@@ -63,6 +81,7 @@ static inline struct neuron_job *to_neuron_job(struct drm_sched_job *sched_job)
 
 extern const struct drm_sched_backend_ops neuron_sched_ops;
 
+void neuron_job_reap(struct work_struct *work);
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
 			struct drm_file *file);
 int neuron_wait_ioctl(struct drm_device *drm, void *data,

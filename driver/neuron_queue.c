@@ -4,11 +4,19 @@
  * MSI-X vector and a drm_sched instance. run_job copies a job's descriptors
  * into the ring and rings the doorbell; the interrupt handler retires jobs
  * in ring order by reading the status words the device writes back.
+ *
+ * Direct submission: a job that has nothing to wait for, from a context
+ * with nothing left in the scheduler for that queue, is written to the ring
+ * by SUBMIT itself, skipping the scheduler's work item. The ring is split
+ * so that both kinds fit (NEURON_SCHED_SLOTS), such jobs are timed out by
+ * the queue's watchdog instead of the scheduler, and the device's reaper
+ * frees them once completed.
  */
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 #include <linux/slab.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
@@ -20,6 +28,12 @@ static unsigned int job_timeout_ms = 10000;
 module_param(job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before its queue is reset (ms)");
 
+/* Completed direct jobs are freed in batches, this long after the first. */
+#define NEURON_REAP_DELAY	msecs_to_jiffies(10)
+
+/* For neuron_queue_restart(): whichever job is at the head of the ring. */
+#define NEURON_HEAD		U64_MAX
+
 static const char *neuron_fence_driver_name(struct dma_fence *f)
 {
 	return DRIVER_NAME;
@@ -30,9 +44,27 @@ static const char *neuron_fence_timeline_name(struct dma_fence *f)
 	return container_of(f, struct neuron_fence, base)->queue->name;
 }
 
+static void neuron_queue_want_irq_locked(struct neuron_queue *q, u32 done_at);
+static void neuron_queue_complete_locked(struct neuron_queue *q);
+
+/*
+ * Somebody waits for the fence (a callback, a sleeping waiter): a job that
+ * asked for no interrupt needs one now. Called with the fence's lock, the
+ * queue's lock, held.
+ */
+static bool neuron_fence_enable_signaling(struct dma_fence *f)
+{
+	struct neuron_fence *nf = container_of(f, struct neuron_fence, base);
+
+	if (nf->on_demand)
+		neuron_queue_want_irq_locked(nf->queue, nf->done_at);
+	return true;
+}
+
 static const struct dma_fence_ops neuron_fence_ops = {
 	.get_driver_name = neuron_fence_driver_name,
 	.get_timeline_name = neuron_fence_timeline_name,
+	.enable_signaling = neuron_fence_enable_signaling,
 };
 
 /**
@@ -64,6 +96,9 @@ static void neuron_queue_hw_start(struct neuron_queue *q)
 	struct neuron_device *ndev = q->ndev;
 
 	q->tail = 0;
+	q->written = 0;
+	q->retired = 0;
+	q->irq_armed = false;
 	memset(q->ring, 0, NEURON_RING_ENTRIES * NRN_DESC_SIZE);
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_LO), lower_32_bits(q->ring_dma));
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_HI), upper_32_bits(q->ring_dma));
@@ -71,13 +106,20 @@ static void neuron_queue_hw_start(struct neuron_queue *q)
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_ENABLE);
 }
 
-/* Write @job's descriptors at the tail. Caller holds q->lock. */
+/*
+ * Write @job's descriptors at the tail. Caller holds q->lock. The last one
+ * raises the completion interrupt, unless the job is a direct one on a card
+ * that can raise it on demand: its submitter usually polls for it, and the
+ * fence asks for the interrupt only if somebody ends up waiting.
+ */
 static void neuron_queue_write_job_locked(struct neuron_queue *q,
 					  struct neuron_job *job)
 {
+	struct neuron_fence *f = container_of(job->hw_fence, struct neuron_fence, base);
 	u32 i;
 
 	lockdep_assert_held(&q->lock);
+	f->on_demand = job->direct && (q->ndev->caps & NRN_CAP_IRQ_AT);
 	if (list_empty(&q->inflight))
 		q->busy_since = ktime_get();
 	job->started = ktime_get();
@@ -86,10 +128,12 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 		union nrn_desc *d = neuron_ring_slot(q, q->tail);
 
 		*d = job->descs[i];
-		d->flags = i == job->ndesc - 1 ? NRN_DESC_F_IRQ : 0;
+		d->flags = i == job->ndesc - 1 && !f->on_demand ? NRN_DESC_F_IRQ : 0;
 		d->copy.status = 0;
 		q->tail = (q->tail + 1) % NEURON_RING_ENTRIES;
 	}
+	q->written += job->ndesc;
+	f->done_at = q->written;
 	list_add_tail(&job->link, &q->inflight);
 }
 
@@ -118,7 +162,7 @@ static void neuron_fence_start_locked(struct neuron_queue *q,
  * @job: job whose descriptors are built
  *
  * Called from run_job, which drm_sched serialises per queue and which only
- * runs when the ring has room (credits).
+ * runs when the scheduler's share of the ring has room (credits).
  *
  * Return: the hardware fence, or an ERR_PTR.
  */
@@ -135,7 +179,53 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 	neuron_fence_start_locked(q, f, job);
 	neuron_queue_write_job_locked(q, job);
 	neuron_queue_doorbell(q);
+	/* A small job may be done already: the doorbell can run it. */
+	neuron_queue_complete_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
+	return &f->base;
+}
+
+/* While direct jobs are on the ring, the watchdog looks at it this often. */
+#define NEURON_WATCHDOG_TICK	msecs_to_jiffies(20)
+
+/**
+ * neuron_queue_push_direct() - put a job on the hardware from SUBMIT
+ * @q: queue
+ * @job: job whose descriptors are built and whose inputs have signalled
+ *
+ * The caller keeps the context's jobs in order (none of them is waiting
+ * in the scheduler for this queue). On success the queue owns the job.
+ *
+ * Return: the hardware fence; NULL if the queue cannot take the job
+ * directly now (reset under way, direct share of the ring full): the
+ * scheduler must; or an ERR_PTR.
+ */
+struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
+					   struct neuron_job *job)
+{
+	struct neuron_fence *f;
+	unsigned long flags;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_irqsave(&q->lock, flags);
+	/* Retire what completed without an interrupt, which makes room. */
+	neuron_queue_complete_locked(q);
+	if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		kfree(f);
+		return NULL;
+	}
+	q->direct_slots += job->ndesc;
+	job->direct = true;
+	neuron_fence_start_locked(q, f, job);
+	neuron_queue_write_job_locked(q, job);
+	neuron_queue_doorbell(q);
+	neuron_queue_complete_locked(q);
+	spin_unlock_irqrestore(&q->lock, flags);
+	/* No-op when already armed: it re-arms itself while needed. */
+	queue_delayed_work(q->ndev->reset_wq, &q->watchdog, NEURON_WATCHDOG_TICK);
 	return &f->base;
 }
 
@@ -190,6 +280,11 @@ static void neuron_job_retire_locked(struct neuron_queue *q,
 		dma_fence_set_error(job->hw_fence, err);
 	}
 	dma_fence_signal_locked(job->hw_fence);
+	if (job->direct) {
+		q->direct_slots -= job->ndesc;
+		llist_add(&job->reap, &q->ndev->reap_list);
+		queue_delayed_work(system_wq, &q->ndev->reap_work, NEURON_REAP_DELAY);
+	}
 }
 
 /**
@@ -230,6 +325,45 @@ int neuron_queue_inflight(struct neuron_queue *q)
 	return n;
 }
 
+/*
+ * Ask the device for an interrupt when its DONE count reaches @done_at,
+ * unless one already comes at or before it. Caller holds q->lock.
+ */
+static void neuron_queue_want_irq_locked(struct neuron_queue *q, u32 done_at)
+{
+	lockdep_assert_held(&q->lock);
+	if (q->irq_armed && (s32)(q->irq_at - q->retired) > 0 &&
+	    (s32)(q->irq_at - done_at) <= 0)
+		return;
+	q->irq_at = done_at;
+	q->irq_armed = true;
+	/* Fires at once if the device is already there. */
+	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_IRQ_AT), done_at);
+}
+
+/*
+ * After an interrupt: the oldest job somebody waits for, if it asked for
+ * no interrupt of its own, needs the next one. Caller holds q->lock.
+ */
+static void neuron_queue_rearm_locked(struct neuron_queue *q)
+{
+	struct neuron_job *job;
+
+	lockdep_assert_held(&q->lock);
+	if (!q->direct_slots)
+		return;
+	list_for_each_entry(job, &q->inflight, link) {
+		struct neuron_fence *f = container_of(job->hw_fence,
+						      struct neuron_fence, base);
+
+		if (f->on_demand &&
+		    test_bit(DMA_FENCE_FLAG_ENABLE_SIGNAL_BIT, &f->base.flags)) {
+			neuron_queue_want_irq_locked(q, f->done_at);
+			return;
+		}
+	}
+}
+
 /* Retire every job whose last descriptor the device has completed. */
 static void neuron_queue_complete_locked(struct neuron_queue *q)
 {
@@ -256,8 +390,11 @@ static void neuron_queue_complete_locked(struct neuron_queue *q)
 			container_of(job->hw_fence, struct neuron_fence,
 				     base)->device_error = code;
 		}
+		q->retired = container_of(job->hw_fence, struct neuron_fence,
+					  base)->done_at;
 		neuron_job_retire_locked(q, job, code ? -EIO : 0);
 	}
+	neuron_queue_rearm_locked(q);
 }
 
 static irqreturn_t neuron_queue_irq(int irq, void *arg)
@@ -270,14 +407,47 @@ static irqreturn_t neuron_queue_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
+/**
+ * neuron_queues_poll() - retire what the device has completed, now
+ * @ndev: device
+ *
+ * What the interrupt handler does, for a waiter that polls rather than
+ * sleeping until the interrupt arrives.
+ */
+void neuron_queues_poll(struct neuron_device *ndev)
+{
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < ndev->num_queues; i++) {
+		struct neuron_queue *q = &ndev->queues[i];
+
+		if (list_empty_careful(&q->inflight))
+			continue;
+		spin_lock_irqsave(&q->lock, flags);
+		neuron_queue_complete_locked(q);
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+}
+
+/* Take direct submissions away from @q while it is being reset. */
+static void neuron_queue_set_stopped(struct neuron_queue *q, bool stopped)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	q->stopped = stopped;
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
 /*
  * After the queue's hardware was reset: retire the jobs that completed
- * before it, fail @victim with @err (with @cancel_head, the first job not
- * completed, whichever it is, fails with -ECANCELED: it may have been
- * running), and write the others again into the fresh ring.
+ * before it, fail the job whose hardware fence has seqno @victim with @err
+ * (NEURON_HEAD: the first job not completed, whichever it is: it was
+ * running), write the others again into the fresh ring, and take direct
+ * submissions again.
  */
-static void neuron_queue_restart(struct neuron_queue *q, struct neuron_job *victim,
-				 int err, bool cancel_head)
+static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 {
 	struct neuron_job *job, *tmp;
 	unsigned long flags;
@@ -285,14 +455,13 @@ static void neuron_queue_restart(struct neuron_queue *q, struct neuron_job *vict
 
 	spin_lock_irqsave(&q->lock, flags);
 	neuron_queue_complete_locked(q);
-	if (cancel_head && !list_empty(&q->inflight)) {
-		victim = list_first_entry(&q->inflight, struct neuron_job, link);
-		err = -ECANCELED;
-	}
+	job = list_first_entry_or_null(&q->inflight, struct neuron_job, link);
+	if (victim == NEURON_HEAD && job)
+		victim = neuron_job_seqno(job);
 	list_splice_init(&q->inflight, &requeue);
 	neuron_queue_hw_start(q);
 	list_for_each_entry_safe(job, tmp, &requeue, link) {
-		if (job == victim) {
+		if (victim && neuron_job_seqno(job) == victim) {
 			neuron_job_retire_locked(q, job, err);
 			continue;
 		}
@@ -300,6 +469,8 @@ static void neuron_queue_restart(struct neuron_queue *q, struct neuron_job *vict
 		neuron_queue_write_job_locked(q, job);
 	}
 	neuron_queue_doorbell(q);
+	neuron_queue_rearm_locked(q);
+	q->stopped = false;
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
@@ -310,25 +481,27 @@ static void neuron_queue_restart(struct neuron_queue *q, struct neuron_job *vict
  * (it may have half-run), the ones behind it run again.
  */
 static void neuron_device_reset(struct neuron_device *ndev,
-				struct neuron_queue *hung,
-				struct neuron_job *guilty)
+				struct neuron_queue *hung, u64 guilty)
 {
 	u32 i;
 
 	atomic64_inc(&ndev->stats.device_resets);
 	neuron_err(ndev, "%s: the queue reset did not complete, resetting the device\n",
 		   hung->name);
-	for (i = 0; i < ndev->num_queues; i++)
-		if (&ndev->queues[i] != hung)
-			drm_sched_wqueue_stop(&ndev->queues[i].sched);
+	for (i = 0; i < ndev->num_queues; i++) {
+		if (&ndev->queues[i] == hung)
+			continue;
+		drm_sched_wqueue_stop(&ndev->queues[i].sched);
+		neuron_queue_set_stopped(&ndev->queues[i], true);
+	}
 	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
 	for (i = 0; i < ndev->num_queues; i++) {
 		struct neuron_queue *q = &ndev->queues[i];
 
 		if (q == hung)
-			neuron_queue_restart(q, guilty, -ETIMEDOUT, false);
+			neuron_queue_restart(q, guilty, -ETIMEDOUT);
 		else
-			neuron_queue_restart(q, NULL, 0, true);
+			neuron_queue_restart(q, NEURON_HEAD, -ECANCELED);
 	}
 	for (i = 0; i < ndev->num_queues; i++)
 		if (&ndev->queues[i] != hung)
@@ -336,9 +509,9 @@ static void neuron_device_reset(struct neuron_device *ndev,
 }
 
 /**
- * neuron_queue_reset() - reset a queue after @guilty hung
+ * neuron_queue_reset() - reset a queue after a job hung
  * @q: queue, its scheduler stopped
- * @guilty: the job that timed out
+ * @guilty: seqno of the hardware fence of the job that timed out
  *
  * Jobs that completed before the reset retire normally, @guilty fails with
  * -ETIMEDOUT, and the jobs queued behind it are written again into the
@@ -347,12 +520,13 @@ static void neuron_device_reset(struct neuron_device *ndev,
  * device's ordered reset workqueue (all queues' timeouts), so resets never
  * overlap.
  */
-void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
+void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
 {
 	struct neuron_device *ndev = q->ndev;
 	u32 status;
 
 	atomic64_inc(&ndev->stats.queue_resets);
+	neuron_queue_set_stopped(q, true);
 	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_RESET);
 	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NRN_QREG_STATUS),
 			       status, !(status & NRN_QSTATUS_BUSY), 100,
@@ -360,7 +534,47 @@ void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty)
 		neuron_device_reset(ndev, q, guilty);
 		return;
 	}
-	neuron_queue_restart(q, guilty, -ETIMEDOUT, false);
+	neuron_queue_restart(q, guilty, -ETIMEDOUT);
+}
+
+/*
+ * The scheduler times out the jobs it ran; this looks after the others,
+ * every NEURON_WATCHDOG_TICK while there are any: it retires those that
+ * completed without an interrupt (nobody waited for them), and if the
+ * oldest job on the ring is a direct one that has run for longer than
+ * job_timeout_ms, resets the queue with it as the guilty job. Runs on the
+ * reset queue, so it never overlaps with a reset.
+ */
+static void neuron_queue_watchdog(struct work_struct *work)
+{
+	struct neuron_queue *q = container_of(to_delayed_work(work),
+					      struct neuron_queue, watchdog);
+	unsigned long flags, delay = 0;
+	struct neuron_job *head;
+	u64 guilty = 0;
+	int idx;
+
+	spin_lock_irqsave(&q->lock, flags);
+	neuron_queue_complete_locked(q);
+	head = list_first_entry_or_null(&q->inflight, struct neuron_job, link);
+	if (head && head->direct &&
+	    ktime_ms_delta(ktime_get(), head->started) >= job_timeout_ms)
+		guilty = neuron_job_seqno(head);
+	else if (q->direct_slots)
+		delay = NEURON_WATCHDOG_TICK;
+	spin_unlock_irqrestore(&q->lock, flags);
+
+	if (delay) {
+		queue_delayed_work(q->ndev->reset_wq, &q->watchdog, delay);
+		return;
+	}
+	if (!guilty || !drm_dev_enter(&q->ndev->drm, &idx))
+		return;
+	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
+	drm_sched_wqueue_stop(&q->sched);
+	neuron_queue_reset(q, guilty);
+	drm_sched_wqueue_start(&q->sched);
+	drm_dev_exit(idx);
 }
 
 /* Fail everything on the ring with @err: the device is going away. */
@@ -388,8 +602,11 @@ void neuron_queues_stop(struct neuron_device *ndev)
 {
 	u32 i;
 
-	for (i = 0; i < ndev->num_queues; i++)
+	for (i = 0; i < ndev->num_queues; i++) {
 		drm_sched_wqueue_stop(&ndev->queues[i].sched);
+		/* For good: no ioctl is past drm_dev_enter() any more. */
+		neuron_queue_set_stopped(&ndev->queues[i], true);
+	}
 	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
 	for (i = 0; i < ndev->num_queues; i++) {
 		neuron_queue_cancel(&ndev->queues[i], -ENODEV);
@@ -399,6 +616,8 @@ void neuron_queues_stop(struct neuron_device *ndev)
 		 */
 		drm_sched_wqueue_start(&ndev->queues[i].sched);
 	}
+	/* The direct jobs just cancelled: free them now. */
+	mod_delayed_work(system_wq, &ndev->reap_work, 0);
 }
 
 static void neuron_queues_fini(struct drm_device *drm, void *arg)
@@ -406,8 +625,11 @@ static void neuron_queues_fini(struct drm_device *drm, void *arg)
 	struct neuron_device *ndev = arg;
 	u32 i;
 
-	for (i = 0; i < ndev->num_queues; i++)
+	for (i = 0; i < ndev->num_queues; i++) {
+		cancel_delayed_work_sync(&ndev->queues[i].watchdog);
 		drm_sched_fini(&ndev->queues[i].sched);
+	}
+	flush_delayed_work(&ndev->reap_work);
 }
 
 static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
@@ -417,7 +639,7 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 	struct drm_sched_init_args args = {
 		.ops = &neuron_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
-		.credit_limit = NEURON_RING_ENTRIES - 1,
+		.credit_limit = NEURON_SCHED_SLOTS,
 		.timeout = msecs_to_jiffies(job_timeout_ms),
 		.timeout_wq = ndev->reset_wq,
 		.name = q->name,
@@ -434,6 +656,7 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 		snprintf(q->name, sizeof(q->name), "dma%u", idx);
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->inflight);
+	INIT_DELAYED_WORK(&q->watchdog, neuron_queue_watchdog);
 	q->fence_context = dma_fence_context_alloc(1);
 
 	q->ring = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NRN_DESC_SIZE,
@@ -470,6 +693,8 @@ int neuron_queues_init(struct neuron_device *ndev)
 	u32 i;
 	int ret;
 
+	init_llist_head(&ndev->reap_list);
+	INIT_DELAYED_WORK(&ndev->reap_work, neuron_job_reap);
 	/* One ordered queue for every queue's timeout: resets never overlap. */
 	ndev->reset_wq = alloc_ordered_workqueue("neuron-reset", 0);
 	if (!ndev->reset_wq)

@@ -14,6 +14,13 @@ struct neuron_device;
 struct neuron_job;
 
 #define NEURON_RING_ENTRIES	256
+/*
+ * The ring is shared between the scheduler, which hands jobs over up to its
+ * credit limit (one credit per descriptor), and direct submission, which
+ * owns the rest: together they never overfill it.
+ */
+#define NEURON_SCHED_SLOTS	192
+#define NEURON_DIRECT_SLOTS	(NEURON_RING_ENTRIES - 1 - NEURON_SCHED_SLOTS)
 
 /**
  * struct neuron_queue - one hardware queue of the card
@@ -30,13 +37,26 @@ struct neuron_queue {
 	/** @ring: descriptor ring in DMA-coherent memory */
 	void *ring;
 	dma_addr_t ring_dma;
-	/** @tail: next free ring slot, written only by run_job */
+	/** @tail: next free ring slot, under @lock */
 	u32 tail;
+	/** @written: descriptors written since the ring started, under @lock */
+	u32 written;
+	/** @retired: the device's DONE count at the last job retired */
+	u32 retired;
+	/** @irq_at: last value written to IRQ_AT, if @irq_armed */
+	u32 irq_at;
+	bool irq_armed;
 
-	/** @lock: protects @inflight and is the hardware fences' lock */
+	/** @lock: protects @inflight to @stopped; the hardware fences' lock */
 	spinlock_t lock;
 	/** @inflight: jobs on the ring, oldest first */
 	struct list_head inflight;
+	/** @direct_slots: ring slots taken by direct submissions */
+	u32 direct_slots;
+	/** @stopped: a reset or removal is under way: no direct submission */
+	bool stopped;
+	/** @watchdog: times out directly submitted jobs (on the reset queue) */
+	struct delayed_work watchdog;
 	u64 fence_context;
 	u64 fence_seqno;
 
@@ -54,6 +74,13 @@ struct neuron_fence {
 	struct neuron_queue *queue;
 	/** @device_error: NRN_ERR_* the device reported, 0 if none */
 	u32 device_error;
+	/** @done_at: the queue's DONE count once the job has completed */
+	u32 done_at;
+	/**
+	 * @on_demand: the job's descriptors ask for no interrupt; one is
+	 * requested through IRQ_AT when somebody waits for the fence
+	 */
+	bool on_demand;
 };
 
 u32 neuron_fence_device_error(struct dma_fence *hw_fence);
@@ -67,6 +94,9 @@ int neuron_queue_inflight(struct neuron_queue *q);
 void neuron_queues_stop(struct neuron_device *ndev);
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job);
-void neuron_queue_reset(struct neuron_queue *q, struct neuron_job *guilty);
+struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
+					   struct neuron_job *job);
+void neuron_queues_poll(struct neuron_device *ndev);
+void neuron_queue_reset(struct neuron_queue *q, u64 guilty);
 
 #endif /* __NEURON_QUEUE_H__ */

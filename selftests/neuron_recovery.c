@@ -2,8 +2,10 @@
 /*
  * Recovery: a hung queue (the card's fault injection) times out, its job
  * fails with -ETIMEDOUT, the queue is reset and the jobs queued behind it
- * still run; an injected job failure is reported with its device code; a
- * process killed with jobs in flight leaves no buffer or job behind.
+ * still run, whether the hung job went straight to the ring (the queue's
+ * watchdog catches it) or through the scheduler (its timeout does); an
+ * injected job failure is reported with its device code; a process killed
+ * with jobs in flight leaves no buffer or job behind.
  *
  * Needs debugfs and neuron.ko loaded with a short job_timeout_ms (the test
  * waits 15 s at most).
@@ -71,6 +73,38 @@ TEST_F(rec, hang_times_out_and_queue_recovers)
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, memcmp(self->ph, self->ph + 8192, 4096));
+}
+
+/*
+ * The same through the scheduler: the hung job waited for another queue's
+ * job (held by the hook until released), so the scheduler ran it, and the
+ * scheduler's timeout catches it; the job behind it still runs.
+ */
+TEST_F(rec, hang_of_scheduled_job_times_out)
+{
+	struct drm_neuron_copy c = { .src_handle = self->host, .dst_handle = self->dev,
+				     .size = 4096 };
+	long long resets = nt_counter(self->fd, "queue_resets");
+	struct drm_neuron_sync in = { 0 };
+	uint32_t sync_g;
+	int32_t status;
+
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync_g));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, sync_g));
+	in.handle = sync_g;
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, &in, 1, self->sync_a));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, NULL, 0, self->sync_b));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 0));
+	ASSERT_EQ(0, nt_wait(self->fd, sync_g, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 15000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 15000, &status, NULL));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(resets + 1, nt_counter(self->fd, "queue_resets"));
+	nt_syncobj_destroy(self->fd, sync_g);
 }
 
 /* A queue that does not come back from its reset: the device is reset. */

@@ -238,6 +238,42 @@ static inline int nt_pci_address(int fd, char *buf, size_t size)
 	return 0;
 }
 
+/*
+ * Interrupts taken so far by the card's vector named @name ("dma0",
+ * "core1"...), over all CPUs, from /proc/interrupts; -1 on error.
+ */
+static inline long long nt_irq_count(int fd, const char *name)
+{
+	char pci[64], line[1024];
+	long long total = -1;
+	FILE *f;
+
+	if (nt_pci_address(fd, pci, sizeof(pci)))
+		return -1;
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':'), *end, *last;
+		size_t n = strcspn(line, "\n");
+
+		line[n] = '\0';
+		last = strrchr(line, ' ');
+		if (!p || !strstr(line, pci) || !last || strcmp(last + 1, name))
+			continue;
+		total = 0;
+		for (p++;; p = end) {
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			total += v;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
 /* Write the card's fault-injection hook of queue @q (debugfs). */
 static inline int nt_fault(int fd, unsigned int q, unsigned int bits)
 {

@@ -114,7 +114,7 @@ struct drm_neuron_bo_info {
 #define DRM_NEURON_ENGINE_DMA		0	/* DMA engine queue @index */
 #define DRM_NEURON_ENGINE_CORE		1	/* NeuronCore @index */
 
-#define DRM_NEURON_MAX_COPIES		255
+#define DRM_NEURON_MAX_COPIES		128
 #define DRM_NEURON_MAX_SYNCS		64
 #define DRM_NEURON_MAX_BOS		64
 

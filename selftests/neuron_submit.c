@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The two submission paths: a job with nothing to wait for goes straight
+ * to the ring, any other through the scheduler; a context's jobs on a queue
+ * keep their order across both. A direct job asks for no interrupt: one is
+ * armed only when somebody sleeps on its fence, and the jobs nobody waits
+ * for are retired all the same.
+ */
+#include "kselftest_harness.h"
+#include "neuron_test.h"
+
+#define BIG	(8u << 20)
+
+FIXTURE(sub) {
+	int fd;
+	uint32_t host, dev, sync_a, sync_b;
+	uint8_t *ph;
+};
+
+FIXTURE_SETUP(sub)
+{
+	uint64_t sz;
+
+	self->fd = nt_open();
+	if (self->fd < 0)
+		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	ASSERT_EQ(0, nt_bo_create(self->fd, 2 * BIG, DRM_NEURON_BO_HOST, &self->host));
+	ASSERT_EQ(0, nt_bo_create(self->fd, BIG, DRM_NEURON_BO_DEVICE, &self->dev));
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &self->sync_a));
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &self->sync_b));
+	self->ph = nt_bo_map(self->fd, self->host, &sz);
+	ASSERT_NE(NULL, self->ph);
+}
+
+FIXTURE_TEARDOWN(sub)
+{
+	if (self->fd >= 0) {
+		nt_fault(self->fd, 1, 0);
+		close(self->fd);
+	}
+}
+
+/*
+ * Job A waits in the scheduler for a job held on another queue; job B, with
+ * no input of its own, is submitted after A on A's queue and reads what A
+ * writes: it must not overtake A by going straight to the ring.
+ */
+TEST_F(sub, order_holds_across_paths)
+{
+	struct drm_neuron_copy gate = { .src_handle = self->host, .dst_handle = self->dev,
+					.size = 4096, .dst_offset = BIG - 4096 };
+	struct drm_neuron_copy a = { .src_handle = self->host, .dst_handle = self->dev,
+				     .size = 65536 };
+	struct drm_neuron_copy b = { .src_handle = self->dev, .dst_handle = self->host,
+				     .size = 65536, .dst_offset = BIG };
+	struct drm_neuron_sync in = { 0 };
+	uint32_t sync_g;
+	int32_t status;
+
+	if (nt_fault(self->fd, 1, 0))
+		SKIP(return, "no fault-injection hook (debugfs? fault-injection=on?)");
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync_g));
+	for (int i = 0; i < 65536; i++)
+		self->ph[i] = (uint8_t)(i * 13 + 1);
+	memset(self->ph + BIG, 0, 65536);
+
+	/* Old contents at the destination, which B must not see. */
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &(struct drm_neuron_copy){
+		.src_handle = self->host, .dst_handle = self->dev, .size = 65536,
+		.src_offset = BIG + 65536 }, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+	ASSERT_EQ(0, status);
+
+	/* The gate: a job held by queue 1 until the hook lets it go. */
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &gate, 1, NULL, 0, sync_g));
+	in.handle = sync_g;
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &a, 1, &in, 1, self->sync_a));
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &b, 1, NULL, 0, self->sync_b));
+	usleep(100 * 1000);
+	/* Neither may have run: A waits for the gate, B for A. */
+	ASSERT_EQ(-ETIME, nt_wait(self->fd, self->sync_b, 0, 0, &status, NULL));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 0));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, memcmp(self->ph, self->ph + BIG, 65536));
+	nt_syncobj_destroy(self->fd, sync_g);
+}
+
+/*
+ * Small jobs waited for with WAIT complete without an interrupt; a sleeper
+ * (here the generic syncobj wait, which never polls) gets one.
+ */
+TEST_F(sub, interrupts_only_for_sleepers)
+{
+	struct drm_neuron_copy small = { .src_handle = self->host,
+					 .dst_handle = self->dev, .size = 4096 };
+	struct drm_neuron_copy big = { .src_handle = self->host,
+				       .dst_handle = self->dev, .size = BIG };
+	long long before = nt_irq_count(self->fd, "dma0"), after;
+	int32_t status;
+
+	ASSERT_GE(before, 0);
+	for (int i = 0; i < 100; i++) {
+		ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &small, 1, NULL, 0,
+					      self->sync_a));
+		ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+		ASSERT_EQ(0, status);
+	}
+	after = nt_irq_count(self->fd, "dma0");
+	/* Without interrupts on demand this would be 100. */
+	EXPECT_LT(after - before, 10);
+
+	before = after;
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &big, 1, NULL, 0, self->sync_a));
+	ASSERT_EQ(0, nt_syncobj_wait(self->fd, self->sync_a, 10000));
+	EXPECT_GE(nt_irq_count(self->fd, "dma0") - before, 1);
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 0, &status, NULL));
+	EXPECT_EQ(0, status);
+}
+
+/* Jobs nobody waits for are retired, and freed, all the same. */
+TEST_F(sub, unwaited_jobs_are_retired)
+{
+	struct drm_neuron_copy c = { .src_handle = self->host,
+				     .dst_handle = self->dev, .size = 4096 };
+	long long jobs = nt_counter(self->fd, "jobs");
+	long long done = nt_counter(self->fd, "completed");
+
+	ASSERT_GE(jobs, 0);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(0, nt_submit_copies(self->fd, i % 2, &c, 1, NULL, 0, 0));
+	for (int i = 0; i < 100 && (nt_counter(self->fd, "jobs") != jobs ||
+				    nt_counter(self->fd, "completed") < done + 50); i++)
+		usleep(20 * 1000);
+	EXPECT_EQ(jobs, nt_counter(self->fd, "jobs"));
+	EXPECT_EQ(done + 50, nt_counter(self->fd, "completed"));
+}
+
+TEST_HARNESS_MAIN
