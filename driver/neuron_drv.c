@@ -314,7 +314,39 @@ static struct pci_driver neuron_pci_driver = {
 	.remove = neuron_remove,
 	.dev_groups = neuron_dev_groups,
 };
-module_pci_driver(neuron_pci_driver);
+
+/* The slab caches of jobs and fences live as long as the module. */
+static int __init neuron_init(void)
+{
+	int ret;
+
+	ret = neuron_fence_cache_init();
+	if (ret)
+		return ret;
+	ret = neuron_job_cache_init();
+	if (ret)
+		goto err_fence;
+	ret = pci_register_driver(&neuron_pci_driver);
+	if (ret)
+		goto err_job;
+	return 0;
+
+err_job:
+	neuron_job_cache_fini();
+err_fence:
+	neuron_fence_cache_fini();
+	return ret;
+}
+
+static void __exit neuron_exit(void)
+{
+	pci_unregister_driver(&neuron_pci_driver);
+	neuron_job_cache_fini();
+	neuron_fence_cache_fini();
+}
+
+module_init(neuron_init);
+module_exit(neuron_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");

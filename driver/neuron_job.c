@@ -27,25 +27,58 @@ static unsigned int wait_poll_us = 20;
 module_param(wait_poll_us, uint, 0644);
 MODULE_PARM_DESC(wait_poll_us, "Time WAIT polls the rings before sleeping (us, 0: never)");
 
-static void neuron_job_free(struct neuron_job *job)
-{
-	u32 i;
+/*
+ * Jobs of the common shape -- one descriptor, a few buffers and in-syncs --
+ * come from a slab cache whose objects keep their array pointers, set once
+ * by the constructor; the others are sized to their submission. Neither is
+ * cleared as a whole (neuron_job_alloc() sets every field): with the
+ * kernel's init_on_alloc, clearing is what an allocation mostly costs.
+ */
+#define NEURON_JOB_SMALL_BOS	16
+#define NEURON_JOB_SMALL_SYNCS	8
 
-	if (job->table)
-		dma_free_coherent(job->queue->ndev->drm.dev, job->table_size,
-				  job->table, job->table_dma);
-	for (i = 0; i < job->bo_count; i++)
-		drm_gem_object_put(job->bos[i]);
-	for (i = 0; i < job->in_fence_count; i++)
-		dma_fence_put(job->in_fences[i]);
-	if (job->stats)
-		neuron_file_stats_put(job->stats);
-	atomic64_dec(&job->queue->ndev->stats.jobs);
-	dma_fence_put(job->hw_fence);
-	kvfree(job);
+struct neuron_job_small {
+	struct neuron_job job;
+	union nrn_desc desc;
+	struct drm_gem_object *bos[NEURON_JOB_SMALL_BOS];
+	struct dma_fence *in_fences[NEURON_JOB_SMALL_SYNCS];
+	/* One buffer is the kernel's, the others have table slots. */
+	struct nrn_slot table[NEURON_JOB_SMALL_BOS - 1];
+};
+
+static struct kmem_cache *neuron_job_cache;
+
+static void neuron_job_ctor(void *p)
+{
+	struct neuron_job_small *s = p;
+
+	s->job.descs = &s->desc;
+	s->job.bos = s->bos;
+	s->job.in_fences = s->in_fences;
+	s->job.table = s->table;
+	s->job.small = true;
 }
 
-/* A job with room for what @args describes, or NULL. */
+/**
+ * neuron_job_cache_init() - create the slab cache of small jobs
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_job_cache_init(void)
+{
+	neuron_job_cache = kmem_cache_create("neuron_job",
+					     sizeof(struct neuron_job_small), 0,
+					     SLAB_HWCACHE_ALIGN, neuron_job_ctor);
+	return neuron_job_cache ? 0 : -ENOMEM;
+}
+
+/** neuron_job_cache_fini() - destroy it, every job having been freed */
+void neuron_job_cache_fini(void)
+{
+	kmem_cache_destroy(neuron_job_cache);
+}
+
+/* A job with room for what @args describes, its fields set, or NULL. */
 static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 {
 	bool dma = args->engine == DRM_NEURON_ENGINE_DMA;
@@ -54,16 +87,56 @@ static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	size_t size = sizeof(struct neuron_job);
 	struct neuron_job *job;
 
-	/* Bounded by neuron_submit_checks(): no overflow. */
-	size += ndesc * sizeof(union nrn_desc) + nbos * sizeof(void *) +
-		args->in_sync_count * sizeof(void *);
-	job = kvzalloc(size, GFP_KERNEL);
-	if (!job)
-		return NULL;
-	job->descs = (union nrn_desc *)(job + 1);
-	job->bos = (struct drm_gem_object **)(job->descs + ndesc);
-	job->in_fences = (struct dma_fence **)(job->bos + nbos);
+	if (ndesc == 1 && nbos <= NEURON_JOB_SMALL_BOS &&
+	    args->in_sync_count <= NEURON_JOB_SMALL_SYNCS) {
+		job = kmem_cache_alloc(neuron_job_cache, GFP_KERNEL);
+		if (!job)
+			return NULL;
+	} else {
+		/* Bounded by neuron_submit_checks(): no overflow. */
+		size += ndesc * sizeof(union nrn_desc) + nbos * sizeof(void *) +
+			args->in_sync_count * sizeof(void *) +
+			args->bo_count * sizeof(struct nrn_slot);
+		job = kvmalloc(size, GFP_KERNEL);
+		if (!job)
+			return NULL;
+		job->descs = (union nrn_desc *)(job + 1);
+		job->bos = (struct drm_gem_object **)(job->descs + ndesc);
+		job->in_fences = (struct dma_fence **)(job->bos + nbos);
+		job->table = (struct nrn_slot *)(job->in_fences + args->in_sync_count);
+		job->small = false;
+	}
+	/* The scheduler's part is cleared by neuron_job_push_sched(). */
+	job->queue = NULL;
+	job->bo_count = 0;
+	job->ndesc = 0;
+	job->nslots = 0;
+	job->in_fence_count = 0;
+	job->hw_fence = NULL;
+	job->first_slot = 0;
+	job->started = 0;
+	job->stats = NULL;
+	INIT_LIST_HEAD(&job->link);
+	job->direct = false;
 	return job;
+}
+
+static void neuron_job_free(struct neuron_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	for (i = 0; i < job->in_fence_count; i++)
+		dma_fence_put(job->in_fences[i]);
+	if (job->stats)
+		neuron_file_stats_put(job->stats);
+	atomic64_dec(&job->queue->ndev->stats.jobs);
+	dma_fence_put(job->hw_fence);
+	if (job->small)
+		kmem_cache_free(neuron_job_cache, job);
+	else
+		kvfree(job);
 }
 
 static u32 neuron_wait_device_error(struct dma_fence *fence);
@@ -203,6 +276,7 @@ static int neuron_job_build_copies(struct neuron_job *job,
 	for (i = 0; i < args->copy_count; i++) {
 		struct nrn_copy_desc *d = &job->descs[i].copy;
 
+		memset(d, 0, sizeof(job->descs[i]));
 		if (copy_from_user(&c, &ucopies[i], sizeof(c)))
 			return -EFAULT;
 		if (!c.size)
@@ -244,7 +318,6 @@ static int neuron_job_build_launch(struct neuron_job *job,
 				   struct drm_neuron_submit *args)
 {
 	struct drm_neuron_bo_ref __user *urefs = u64_to_user_ptr(args->bos);
-	struct device *dev = job->queue->ndev->drm.dev;
 	struct nrn_launch_desc *d;
 	struct drm_neuron_bo_ref ref;
 	struct neuron_bo *bo;
@@ -253,6 +326,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 
 	job->ndesc = 1;
 	d = &job->descs[0].launch;
+	memset(d, 0, sizeof(job->descs[0]));
 
 	bo = neuron_job_dev_bo(job, file, args->kernel_handle);
 	if (IS_ERR(bo))
@@ -264,15 +338,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 	d->code_off = cpu_to_le64(bo->node.start + args->kernel_offset);
 	d->code_len = cpu_to_le64(args->kernel_size);
 	d->nslots = cpu_to_le16(args->bo_count);
-	if (!args->bo_count)
-		return 0;
-
-	job->table_size = args->bo_count * sizeof(*job->table);
-	job->table = dma_alloc_coherent(dev, job->table_size, &job->table_dma,
-					GFP_KERNEL);
-	if (!job->table)
-		return -ENOMEM;
-	d->table_addr = cpu_to_le64(job->table_dma);
+	/* d->table_addr: where the ring entry's table is, once written. */
 	for (i = 0; i < args->bo_count; i++) {
 		if (copy_from_user(&ref, &urefs[i], sizeof(ref)))
 			return -EFAULT;
@@ -286,6 +352,8 @@ static int neuron_job_build_launch(struct neuron_job *job,
 		job->table[i].size = cpu_to_le64(bo->base.base.size);
 		/* The uAPI's access bits are the ISA's, which the device reads. */
 		job->table[i].access = cpu_to_le32(ref.access);
+		job->table[i].rsvd = 0;
+		job->nslots++;
 	}
 	return 0;
 }
@@ -372,6 +440,7 @@ static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
 	struct dma_fence *finished;
 	int ret;
 
+	memset(&job->base, 0, sizeof(job->base));
 	ret = drm_sched_job_init(&job->base, &fpriv->entities[job->queue->idx],
 				 job->ndesc, fpriv, file->client_id);
 	if (ret)
@@ -456,7 +525,6 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 		goto out_exit;
 	}
 	job->queue = q;
-	INIT_LIST_HEAD(&job->link);
 	atomic64_inc(&ndev->stats.jobs);
 	kref_get(&fpriv->stats->ref);
 	job->stats = fpriv->stats;
@@ -579,7 +647,8 @@ int neuron_wait_ioctl(struct drm_device *drm, void *data,
 	neuron_wait_poll(to_neuron_device(drm), fence, args->timeout_ns);
 	timeout = args->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
 		  nsecs_to_jiffies(args->timeout_ns);
-	ret = dma_fence_wait_timeout(fence, true, timeout);
+	ret = dma_fence_is_signaled(fence) ? 1 :
+	      dma_fence_wait_timeout(fence, true, timeout);
 	if (ret == 0 && args->timeout_ns != 0)
 		ret = -ETIME;
 	else if (ret == 0)

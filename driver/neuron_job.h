@@ -19,7 +19,9 @@ struct neuron_queue;
  * Created by the SUBMIT ioctl, owned by drm_sched once pushed, freed by
  * free_job after its finished fence has signalled (a direct job: by the
  * device's reaper after its hardware fence has). One allocation holds it
- * and its arrays (@descs, @bos, @in_fences), sized by the submission.
+ * and its arrays (@descs, @bos, @in_fences): a slab object of fixed shape
+ * (@small), or sized by the submission. Not cleared when allocated:
+ * neuron_job_alloc() sets every field.
  */
 struct neuron_job {
 	struct drm_sched_job base;
@@ -33,10 +35,12 @@ struct neuron_job {
 	union nrn_desc *descs;
 	u32 ndesc;
 
-	/** @table: compute: the buffer table the device reads, or NULL */
+	/**
+	 * @table: compute: the buffer table, @nslots entries, copied next to
+	 * the ring entry that uses it when the job is written into the ring
+	 */
 	struct nrn_slot *table;
-	dma_addr_t table_dma;
-	size_t table_size;
+	u32 nslots;
 
 	/**
 	 * @in_fences: the fences of the job's in-syncs (also its scheduler
@@ -63,6 +67,8 @@ struct neuron_job {
 	bool direct;
 	/** @reap: entry in the device's list of completed direct jobs */
 	struct llist_node reap;
+	/** @small: from the slab cache of small jobs */
+	bool small;
 };
 
 /*
@@ -81,6 +87,8 @@ static inline struct neuron_job *to_neuron_job(struct drm_sched_job *sched_job)
 
 extern const struct drm_sched_backend_ops neuron_sched_ops;
 
+int neuron_job_cache_init(void);
+void neuron_job_cache_fini(void);
 void neuron_job_reap(struct work_struct *work);
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
 			struct drm_file *file);

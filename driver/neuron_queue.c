@@ -61,11 +61,46 @@ static bool neuron_fence_enable_signaling(struct dma_fence *f)
 	return true;
 }
 
+/*
+ * Hardware fences come from a SLAB_TYPESAFE_BY_RCU cache, as i915's
+ * requests do: a fence may be reused as soon as it is released (RCU readers
+ * take references with dma_fence_get_rcu_safe(), which checks), so it is
+ * freed at once instead of after a grace period, and is not cleared on
+ * allocation (init_on_alloc spares such caches): dma_fence_init() and
+ * neuron_fence_alloc() set every field.
+ */
+static struct kmem_cache *neuron_fence_cache;
+
+static void neuron_fence_release(struct dma_fence *f)
+{
+	kmem_cache_free(neuron_fence_cache, container_of(f, struct neuron_fence, base));
+}
+
 static const struct dma_fence_ops neuron_fence_ops = {
 	.get_driver_name = neuron_fence_driver_name,
 	.get_timeline_name = neuron_fence_timeline_name,
 	.enable_signaling = neuron_fence_enable_signaling,
+	.release = neuron_fence_release,
 };
+
+/**
+ * neuron_fence_cache_init() - create the slab cache of hardware fences
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_fence_cache_init(void)
+{
+	neuron_fence_cache = kmem_cache_create("neuron_fence",
+					       sizeof(struct neuron_fence), 0,
+					       SLAB_TYPESAFE_BY_RCU, NULL);
+	return neuron_fence_cache ? 0 : -ENOMEM;
+}
+
+/** neuron_fence_cache_fini() - destroy it, every fence having been released */
+void neuron_fence_cache_fini(void)
+{
+	kmem_cache_destroy(neuron_fence_cache);
+}
 
 /**
  * neuron_fence_device_error() - the device's error code for a job
@@ -120,9 +155,9 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 
 	lockdep_assert_held(&q->lock);
 	f->on_demand = job->direct && (q->ndev->caps & NRN_CAP_IRQ_AT);
-	if (list_empty(&q->inflight))
-		q->busy_since = ktime_get();
 	job->started = ktime_get();
+	if (list_empty(&q->inflight))
+		q->busy_since = job->started;
 	job->first_slot = q->tail;
 	for (i = 0; i < job->ndesc; i++) {
 		union nrn_desc *d = neuron_ring_slot(q, q->tail);
@@ -130,6 +165,14 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 		*d = job->descs[i];
 		d->flags = i == job->ndesc - 1 && !f->on_demand ? NRN_DESC_F_IRQ : 0;
 		d->copy.status = 0;
+		if (d->launch.op == NRN_OP_LAUNCH && job->nslots) {
+			u32 first = q->tail * NRN_MAX_SLOTS;
+
+			memcpy(&q->tables[first], job->table,
+			       job->nslots * sizeof(*job->table));
+			d->launch.table_addr = cpu_to_le64(q->tables_dma +
+							   first * sizeof(*q->tables));
+		}
 		q->tail = (q->tail + 1) % NEURON_RING_ENTRIES;
 	}
 	q->written += job->ndesc;
@@ -142,6 +185,19 @@ static void neuron_queue_doorbell(struct neuron_queue *q)
 	/* Descriptors must be in memory before the device sees the new tail. */
 	dma_wmb();
 	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_TAIL), q->tail);
+}
+
+/* A hardware fence, its own fields set, before dma_fence_init(). */
+static struct neuron_fence *neuron_fence_alloc(void)
+{
+	struct neuron_fence *f = kmem_cache_alloc(neuron_fence_cache, GFP_KERNEL);
+
+	if (f) {
+		f->device_error = 0;
+		f->done_at = 0;
+		f->on_demand = false;
+	}
+	return f;
 }
 
 /* The next fence of @q, made @job's hardware fence. Caller holds q->lock. */
@@ -172,7 +228,7 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 	struct neuron_fence *f;
 	unsigned long flags;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = neuron_fence_alloc();
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_irqsave(&q->lock, flags);
@@ -206,7 +262,7 @@ struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
 	struct neuron_fence *f;
 	unsigned long flags;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = neuron_fence_alloc();
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_irqsave(&q->lock, flags);
@@ -214,7 +270,7 @@ struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
 	neuron_queue_complete_locked(q);
 	if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS) {
 		spin_unlock_irqrestore(&q->lock, flags);
-		kfree(f);
+		kmem_cache_free(neuron_fence_cache, f);
 		return NULL;
 	}
 	q->direct_slots += job->ndesc;
@@ -224,8 +280,9 @@ struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
 	neuron_queue_doorbell(q);
 	neuron_queue_complete_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
-	/* No-op when already armed: it re-arms itself while needed. */
-	queue_delayed_work(q->ndev->reset_wq, &q->watchdog, NEURON_WATCHDOG_TICK);
+	/* Once armed, it re-arms itself while direct jobs are on the ring. */
+	if (!delayed_work_pending(&q->watchdog))
+		queue_delayed_work(q->ndev->reset_wq, &q->watchdog, NEURON_WATCHDOG_TICK);
 	return &f->base;
 }
 
@@ -245,7 +302,7 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 	struct neuron_fence *f;
 	unsigned long flags;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = neuron_fence_alloc();
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	f->device_error = device_error;
@@ -279,11 +336,14 @@ static void neuron_job_retire_locked(struct neuron_queue *q,
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
 	}
-	dma_fence_signal_locked(job->hw_fence);
+	dma_fence_signal_timestamp_locked(job->hw_fence, now);
 	if (job->direct) {
 		q->direct_slots -= job->ndesc;
 		llist_add(&job->reap, &q->ndev->reap_list);
-		queue_delayed_work(system_wq, &q->ndev->reap_work, NEURON_REAP_DELAY);
+		/* Pending: it has not started, and will find this job too. */
+		if (!delayed_work_pending(&q->ndev->reap_work))
+			queue_delayed_work(system_wq, &q->ndev->reap_work,
+					   NEURON_REAP_DELAY);
 	}
 }
 
@@ -663,6 +723,13 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 				      &q->ring_dma, GFP_KERNEL);
 	if (!q->ring)
 		return -ENOMEM;
+	if (q->is_core) {
+		q->tables = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NRN_MAX_SLOTS *
+						sizeof(*q->tables),
+						&q->tables_dma, GFP_KERNEL);
+		if (!q->tables)
+			return -ENOMEM;
+	}
 	neuron_queue_hw_start(q);
 
 	ret = devm_request_irq(dev, pci_irq_vector(ndev->pdev, idx),

@@ -37,6 +37,13 @@ struct neuron_queue {
 	/** @ring: descriptor ring in DMA-coherent memory */
 	void *ring;
 	dma_addr_t ring_dma;
+	/**
+	 * @tables: core queues: the buffer table of each ring entry
+	 * (NRN_MAX_SLOTS slots each), DMA-coherent, so a launch allocates
+	 * and maps nothing
+	 */
+	struct nrn_slot *tables;
+	dma_addr_t tables_dma;
 	/** @tail: next free ring slot, under @lock */
 	u32 tail;
 	/** @written: descriptors written since the ring started, under @lock */
@@ -88,6 +95,8 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 				    struct neuron_job *job, int err,
 				    u32 device_error);
 
+int neuron_fence_cache_init(void);
+void neuron_fence_cache_fini(void);
 int neuron_queues_init(struct neuron_device *ndev);
 u64 neuron_queue_busy_ns(struct neuron_queue *q);
 int neuron_queue_inflight(struct neuron_queue *q);

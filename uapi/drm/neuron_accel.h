@@ -26,7 +26,7 @@ extern "C" {
 #define DRM_IOCTL_NEURON_BO_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_BO_INFO, struct drm_neuron_bo_info)
 #define DRM_IOCTL_NEURON_SUBMIT \
-	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_SUBMIT, struct drm_neuron_submit)
+	DRM_IOW(DRM_COMMAND_BASE + DRM_NEURON_SUBMIT, struct drm_neuron_submit)
 #define DRM_IOCTL_NEURON_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NEURON_WAIT, struct drm_neuron_wait)
 
