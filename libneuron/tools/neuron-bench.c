@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <drm/drm.h>
 
 #include <drm/neuron_accel.h>
 #include "libneuron.h"
@@ -61,32 +63,116 @@ static double pct(double *v, int n, double p)
 	}								\
 } while (0)
 
-/* GET_PARAM through the raw ioctl: the cheapest round trip into the driver. */
-static double bench_getparam(void)
+static int open_node(void)
 {
-	enum { N = 2000 };
-	static double t[N];
-	char node[32];
-	int fd;
+	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 
-	snprintf(node, sizeof(node), "/dev/accel/accel0");
-	fd = open(node, O_RDWR);
 	if (fd < 0) {
-		perror(node);
+		perror("/dev/accel/accel0");
 		exit(1);
 	}
-	for (int i = 0; i < N; i++) {
-		struct drm_neuron_get_param gp = { .param = DRM_NEURON_PARAM_MEM_FREE };
-		double t0 = now_us();
+	return fd;
+}
 
-		if (ioctl(fd, DRM_IOCTL_NEURON_GET_PARAM, &gp)) {
-			perror("GET_PARAM");
+static void xioctl(int fd, unsigned long req, void *arg, const char *what)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret && (errno == EINTR || errno == EAGAIN));
+	if (ret) {
+		fprintf(stderr, "neuron-bench: %s: %s\n", what, strerror(errno));
+		exit(1);
+	}
+}
+
+/* GET_PARAM through the raw ioctl: the cheapest round trip into the driver. */
+static double getparam_us(int fd)
+{
+	struct drm_neuron_get_param gp = { .param = DRM_NEURON_PARAM_MEM_FREE };
+	double t0 = now_us();
+
+	xioctl(fd, DRM_IOCTL_NEURON_GET_PARAM, &gp, "GET_PARAM");
+	return now_us() - t0;
+}
+
+/*
+ * The driver's null job: SUBMIT of a kernel of one NOP to core 0 with a
+ * binary out-syncobj, then WAIT on it; each round trip is measured next to
+ * one of GET_PARAM, on the same file, so that both see the same conditions.
+ * Then the same job issued back to back, waiting once at the end.
+ */
+static void bench_null_job(int fd)
+{
+	int n = quick ? 200 : 2000, burst = quick ? 1000 : 10000;
+	struct drm_neuron_bo_create bo = {
+		.size = 4096, .placement = DRM_NEURON_BO_DEVICE,
+	};
+	struct drm_neuron_bo_info info = { 0 };
+	struct drm_syncobj_create sync = { 0 };
+	struct drm_syncobj_destroy destroy = { 0 };
+	struct drm_gem_close close_bo = { 0 };
+	struct drm_neuron_submit submit = {
+		.engine = DRM_NEURON_ENGINE_CORE,
+		.kernel_size = sizeof(struct nrn_insn),
+	};
+	struct drm_neuron_wait wait = { .timeout_ns = -1 };
+	double *t = calloc((size_t)n, sizeof(double)), t0, p50, getparam;
+	double *g = calloc((size_t)n, sizeof(double));
+	struct nrn_insn *code;
+
+	if (!t || !g)
+		exit(1);
+	xioctl(fd, DRM_IOCTL_NEURON_BO_CREATE, &bo, "BO_CREATE");
+	info.handle = bo.handle;
+	xioctl(fd, DRM_IOCTL_NEURON_BO_INFO, &info, "BO_INFO");
+	code = mmap(NULL, bo.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)info.mmap_offset);
+	if (code == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	*code = (struct nrn_insn){ .opcode = NRN_INSN_NOP };
+	xioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &sync, "SYNCOBJ_CREATE");
+	submit.kernel_handle = bo.handle;
+	submit.out_sync.handle = sync.handle;
+	wait.handle = sync.handle;
+
+	for (int i = 0; i < n + n / 10; i++) {
+		t0 = now_us();
+		xioctl(fd, DRM_IOCTL_NEURON_SUBMIT, &submit, "SUBMIT");
+		xioctl(fd, DRM_IOCTL_NEURON_WAIT, &wait, "WAIT");
+		if (wait.status) {
+			fprintf(stderr, "neuron-bench: null job failed: %d\n", wait.status);
 			exit(1);
 		}
-		t[i] = now_us() - t0;
+		/* The first tenth warms up. */
+		if (i >= n / 10) {
+			t[i - n / 10] = now_us() - t0;
+			g[i - n / 10] = getparam_us(fd);
+		}
 	}
-	close(fd);
-	return pct(t, N, 0.5);
+	getparam = pct(g, n, 0.5);
+	fig("get_param_p50_us", getparam, "us", "GET_PARAM ioctl round trip, median");
+	p50 = pct(t, n, 0.5);
+	fig("null_job_p50_us", p50, "us", "SUBMIT + WAIT of an empty kernel, median");
+	fig("null_job_p99_us", pct(t, n, 0.99), "us", "same, 99th percentile");
+	fig("null_job_vs_ioctl_p50", p50 / getparam, "x", "null job / GET_PARAM round trip");
+	t0 = now_us();
+	for (int i = 0; i < burst; i++)
+		xioctl(fd, DRM_IOCTL_NEURON_SUBMIT, &submit, "SUBMIT");
+	xioctl(fd, DRM_IOCTL_NEURON_WAIT, &wait, "WAIT");
+	fig("jobs_per_s", burst / ((now_us() - t0) / 1e6), "jobs/s",
+	    "empty kernels submitted back to back");
+
+	munmap(code, bo.size);
+	destroy.handle = sync.handle;
+	xioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &destroy, "SYNCOBJ_DESTROY");
+	close_bo.handle = bo.handle;
+	xioctl(fd, DRM_IOCTL_GEM_CLOSE, &close_bo, "GEM_CLOSE");
+	free(g);
+	free(t);
 }
 
 static struct nrn_kernel *nop_kernel(void)
@@ -99,11 +185,12 @@ static struct nrn_kernel *nop_kernel(void)
 	return k;
 }
 
-static void bench_jobs(struct nrn_stream *s, double getparam)
+/* The null job through libneuron: a launch on a stream, then its sync. */
+static void bench_stream_jobs(struct nrn_stream *s)
 {
-	int n = quick ? 100 : 500, burst = quick ? 500 : 2000;
+	int n = quick ? 100 : 1000;
 	struct nrn_kernel *k = nop_kernel();
-	double *t = calloc((size_t)n, sizeof(double)), t0, p50;
+	double *t = calloc((size_t)n, sizeof(double)), t0;
 
 	for (int i = 0; i < n; i++) {
 		t0 = now_us();
@@ -111,16 +198,8 @@ static void bench_jobs(struct nrn_stream *s, double getparam)
 		CHECK(nrn_stream_sync(s));
 		t[i] = now_us() - t0;
 	}
-	p50 = pct(t, n, 0.5);
-	fig("null_job_p50_us", p50, "us", "submit + wait of an empty kernel, median");
-	fig("null_job_p99_us", pct(t, n, 0.99), "us", "same, 99th percentile");
-	fig("null_job_vs_getparam", p50 / getparam, "x", "null job / GET_PARAM round trip");
-	t0 = now_us();
-	for (int i = 0; i < burst; i++)
-		CHECK(nrn_kernel_launch(s, k, NULL, NULL));
-	CHECK(nrn_stream_sync(s));
-	fig("jobs_per_s", burst / ((now_us() - t0) / 1e6), "jobs/s",
-	    "empty kernels issued back to back");
+	fig("stream_null_job_p50_us", pct(t, n, 0.5), "us",
+	    "empty kernel launched on a stream + sync, median");
 	nrn_kernel_destroy(k);
 	free(t);
 }
@@ -298,8 +377,7 @@ int main(int argc, char **argv)
 	};
 	struct nrn_device *dev;
 	struct nrn_stream *s;
-	double getparam;
-	int c;
+	int c, fd;
 
 	while ((c = getopt_long(argc, argv, "jqh", opts, NULL)) != -1) {
 		switch (c) {
@@ -321,9 +399,10 @@ int main(int argc, char **argv)
 	CHECK(nrn_stream_create(dev, &s));
 	if (!json)
 		printf("%-34s %12s %-8s %s\n", "figure", "value", "unit", "what");
-	getparam = bench_getparam();
-	fig("getparam_p50_us", getparam, "us", "GET_PARAM ioctl round trip, median");
-	bench_jobs(s, getparam);
+	fd = open_node();
+	bench_null_job(fd);
+	close(fd);
+	bench_stream_jobs(s);
 	bench_small_ops(dev, s);
 	bench_dma(dev, s);
 	bench_pageable(dev, s);
