@@ -156,8 +156,10 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 	lockdep_assert_held(&q->lock);
 	f->on_demand = job->direct && (q->ndev->caps & NRN_CAP_IRQ_AT);
 	job->started = ktime_get();
-	if (list_empty(&q->inflight))
+	if (list_empty(&q->inflight)) {
 		q->busy_since = job->started;
+		q->head_since = job->started;
+	}
 	job->first_slot = q->tail;
 	for (i = 0; i < job->ndesc; i++) {
 		union nrn_desc *d = neuron_ring_slot(q, q->tail);
@@ -321,16 +323,22 @@ static void neuron_job_retire_locked(struct neuron_queue *q,
 				     struct neuron_job *job, int err)
 {
 	struct neuron_counters *st = &q->ndev->stats;
+	bool head = list_first_entry_or_null(&q->inflight, struct neuron_job,
+					     link) == job;
 	ktime_t now = ktime_get();
 
 	lockdep_assert_held(&q->lock);
 	list_del_init(&job->link);
 	if (list_empty(&q->inflight))
 		q->busy_ns += ktime_to_ns(ktime_sub(now, q->busy_since));
-	if (job->stats)
-		atomic64_add(ktime_to_ns(ktime_sub(now, job->started)),
-			     &job->stats->busy_ns[q->is_core ? NEURON_ENGINE_CORE :
-						  NEURON_ENGINE_DMA]);
+	/* Engine time: since it reached the head (0 if taken off elsewhere). */
+	if (head) {
+		if (job->stats)
+			atomic64_add(ktime_to_ns(ktime_sub(now, q->head_since)),
+				     &job->stats->busy_ns[q->is_core ? NEURON_ENGINE_CORE :
+							  NEURON_ENGINE_DMA]);
+		q->head_since = now;
+	}
 	atomic64_inc(&st->completed);
 	if (err) {
 		atomic64_inc(&st->errors);
@@ -339,6 +347,7 @@ static void neuron_job_retire_locked(struct neuron_queue *q,
 	dma_fence_signal_timestamp_locked(job->hw_fence, now);
 	if (job->direct) {
 		q->direct_slots -= job->ndesc;
+		q->direct_retired++;
 		llist_add(&job->reap, &q->ndev->reap_list);
 		/* Pending: it has not started, and will find this job too. */
 		if (!delayed_work_pending(&q->ndev->reap_work))
@@ -601,9 +610,14 @@ void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
  * The scheduler times out the jobs it ran; this looks after the others,
  * every NEURON_WATCHDOG_TICK while there are any: it retires those that
  * completed without an interrupt (nobody waited for them), and if the
- * oldest job on the ring is a direct one that has run for longer than
- * job_timeout_ms, resets the queue with it as the guilty job. Runs on the
- * reset queue, so it never overlaps with a reset.
+ * oldest job on the ring is a direct one that has been there (so, running)
+ * for longer than job_timeout_ms, resets the queue with it as the guilty
+ * job. The
+ * scheduler's timeout runs from when its job reached the ring, and restarts
+ * when one of its jobs completes, not when a direct one does: while direct
+ * jobs ahead complete, the queue is making progress, and the scheduler's
+ * timeout is restarted too. Runs on the reset queue (the scheduler's
+ * timeout queue), so it never overlaps with a reset or a timeout handler.
  */
 static void neuron_queue_watchdog(struct work_struct *work)
 {
@@ -611,19 +625,24 @@ static void neuron_queue_watchdog(struct work_struct *work)
 					      struct neuron_queue, watchdog);
 	unsigned long flags, delay = 0;
 	struct neuron_job *head;
+	bool progress;
 	u64 guilty = 0;
 	int idx;
 
 	spin_lock_irqsave(&q->lock, flags);
 	neuron_queue_complete_locked(q);
+	progress = q->direct_retired != q->watchdog_seen;
+	q->watchdog_seen = q->direct_retired;
 	head = list_first_entry_or_null(&q->inflight, struct neuron_job, link);
 	if (head && head->direct &&
-	    ktime_ms_delta(ktime_get(), head->started) >= job_timeout_ms)
+	    ktime_ms_delta(ktime_get(), q->head_since) >= job_timeout_ms)
 		guilty = neuron_job_seqno(head);
 	else if (q->direct_slots)
 		delay = NEURON_WATCHDOG_TICK;
 	spin_unlock_irqrestore(&q->lock, flags);
 
+	if (progress)
+		drm_sched_resume_timeout(&q->sched, q->sched.timeout);
 	if (delay) {
 		queue_delayed_work(q->ndev->reset_wq, &q->watchdog, delay);
 		return;

@@ -60,6 +60,10 @@ struct neuron_queue {
 	struct list_head inflight;
 	/** @direct_slots: ring slots taken by direct submissions */
 	u32 direct_slots;
+	/** @direct_retired: direct jobs retired, ever (progress) */
+	u32 direct_retired;
+	/** @watchdog_seen: @direct_retired at the watchdog's last look */
+	u32 watchdog_seen;
 	/** @stopped: a reset or removal is under way: no direct submission */
 	bool stopped;
 	/** @watchdog: times out directly submitted jobs (on the reset queue) */
@@ -71,6 +75,12 @@ struct neuron_queue {
 	u64 busy_ns;
 	/** @busy_since: when the ring last became non-empty */
 	ktime_t busy_since;
+	/**
+	 * @head_since: when the job at the head of the ring got there, that
+	 * is, at the latest, when the engine started it: what its engine time
+	 * and its timeout count from
+	 */
+	ktime_t head_since;
 };
 
 /**

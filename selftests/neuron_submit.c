@@ -6,6 +6,8 @@
  * armed only when somebody sleeps on its fence, and the jobs nobody waits
  * for are retired all the same.
  */
+#include <math.h>
+
 #include "kselftest_harness.h"
 #include "neuron_test.h"
 
@@ -137,6 +139,113 @@ TEST_F(sub, unwaited_jobs_are_retired)
 		usleep(20 * 1000);
 	EXPECT_EQ(jobs, nt_counter(self->fd, "jobs"));
 	EXPECT_EQ(done + 50, nt_counter(self->fd, "completed"));
+}
+
+/* A module parameter of neuron.ko; -1 if it cannot be read. */
+static long long module_param_value(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/neuron/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define GEMM	1024
+
+/*
+ * A job the scheduler ran waits on the ring behind direct jobs that, one
+ * after the other, take longer than the job timeout (each well within it):
+ * the queue is making progress all along, so the scheduled job is not
+ * timed out. Its timeout counts from when the jobs ahead stop completing.
+ */
+TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
+{
+	const uint64_t mat = (uint64_t)GEMM * GEMM * sizeof(float);
+	long long timeout = module_param_value("job_timeout_ms");
+	long long resets = nt_counter(self->fd, "queue_resets");
+	struct drm_neuron_bo_ref bos[3];
+	struct drm_neuron_sync first = { 0 };
+	struct nrn_insn *code, mm = {
+		.opcode = NRN_INSN_MATMUL,
+		.dst = nt_tensor(2, NRN_F32, 0, GEMM, GEMM),
+		.src = { nt_tensor(0, NRN_F32, 0, GEMM, GEMM),
+			 nt_tensor(1, NRN_F32, 0, GEMM, GEMM) },
+	};
+	uint32_t kbo, m[3], sync_s;
+	double t0, one, job_ms;
+	unsigned int per_job, jobs;
+	uint64_t sz;
+	int32_t status;
+
+	if (timeout <= 0 || timeout > 5000)
+		SKIP(return, "needs neuron.ko with job_timeout_ms <= 5000 (now %lld)", timeout);
+	ASSERT_EQ(0, nt_bo_create(self->fd, 64 * sizeof(mm), DRM_NEURON_BO_DEVICE, &kbo));
+	code = nt_bo_map(self->fd, kbo, &sz);
+	ASSERT_NE(NULL, code);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, nt_bo_create(self->fd, mat, DRM_NEURON_BO_DEVICE, &m[i]));
+		bos[i] = (struct drm_neuron_bo_ref){ m[i], DRM_NEURON_ACCESS_READ |
+						     DRM_NEURON_ACCESS_WRITE };
+	}
+	for (int i = 0; i < 64; i++)
+		code[i] = mm;
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync_s));
+	first.handle = self->sync_a;
+
+	/* How long a product takes on this machine, once warmed up. */
+	for (int i = 0; i < 2; i++) {
+		t0 = now_ms();
+		ASSERT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, 8 * sizeof(mm), bos, 3,
+					      NULL, 0, &first));
+		ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 60000, &status, NULL));
+		ASSERT_EQ(0, status);
+		one = (now_ms() - t0) / 8;
+	}
+	/* Jobs of about a fifth of the timeout, together one and a half. */
+	per_job = (unsigned int)fmin(64, fmax(1, timeout / 5.0 / one));
+	job_ms = per_job * one;
+	jobs = (unsigned int)fmin(40, 1.5 * timeout / job_ms + 1);
+	TH_LOG("%.1f ms per product: %u jobs of %u, %.0f ms each, timeout %lld ms",
+	       one, jobs, per_job, job_ms, timeout);
+	if (job_ms * (jobs - 1) <= timeout)
+		SKIP(return, "the card is too fast for jobs of this size");
+
+	/* Direct: nothing to wait for. */
+	t0 = now_ms();
+	for (unsigned int i = 0; i < jobs; i++)
+		ASSERT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, per_job * sizeof(mm),
+					      bos, 3, NULL, 0, i ? NULL : &first));
+	/* Scheduled: it waits for the first, then for the others on the ring. */
+	ASSERT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(mm), bos, 3,
+				      &first, 1,
+				      &(struct drm_neuron_sync){ .handle = sync_s }));
+	ASSERT_EQ(0, nt_wait(self->fd, sync_s, 0, (int64_t)(job_ms * jobs + 30000),
+			     &status, NULL));
+	TH_LOG("the last job completed %.0f ms after the first was submitted",
+	       now_ms() - t0);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(resets, nt_counter(self->fd, "queue_resets"));
+	nt_syncobj_destroy(self->fd, sync_s);
+	munmap(code, sz);
+	for (int i = 0; i < 3; i++)
+		nt_bo_close(self->fd, m[i]);
+	nt_bo_close(self->fd, kbo);
 }
 
 TEST_HARNESS_MAIN
