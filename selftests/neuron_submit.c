@@ -220,7 +220,7 @@ TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 	/* Jobs of about a fifth of the timeout, together one and a half. */
 	per_job = (unsigned int)fmin(64, fmax(1, timeout / 5.0 / one));
 	job_ms = per_job * one;
-	jobs = (unsigned int)fmin(40, 1.5 * timeout / job_ms + 1);
+	jobs = (unsigned int)fmin(60, 1.5 * timeout / job_ms + 1);
 	TH_LOG("%.1f ms per product: %u jobs of %u, %.0f ms each, timeout %lld ms",
 	       one, jobs, per_job, job_ms, timeout);
 	if (job_ms * (jobs - 1) <= timeout)
