@@ -176,7 +176,7 @@ static struct dma_fence *neuron_job_start(struct neuron_job *job)
 			return fence;
 		}
 	}
-	fence = neuron_queue_push(job->queue, job);
+	fence = neuron_queue_push(job->queue, job, false);
 	drm_dev_exit(idx);
 	return fence;
 }
@@ -558,7 +558,7 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	/* One job at a time per context, so its jobs stay ordered. */
 	mutex_lock(&fpriv->submit_lock);
 	if (neuron_job_ready(job))
-		fence = neuron_queue_push_direct(q, job);
+		fence = neuron_queue_push(q, job, true);
 	if (!fence)
 		fence = neuron_job_push_sched(job, fpriv, file);
 	mutex_unlock(&fpriv->submit_lock);

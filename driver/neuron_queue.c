@@ -214,52 +214,26 @@ static void neuron_fence_start_locked(struct neuron_queue *q,
 	job->hw_fence = dma_fence_get(&f->base);
 }
 
-/**
- * neuron_queue_push() - put a job on the hardware
- * @q: queue
- * @job: job whose descriptors are built
- *
- * Called from run_job, which drm_sched serialises per queue and which only
- * runs when the scheduler's share of the ring has room (credits).
- *
- * Return: the hardware fence, or an ERR_PTR.
- */
-struct dma_fence *neuron_queue_push(struct neuron_queue *q,
-				    struct neuron_job *job)
-{
-	struct neuron_fence *f;
-	unsigned long flags;
-
-	f = neuron_fence_alloc();
-	if (!f)
-		return ERR_PTR(-ENOMEM);
-	spin_lock_irqsave(&q->lock, flags);
-	neuron_fence_start_locked(q, f, job);
-	neuron_queue_write_job_locked(q, job);
-	neuron_queue_doorbell(q);
-	/* A small job may be done already: the doorbell can run it. */
-	neuron_queue_complete_locked(q);
-	spin_unlock_irqrestore(&q->lock, flags);
-	return &f->base;
-}
-
 /* While direct jobs are on the ring, the watchdog looks at it this often. */
 #define NEURON_WATCHDOG_TICK	msecs_to_jiffies(20)
 
 /**
- * neuron_queue_push_direct() - put a job on the hardware from SUBMIT
+ * neuron_queue_push() - put a job on the hardware
  * @q: queue
- * @job: job whose descriptors are built and whose inputs have signalled
+ * @job: job whose descriptors are built
+ * @direct: from SUBMIT itself, not from the scheduler's run_job
  *
- * The caller keeps the context's jobs in order (none of them is waiting
- * in the scheduler for this queue). On success the queue owns the job.
+ * run_job is serialised per queue by drm_sched and only runs when the
+ * scheduler's share of the ring has room (credits). A direct job's inputs
+ * have signalled and its caller keeps the context's jobs in order (none is
+ * waiting in the scheduler for this queue); it takes the ring's other share.
  *
- * Return: the hardware fence; NULL if the queue cannot take the job
- * directly now (reset under way, direct share of the ring full): the
- * scheduler must; or an ERR_PTR.
+ * Return: the hardware fence; for a direct job, NULL if the queue cannot
+ * take it now (reset under way, direct share full): the scheduler must; or
+ * an ERR_PTR.
  */
-struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
-					   struct neuron_job *job)
+struct dma_fence *neuron_queue_push(struct neuron_queue *q,
+				    struct neuron_job *job, bool direct)
 {
 	struct neuron_fence *f;
 	unsigned long flags;
@@ -270,20 +244,23 @@ struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
 	spin_lock_irqsave(&q->lock, flags);
 	/* Retire what completed without an interrupt, which makes room. */
 	neuron_queue_complete_locked(q);
-	if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS) {
-		spin_unlock_irqrestore(&q->lock, flags);
-		kmem_cache_free(neuron_fence_cache, f);
-		return NULL;
+	if (direct) {
+		if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS) {
+			spin_unlock_irqrestore(&q->lock, flags);
+			kmem_cache_free(neuron_fence_cache, f);
+			return NULL;
+		}
+		q->direct_slots += job->ndesc;
+		job->direct = true;
 	}
-	q->direct_slots += job->ndesc;
-	job->direct = true;
 	neuron_fence_start_locked(q, f, job);
 	neuron_queue_write_job_locked(q, job);
 	neuron_queue_doorbell(q);
+	/* A small job may be done already: the doorbell can run it. */
 	neuron_queue_complete_locked(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 	/* Once armed, it re-arms itself while direct jobs are on the ring. */
-	if (!delayed_work_pending(&q->watchdog))
+	if (direct && !delayed_work_pending(&q->watchdog))
 		queue_delayed_work(q->ndev->reset_wq, &q->watchdog, NEURON_WATCHDOG_TICK);
 	return &f->base;
 }

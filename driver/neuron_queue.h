@@ -112,9 +112,7 @@ u64 neuron_queue_busy_ns(struct neuron_queue *q);
 int neuron_queue_inflight(struct neuron_queue *q);
 void neuron_queues_stop(struct neuron_device *ndev);
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
-				    struct neuron_job *job);
-struct dma_fence *neuron_queue_push_direct(struct neuron_queue *q,
-					   struct neuron_job *job);
+				    struct neuron_job *job, bool direct);
 void neuron_queues_poll(struct neuron_device *ndev);
 void neuron_queue_reset(struct neuron_queue *q, u64 guilty);
 

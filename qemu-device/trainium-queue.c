@@ -5,6 +5,8 @@
  * worker copies each descriptor out of the ring, executes it without the
  * BQL, writes the status word back into the ring entry, advances HEAD and
  * asks a bottom half (which runs under the BQL) to raise the interrupt.
+ * Small work on an idle queue is executed by the doorbell write itself
+ * (trn_queue_doorbell_locked()), by the same trn_queue_run_one().
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -141,31 +141,6 @@ TEST_F(sub, unwaited_jobs_are_retired)
 	EXPECT_EQ(done + 50, nt_counter(self->fd, "completed"));
 }
 
-/* A module parameter of neuron.ko; -1 if it cannot be read. */
-static long long module_param_value(const char *name)
-{
-	char path[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/neuron/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 #define GEMM	1024
 
 /*
@@ -177,7 +152,7 @@ static double now_ms(void)
 TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 {
 	const uint64_t mat = (uint64_t)GEMM * GEMM * sizeof(float);
-	long long timeout = module_param_value("job_timeout_ms");
+	long long timeout = nt_module_param("job_timeout_ms");
 	long long resets = nt_counter(self->fd, "queue_resets");
 	struct drm_neuron_bo_ref bos[3];
 	struct drm_neuron_sync first = { 0 };
@@ -210,12 +185,12 @@ TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 
 	/* How long a product takes on this machine, once warmed up. */
 	for (int i = 0; i < 2; i++) {
-		t0 = now_ms();
+		t0 = nt_now_ms();
 		ASSERT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, 8 * sizeof(mm), bos, 3,
 					      NULL, 0, &first));
 		ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 60000, &status, NULL));
 		ASSERT_EQ(0, status);
-		one = (now_ms() - t0) / 8;
+		one = (nt_now_ms() - t0) / 8;
 	}
 	/* Jobs of about a fifth of the timeout, together one and a half. */
 	per_job = (unsigned int)fmin(64, fmax(1, timeout / 5.0 / one));
@@ -227,7 +202,7 @@ TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 		SKIP(return, "the card is too fast for jobs of this size");
 
 	/* Direct: nothing to wait for. */
-	t0 = now_ms();
+	t0 = nt_now_ms();
 	for (unsigned int i = 0; i < jobs; i++)
 		ASSERT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, per_job * sizeof(mm),
 					      bos, 3, NULL, 0, i ? NULL : &first));
@@ -238,7 +213,7 @@ TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 	ASSERT_EQ(0, nt_wait(self->fd, sync_s, 0, (int64_t)(job_ms * jobs + 30000),
 			     &status, NULL));
 	TH_LOG("the last job completed %.0f ms after the first was submitted",
-	       now_ms() - t0);
+	       nt_now_ms() - t0);
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(resets, nt_counter(self->fd, "queue_resets"));
 	nt_syncobj_destroy(self->fd, sync_s);

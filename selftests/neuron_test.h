@@ -203,22 +203,46 @@ static inline int nt_minor(int fd)
 	return fstat(fd, &st) ? -1 : (int)minor(st.st_rdev);
 }
 
-/* A counter of /sys/class/accel/accelN/device/neuron/<name>; -1 on error. */
-static inline long long nt_counter(int fd, const char *name)
+/* The number a sysfs file starts with; -1 on error. */
+static inline long long nt_read_number(const char *path)
 {
-	char path[128];
 	long long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/neuron/%s",
-		 nt_minor(fd), name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%lld", &v) != 1)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* A counter of /sys/class/accel/accelN/device/neuron/<name>; -1 on error. */
+static inline long long nt_counter(int fd, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/neuron/%s",
+		 nt_minor(fd), name);
+	return nt_read_number(path);
+}
+
+/* A parameter of neuron.ko; -1 if it cannot be read. */
+static inline long long nt_module_param(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/neuron/parameters/%s", name);
+	return nt_read_number(path);
+}
+
+/* CLOCK_MONOTONIC, in milliseconds. */
+static inline double nt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* The card's PCI address ("0000:01:00.0"), into @buf. */
