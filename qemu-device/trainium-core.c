@@ -55,10 +55,12 @@ static uint32_t trn_load_table(TrnKernel *k, const struct nrn_launch_desc *d)
 
 static uint32_t trn_insn_exec(TrnKernel *k, const struct nrn_insn *in)
 {
+    enum nrn_opcode op = le16_to_cpu(in->opcode);
+
     if (in->rsvd) {
         return trn_bad_insn(k, "reserved field set");
     }
-    switch (le16_to_cpu(in->opcode)) {
+    switch (op) {
     case NRN_INSN_NOP:
         return NRN_ERR_NONE;
     case NRN_INSN_FILL:
@@ -78,6 +80,8 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nrn_insn *in)
         return trn_insn_gather(k, in);
     case NRN_INSN_SCATTER_ADD:
         return trn_insn_scatter_add(k, in);
+    case NRN_NUM_OPCODES:
+        break;
     }
     return trn_bad_insn(k, "unknown opcode");
 }
@@ -96,35 +100,73 @@ static uint64_t trn_numel(const struct nrn_tensor *t)
 }
 
 /*
- * An upper estimate of a kernel's work, in elements: per instruction, its
- * largest operand (times the inner dimension for MATMUL). Stops counting
- * past @limit. A malformed descriptor costs nothing: it fails at once.
+ * Check a LAUNCH descriptor and copy its kernel out of device memory, once:
+ * the cost estimate and the execution both see this copy, whatever the
+ * host or the kernel itself writes to device memory meanwhile. A kernel of
+ * more than @max_insns instructions is not copied (returns NULL, *@err 0):
+ * the caller (the doorbell's inline path) leaves it to the worker.
  */
-uint64_t trn_launch_cost(TrnQueue *q, const struct nrn_launch_desc *d,
-                         uint64_t limit)
+TrnKernel *trn_kernel_load(TrnQueue *q, const struct nrn_launch_desc *d,
+                           uint64_t max_insns, uint32_t *err)
 {
     uint64_t off = le64_to_cpu(d->code_off), len = le64_to_cpu(d->code_len);
-    uint64_t n = len / sizeof(struct nrn_insn), cost = 0;
-    struct nrn_insn insn;
+    uint64_t n = len / sizeof(struct nrn_insn);
+    TrnKernel *k;
 
-    if (off > q->s->mem_size || len > q->s->mem_size - off) {
-        return 0;
+    *err = NRN_ERR_NONE;
+    if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] || d->rsvd2 ||
+        len % sizeof(struct nrn_insn) || n > NRN_MAX_INSNS ||
+        le16_to_cpu(d->nslots) > NRN_MAX_SLOTS) {
+        *err = NRN_ERR_BAD_DESC;
+        return NULL;
     }
-    for (uint64_t i = 0; i < n && cost <= limit; i++) {
-        uint64_t c = 0;
+    if (off > q->s->mem_size || len > q->s->mem_size - off) {
+        *err = NRN_ERR_DEV_RANGE;
+        return NULL;
+    }
+    if (n > max_insns) {
+        return NULL;
+    }
+    k = g_new0(TrnKernel, 1);
+    k->q = q;
+    k->s = q->s;
+    k->ninsns = n;
+    /* At most NRN_MAX_INSNS * 288 bytes (18 MiB): a bound of the spec. */
+    k->code = g_new(struct nrn_insn, MAX(n, 1));
+    memcpy(k->code, q->s->mem_ptr + off, len);
+    return k;
+}
 
-        memcpy(&insn, q->s->mem_ptr + off + i * sizeof(insn), sizeof(insn));
-        c = trn_numel(&insn.dst);
-        for (unsigned j = 0; j < ARRAY_SIZE(insn.src); j++) {
-            c = MAX(c, trn_numel(&insn.src[j]));
+void trn_kernel_free(TrnKernel *k)
+{
+    if (k) {
+        g_free(k->code);
+        g_free(k);
+    }
+}
+
+/*
+ * An upper estimate of a kernel's work, in elements: per instruction, its
+ * largest operand (times the inner dimension for MATMUL), at least 1.
+ * Stops counting past @limit.
+ */
+uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
+{
+    uint64_t cost = 0;
+
+    for (uint64_t i = 0; i < k->ninsns && cost <= limit; i++) {
+        const struct nrn_insn *in = &k->code[i];
+        uint64_t c = trn_numel(&in->dst);
+
+        for (unsigned j = 0; j < ARRAY_SIZE(in->src); j++) {
+            c = MAX(c, trn_numel(&in->src[j]));
         }
-        if (le16_to_cpu(insn.opcode) == NRN_INSN_MATMUL && insn.src[0].ndim &&
-            insn.src[0].ndim <= NRN_MAX_DIMS &&
-            umul64_overflow(c, le32_to_cpu(insn.src[0].shape[insn.src[0].ndim - 1]),
+        if (le16_to_cpu(in->opcode) == NRN_INSN_MATMUL && in->src[0].ndim &&
+            in->src[0].ndim <= NRN_MAX_DIMS &&
+            umul64_overflow(c, le32_to_cpu(in->src[0].shape[in->src[0].ndim - 1]),
                             &c)) {
             return UINT64_MAX;
         }
-        /* Every instruction costs at least one element. */
         if (uadd64_overflow(cost, MAX(c, 1), &cost)) {
             return UINT64_MAX;
         }
@@ -132,36 +174,31 @@ uint64_t trn_launch_cost(TrnQueue *q, const struct nrn_launch_desc *d,
     return cost;
 }
 
-uint32_t trn_exec_launch(TrnQueue *q, const struct nrn_launch_desc *d)
+/* Run a loaded kernel: copy out and check its buffer table, then execute. */
+uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d)
 {
-    g_autofree TrnKernel *k = g_new0(TrnKernel, 1);
-    uint64_t off = le64_to_cpu(d->code_off), len = le64_to_cpu(d->code_len);
-    uint64_t n = len / sizeof(struct nrn_insn);
-    struct nrn_insn insn;
+    TrnQueue *q = k->q;
     uint32_t err;
 
-    k->q = q;
-    k->s = q->s;
-    if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] || d->rsvd2 ||
-        len % sizeof(struct nrn_insn) || n > NRN_MAX_INSNS) {
-        return NRN_ERR_BAD_DESC;
-    }
-    if (off > q->s->mem_size || len > q->s->mem_size - off) {
-        return NRN_ERR_DEV_RANGE;
-    }
     err = trn_load_table(k, d);
     if (err) {
         return err;
     }
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < k->ninsns; i++) {
+        const struct nrn_insn *in = &k->code[i];
+
         if (trn_queue_aborting(q)) {
             return NRN_ERR_ABORTED;
         }
-        /* Copied out: the host may rewrite device memory meanwhile. */
-        memcpy(&insn, q->s->mem_ptr + off + i * sizeof(insn), sizeof(insn));
-        trace_trainium_insn(q->idx, i, le16_to_cpu(insn.opcode),
-                            le16_to_cpu(insn.subop));
-        err = trn_insn_exec(k, &insn);
+        trace_trainium_insn(q->idx, i, le16_to_cpu(in->opcode),
+                            le16_to_cpu(in->subop));
+        k->dirty_lo = k->dirty_hi = 0;
+        err = trn_insn_exec(k, in);
+        if (k->dirty_hi > k->dirty_lo) {
+            /* Written without the memory API: tell migration. */
+            memory_region_set_dirty(&k->s->mem, k->dirty_lo,
+                                    k->dirty_hi - k->dirty_lo);
+        }
         if (err) {
             trace_trainium_insn_fail(q->idx, i, err);
             return err;

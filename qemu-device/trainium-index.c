@@ -88,25 +88,44 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
     return NRN_ERR_NONE;
 }
 
-/* All indices, checked against @limit. */
-static uint32_t trn_load_indices(const TrnView *idx, uint64_t limit,
-                                 uint64_t **out)
+/*
+ * Index @pos of the index tensor, checked against @limit. Indices are read
+ * where they are used, not kept: nothing is allocated by their number.
+ * They were all checked before anything was written (trn_check_indices());
+ * checking again at use keeps a guest that rewrites them meanwhile inside
+ * the tensor (the instruction then fails with NRN_ERR_BAD_INDEX).
+ */
+static bool trn_index(const TrnView *idx, const uint8_t *p, uint64_t limit,
+                      uint64_t *out)
 {
-    g_autofree uint64_t *v = g_new(uint64_t, MAX(idx->numel, 1));
-    double buf[TRN_CHUNK_ELEMS];
+    int64_t v = trn_load_i64(idx->dtype, p);
+
+    if (v < 0 || (uint64_t)v >= limit) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Check every index against @limit before anything is written. */
+static uint32_t trn_check_indices(TrnKernel *k, const TrnView *idx,
+                                  uint64_t limit)
+{
+    int64_t buf[TRN_CHUNK_ELEMS];
 
     for (uint64_t s = 0; s < idx->numel; s += TRN_CHUNK_ELEMS) {
         uint64_t n = MIN(TRN_CHUNK_ELEMS, idx->numel - s);
 
-        trn_gather(idx, s, n, buf);
+        if (trn_tick(k, n)) {
+            return NRN_ERR_ABORTED;
+        }
+        trn_gather_i64(idx, s, n, buf);
         for (uint64_t j = 0; j < n; j++) {
-            if (!(buf[j] >= 0 && buf[j] < (double)limit)) {
+            if (buf[j] < 0 || (uint64_t)buf[j] >= limit) {
                 return NRN_ERR_BAD_INDEX;
             }
-            v[s + j] = (uint64_t)buf[j];
         }
     }
-    *out = g_steal_pointer(&v);
     return NRN_ERR_NONE;
 }
 
@@ -120,37 +139,70 @@ static void trn_step(const TrnView *v, uint64_t c[NRN_MAX_DIMS])
     }
 }
 
+/* Move @n elements: dst[dpos..] (+)= src[spos..], exactly for integers. */
+static void trn_move_row(TrnIndexed *x, bool scatter, uint64_t dpos,
+                         uint64_t spos, uint64_t n, double *a, double *b,
+                         int64_t *ia, int64_t *ib)
+{
+    bool integer = trn_is_int(x->dst.dtype) && trn_is_int(x->src.dtype);
+
+    if (integer) {
+        trn_gather_i64(&x->src, spos, n, ib);
+        if (scatter) {
+            trn_gather_i64(&x->dst, dpos, n, ia);
+            for (uint64_t e = 0; e < n; e++) {
+                ib[e] = (int64_t)((uint64_t)ia[e] + (uint64_t)ib[e]);
+            }
+        }
+        trn_scatter_i64(&x->dst, dpos, n, ib, scatter);
+        return;
+    }
+    trn_gather(&x->src, spos, n, b);
+    if (scatter) {
+        trn_gather(&x->dst, dpos, n, a);
+        for (uint64_t e = 0; e < n; e++) {
+            b[e] += a[e];
+        }
+    }
+    trn_scatter(&x->dst, dpos, n, b);
+}
+
 /* index_select / index_add: whole rows of @inner elements at a time. */
 static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
-                           const uint64_t *ix)
+                           uint64_t limit)
 {
-    const TrnView *big = scatter ? &x->dst : &x->src;
-    uint64_t len = big->shape[x->axis], L = x->idx.numel;
+    uint64_t L = x->idx.numel;
     g_autofree double *a = g_new(double, TRN_CHUNK_ELEMS);
     g_autofree double *b = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree int64_t *ia = g_new(int64_t, TRN_CHUNK_ELEMS);
+    g_autofree int64_t *ib = g_new(int64_t, TRN_CHUNK_ELEMS);
 
     for (uint64_t o = 0; o < x->outer; o++) {
-        if (trn_queue_aborting(k->q)) {
-            return NRN_ERR_ABORTED;
-        }
         for (uint64_t l = 0; l < L; l++) {
-            uint64_t bigpos = (o * len + ix[l]) * x->inner;
-            uint64_t smallpos = (o * L + l) * x->inner;
+            const uint8_t *ip = x->idx.data + (int64_t)l * x->idx.stride[3] *
+                                (int64_t)x->idx.esize;
+            uint64_t ix, bigpos, smallpos = (o * L + l) * x->inner;
 
+            if (trn_tick(k, 1)) {
+                return NRN_ERR_ABORTED;
+            }
+            if (!trn_index(&x->idx, ip, limit, &ix)) {
+                return NRN_ERR_BAD_INDEX;
+            }
+            bigpos = (o * limit + ix) * x->inner;
             for (uint64_t j = 0; j < x->inner; j += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, x->inner - j);
 
-                if (!scatter) {
-                    trn_gather(&x->src, bigpos + j, n, a);
-                    trn_scatter(&x->dst, smallpos + j, n, a);
-                    continue;
+                if (trn_tick(k, n)) {
+                    return NRN_ERR_ABORTED;
                 }
-                trn_gather(&x->dst, bigpos + j, n, a);
-                trn_gather(&x->src, smallpos + j, n, b);
-                for (uint64_t e = 0; e < n; e++) {
-                    a[e] += b[e];
+                if (scatter) {
+                    trn_move_row(x, true, bigpos + j, smallpos + j, n,
+                                 a, b, ia, ib);
+                } else {
+                    trn_move_row(x, false, smallpos + j, bigpos + j, n,
+                                 a, b, ia, ib);
                 }
-                trn_scatter(&x->dst, bigpos + j, n, a);
             }
         }
     }
@@ -159,26 +211,39 @@ static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
 
 /* gather / scatter_add: element by element over the index tensor. */
 static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
-                            const uint64_t *ix)
+                            uint64_t limit)
 {
     const TrnView *it = &x->idx;
+    bool integer = trn_is_int(x->dst.dtype) && trn_is_int(x->src.dtype);
     uint64_t c[NRN_MAX_DIMS] = { 0 }, t[NRN_MAX_DIMS];
 
     for (uint64_t e = 0; e < it->numel; e++, trn_step(it, c)) {
-        if ((e & 0xffff) == 0 && trn_queue_aborting(k->q)) {
+        void *dp, *sp;
+
+        if (trn_tick(k, 1)) {
             return NRN_ERR_ABORTED;
         }
         memcpy(t, c, sizeof(t));
-        t[x->axis] = ix[e];
-        if (scatter) {
-            void *dp = trn_elem(&x->dst, t);
-            double v = trn_load(x->dst.dtype, dp) +
-                       trn_load(x->src.dtype, trn_elem(&x->src, c));
+        if (!trn_index(it, trn_elem(it, c), limit, &t[x->axis])) {
+            return NRN_ERR_BAD_INDEX;
+        }
+        dp = trn_elem(&x->dst, scatter ? t : c);
+        sp = trn_elem(&x->src, scatter ? c : t);
+        if (integer) {
+            int64_t v = trn_load_i64(x->src.dtype, sp);
 
-            trn_store(x->dst.dtype, dp, v);
+            if (scatter) {
+                v = (int64_t)((uint64_t)v +
+                              (uint64_t)trn_load_i64(x->dst.dtype, dp));
+            }
+            trn_store_i64(x->dst.dtype, dp, v, scatter);
         } else {
-            trn_store(x->dst.dtype, trn_elem(&x->dst, c),
-                      trn_load(x->src.dtype, trn_elem(&x->src, t)));
+            double v = trn_load(x->src.dtype, sp);
+
+            if (scatter) {
+                v += trn_load(x->dst.dtype, dp);
+            }
+            trn_store(x->dst.dtype, dp, v);
         }
     }
     return NRN_ERR_NONE;
@@ -187,7 +252,6 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
 static uint32_t trn_indexed(TrnKernel *k, const struct nrn_insn *in,
                             bool scatter)
 {
-    g_autofree uint64_t *ix = NULL;
     TrnIndexed x;
     uint32_t err;
     uint64_t limit;
@@ -197,18 +261,19 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nrn_insn *in,
         return err;
     }
     limit = scatter ? x.dst.shape[x.axis] : x.src.shape[x.axis];
-    err = trn_load_indices(&x.idx, limit, &ix);
-    if (err) {
+    err = trn_check_indices(k, &x.idx, limit);
+    if (err == NRN_ERR_BAD_INDEX) {
         qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: index out of "
                       "range [0, %" PRIu64 ")\n", k->q->idx, limit);
+    }
+    if (err || !x.dst.numel || !x.src.numel) {
         return err;
     }
     if (le16_to_cpu(in->subop) == NRN_IDX_SELECT) {
-        return trn_select(k, &x, scatter, ix);
+        return trn_select(k, &x, scatter, limit);
     }
-    return trn_element(k, &x, scatter, ix);
+    return trn_element(k, &x, scatter, limit);
 }
-
 uint32_t trn_insn_gather(TrnKernel *k, const struct nrn_insn *in)
 {
     return trn_indexed(k, in, false);

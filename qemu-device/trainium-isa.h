@@ -14,6 +14,14 @@
 /* Elements are processed in chunks of this many, through double buffers. */
 #define TRN_CHUNK_ELEMS 1024
 
+/*
+ * Work (elements moved or multiply-adds) between two checks for a reset or
+ * a pause: about a millisecond on one host core, so that a reset never
+ * waits long for an instruction, whatever its operands (docs/hardware.md,
+ * "Reset").
+ */
+#define TRN_ABORT_GRAIN (1u << 18)
+
 typedef struct TrnSlot {
     uint64_t base;
     uint64_t size;
@@ -26,11 +34,17 @@ typedef struct TrnKernel {
     TrnState *s;
     unsigned nslots;
     TrnSlot slots[NRN_MAX_SLOTS];
+    uint64_t work;               /* since the last check for a reset */
+    uint64_t ninsns;
+    struct nrn_insn *code;       /* the kernel, copied out once */
+    uint64_t dirty_lo, dirty_hi; /* device memory the instruction writes */
 } TrnKernel;
 
 /*
  * A validated tensor operand: every element it names lies inside its slot.
- * Dimensions are padded to NRN_MAX_DIMS with shape 1.
+ * Dimensions are right-aligned and padded to NRN_MAX_DIMS with shape 1; the
+ * product of the extents (an extent of 0 counting as 1) is at most
+ * NRN_MAX_ELEMS, so no product of extents a caller forms can overflow.
  */
 typedef struct TrnView {
     uint8_t *data;        /* element (0, 0, 0, 0) */
@@ -57,6 +71,35 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
                  const double *in);
 double trn_f64(uint64_t bits);
 
+/* Integer elements, exactly (I32, I64, BOOL; see "Numerics"). */
+static inline bool trn_is_int(uint8_t dtype)
+{
+    return dtype == NRN_I32 || dtype == NRN_I64 || dtype == NRN_BOOL;
+}
+int64_t trn_load_i64(uint8_t dtype, const void *p);
+/* Store @x: I32 wraps modulo 2^32 with @wrap, else saturates. */
+void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap);
+void trn_gather_i64(const TrnView *v, uint64_t start, uint64_t n,
+                    int64_t *out);
+void trn_scatter_i64(const TrnView *v, uint64_t start, uint64_t n,
+                     const int64_t *in, bool wrap);
+
+/*
+ * Account @work done by the instruction; every TRN_ABORT_GRAIN of it, see
+ * whether the queue is being reset (true: give up with NRN_ERR_ABORTED) or
+ * paused (waits here until resumed). Call it in every loop whose trip count
+ * a guest value sets.
+ */
+static inline bool trn_tick(TrnKernel *k, uint64_t work)
+{
+    k->work += work + 1;
+    if (k->work < TRN_ABORT_GRAIN) {
+        return false;
+    }
+    k->work = 0;
+    return trn_queue_aborting(k->q);
+}
+
 /* trainium-elementwise.c */
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in);
 
@@ -72,9 +115,12 @@ uint32_t trn_insn_gather(TrnKernel *k, const struct nrn_insn *in);
 uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nrn_insn *in);
 
 /* trainium-core.c */
-uint32_t trn_exec_launch(TrnQueue *q, const struct nrn_launch_desc *d);
-uint64_t trn_launch_cost(TrnQueue *q, const struct nrn_launch_desc *d,
-                         uint64_t limit);
+TrnKernel *trn_kernel_load(TrnQueue *q, const struct nrn_launch_desc *d,
+                           uint64_t max_insns, uint32_t *err);
+uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit);
+uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d);
+void trn_kernel_free(TrnKernel *k);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrnKernel, trn_kernel_free)
 
 /* Log a malformed instruction and return NRN_ERR_BAD_INSN. */
 uint32_t trn_bad_insn(TrnKernel *k, const char *why);

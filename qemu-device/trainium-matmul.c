@@ -2,12 +2,17 @@
  * Virtual Trainium accelerator: MATMUL, on OpenBLAS's sgemm.
  *
  * dst[b] = src0[b] @ src1[b] (+ src2[b] with NRN_IF_BIAS) (+ dst[b] with
- * NRN_IF_ACCUMULATE), for the batch dimensions b (all but the last two;
- * broadcast by zero strides). Products accumulate in float32. A transposed
- * operand is just swapped strides: float32 operands whose strides BLAS can
- * express (one of them 1) are used in place, anything else is packed into a
- * float32 copy first; bf16 is converted. The result goes straight into a
- * float32 destination with a unit inner stride, else through a temporary.
+ * NRN_IF_ACCUMULATE), for the batch dimensions b (the first two of four;
+ * broadcast by zero strides). Products accumulate in float32.
+ *
+ * The work is split into tiles of at most TRN_TILE rows, columns and inner
+ * length, so that every sgemm call is bounded (a reset waits for one call
+ * at most, docs/hardware.md "Reset") and so is all the memory the card
+ * allocates, whatever the operands' sizes. A float32 operand whose strides
+ * BLAS can express (one of them 1) is used in place, anything else is
+ * packed tile by tile into a float32 buffer; bf16 is converted. The result
+ * goes straight into a float32 destination with a unit inner stride that
+ * overlaps no source, else through a float32 tile and a conversion.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -15,21 +20,36 @@
 #include <cblas.h>
 #include "trainium-isa.h"
 
+/* Rows, columns and inner length of one tile: 2^27 multiply-adds. */
+#define TRN_TILE 512
+
 typedef struct TrnMat {
     const float *p;
     CBLAS_TRANSPOSE trans;
     int ld;
-    float *packed;     /* owned when the operand had to be packed */
 } TrnMat;
 
-/* The (rows x cols) matrix at @data with strides @sr, @sc, for BLAS. */
-static void trn_mat(const TrnView *v, uint8_t *data, uint64_t rows,
-                    uint64_t cols, TrnMat *m)
+/* Tile buffers, allocated once per instruction (3 MiB). */
+typedef struct TrnTiles {
+    float a[TRN_TILE * TRN_TILE];
+    float b[TRN_TILE * TRN_TILE];
+    float c[TRN_TILE * TRN_TILE];
+    double x[TRN_CHUNK_ELEMS];
+    double y[TRN_CHUNK_ELEMS];
+} TrnTiles;
+
+/*
+ * The (rows x cols) block at (@r0, @c0) of the 2-D view @v, for BLAS: in
+ * place if its strides allow, else packed into @buf.
+ */
+static void trn_mat(const TrnView *v, uint64_t r0, uint64_t c0, uint64_t rows,
+                    uint64_t cols, float *buf, TrnMat *m)
 {
     int64_t sr = v->stride[2], sc = v->stride[3];
+    uint8_t *data = v->data + ((int64_t)r0 * sr + (int64_t)c0 * sc) *
+                    (int64_t)v->esize;
 
-    m->packed = NULL;
-    if (v->dtype == NRN_F32 && rows <= INT_MAX && cols <= INT_MAX) {
+    if (v->dtype == NRN_F32) {
         if (sc == 1 && sr >= (int64_t)MAX(cols, 1) && sr <= INT_MAX) {
             m->p = (const float *)data;
             m->trans = CblasNoTrans;
@@ -43,15 +63,14 @@ static void trn_mat(const TrnView *v, uint8_t *data, uint64_t rows,
             return;
         }
     }
-    m->packed = g_new(float, rows * cols);
     for (uint64_t r = 0; r < rows; r++) {
         for (uint64_t c = 0; c < cols; c++) {
-            m->packed[r * cols + c] = (float)trn_load(
+            buf[r * cols + c] = (float)trn_load(
                 v->dtype, data + ((int64_t)r * sr + (int64_t)c * sc) *
                           (int64_t)v->esize);
         }
     }
-    m->p = m->packed;
+    m->p = buf;
     m->trans = CblasNoTrans;
     m->ld = (int)MAX(cols, 1);
 }
@@ -65,6 +84,20 @@ static TrnView trn_batch(const TrnView *v, uint64_t b0, uint64_t b1)
               (int64_t)v->esize;
     m.shape[0] = m.shape[1] = 1;
     m.numel = m.shape[2] * m.shape[3];
+    return m;
+}
+
+/* The (rows x cols) block at (@r0, @c0) of the 2-D view @v, as a view. */
+static TrnView trn_block(const TrnView *v, uint64_t r0, uint64_t c0,
+                         uint64_t rows, uint64_t cols)
+{
+    TrnView m = *v;
+
+    m.data += ((int64_t)r0 * v->stride[2] + (int64_t)c0 * v->stride[3]) *
+              (int64_t)v->esize;
+    m.shape[2] = rows;
+    m.shape[3] = cols;
+    m.numel = rows * cols;
     return m;
 }
 
@@ -94,7 +127,7 @@ static bool trn_overlap(const TrnView *a, const TrnView *b)
     return alo < bhi && blo < ahi;
 }
 
-/* dst = extra(dst) + bias + t, elementwise over the batch view. */
+/* dst = t (a dense tile, or 0) + bias + (dst if @acc), over the block. */
 static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
                          const float *t, double *x, double *y)
 {
@@ -120,12 +153,65 @@ static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
     }
 }
 
+/*
+ * One (m x n) output tile at (@m0, @n0) of one batch entry: the inner
+ * dimension in steps of TRN_TILE, each one bounded sgemm call.
+ */
+static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
+                                const TrnView *bb, const TrnView *cb,
+                                const TrnView *biasb, bool acc, bool direct,
+                                uint64_t m0, uint64_t n0, uint64_t m,
+                                uint64_t n, uint64_t K, TrnTiles *t)
+{
+    TrnView cblk = trn_block(cb, m0, n0, m, n);
+    TrnView bblk = biasb ? trn_block(biasb, m0, n0, m, n) : cblk;
+    float *out = t->c;
+    int ldc = (int)n;
+    float beta = 0.0f;
+
+    if (direct) {
+        out = (float *)cblk.data;
+        ldc = (int)cb->stride[2];
+        if (biasb) {
+            /* Fold the bias (and the old value) in first. */
+            trn_epilogue(&cblk, &bblk, acc, NULL, t->x, t->y);
+            beta = 1.0f;
+        } else {
+            beta = acc ? 1.0f : 0.0f;
+        }
+    }
+    if (K == 0) {
+        if (!direct) {
+            trn_epilogue(&cblk, biasb ? &bblk : NULL, acc, NULL, t->x, t->y);
+        } else if (!biasb && !acc) {
+            trn_epilogue(&cblk, NULL, false, NULL, t->x, t->y);
+        }
+        return trn_tick(k, m * n) ? NRN_ERR_ABORTED : NRN_ERR_NONE;
+    }
+    for (uint64_t k0 = 0; k0 < K; k0 += TRN_TILE) {
+        uint64_t kk = MIN(TRN_TILE, K - k0);
+        TrnMat am, bm;
+
+        if (trn_tick(k, m * n * kk)) {
+            return NRN_ERR_ABORTED;
+        }
+        trn_mat(ab, m0, k0, m, kk, t->a, &am);
+        trn_mat(bb, k0, n0, kk, n, t->b, &bm);
+        cblas_sgemm(CblasRowMajor, am.trans, bm.trans, (int)m, (int)n,
+                    (int)kk, 1.0f, am.p, am.ld, bm.p, bm.ld, beta, out, ldc);
+        beta = 1.0f;
+    }
+    if (!direct) {
+        trn_epilogue(&cblk, biasb ? &bblk : NULL, acc, t->c, t->x, t->y);
+    }
+    return NRN_ERR_NONE;
+}
+
 uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
 {
     uint32_t flags = le32_to_cpu(in->flags), err;
     bool acc = flags & NRN_IF_ACCUMULATE, has_bias = flags & NRN_IF_BIAS;
-    g_autofree double *x = g_new(double, TRN_CHUNK_ELEMS);
-    g_autofree double *y = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree TrnTiles *tiles = NULL;
     TrnView a, b, c, bias;
     uint64_t M, N, K;
 
@@ -153,14 +239,14 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
     K = a.shape[3];
     if (a.shape[2] != M || b.shape[2] != K || b.shape[3] != N ||
         a.shape[0] != c.shape[0] || a.shape[1] != c.shape[1] ||
-        b.shape[0] != c.shape[0] || b.shape[1] != c.shape[1] ||
-        M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+        b.shape[0] != c.shape[0] || b.shape[1] != c.shape[1]) {
         return trn_bad_insn(k, "matmul shapes do not match");
     }
     if (!c.numel) {
         return NRN_ERR_NONE;
     }
 
+    tiles = g_new(TrnTiles, 1);
     for (uint64_t b0 = 0; b0 < c.shape[0]; b0++) {
         for (uint64_t b1 = 0; b1 < c.shape[1]; b1++) {
             TrnView cb = trn_batch(&c, b0, b1);
@@ -170,38 +256,19 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
                           cb.stride[2] >= (int64_t)N && cb.stride[2] <= INT_MAX &&
                           !trn_overlap(&cb, &ab) && !trn_overlap(&cb, &bb) &&
                           !(has_bias && trn_overlap(&cb, &biasb));
-            g_autofree float *t = NULL;
-            TrnMat am, bm;
 
-            if (trn_queue_aborting(k->q)) {
-                return NRN_ERR_ABORTED;
-            }
-            if (K == 0) {
-                trn_epilogue(&cb, has_bias ? &biasb : NULL, acc, NULL, x, y);
-                continue;
-            }
-            trn_mat(&ab, ab.data, M, K, &am);
-            trn_mat(&bb, bb.data, K, N, &bm);
-            if (direct) {
-                float beta = acc ? 1.0f : 0.0f;
-
-                if (has_bias) {
-                    /* Fold the bias (and the old value) in first. */
-                    trn_epilogue(&cb, &biasb, acc, NULL, x, y);
-                    beta = 1.0f;
+            for (uint64_t m0 = 0; m0 < M; m0 += TRN_TILE) {
+                for (uint64_t n0 = 0; n0 < N; n0 += TRN_TILE) {
+                    err = trn_matmul_tile(k, &ab, &bb, &cb,
+                                          has_bias ? &biasb : NULL, acc,
+                                          direct, m0, n0,
+                                          MIN(TRN_TILE, M - m0),
+                                          MIN(TRN_TILE, N - n0), K, tiles);
+                    if (err) {
+                        return err;
+                    }
                 }
-                cblas_sgemm(CblasRowMajor, am.trans, bm.trans, (int)M, (int)N,
-                            (int)K, 1.0f, am.p, am.ld, bm.p, bm.ld, beta,
-                            (float *)cb.data, (int)cb.stride[2]);
-            } else {
-                t = g_new(float, M * N);
-                cblas_sgemm(CblasRowMajor, am.trans, bm.trans, (int)M, (int)N,
-                            (int)K, 1.0f, am.p, am.ld, bm.p, bm.ld, 0.0f, t,
-                            (int)N);
-                trn_epilogue(&cb, has_bias ? &biasb : NULL, acc, t, x, y);
             }
-            g_free(am.packed);
-            g_free(bm.packed);
         }
     }
     return NRN_ERR_NONE;

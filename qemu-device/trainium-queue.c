@@ -32,11 +32,11 @@ static void trn_queue_halt(TrnQueue *q, uint32_t err)
     trace_trainium_queue_halt(q->idx, err);
 }
 
-static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw)
+static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k)
 {
     const struct nrn_copy_desc *c = (const void *)raw;
 
-    switch (raw[0]) {
+    switch ((enum nrn_desc_op)raw[0]) {
     case NRN_OP_NOP:
         return NRN_ERR_NONE;
     case NRN_OP_COPY:
@@ -48,7 +48,8 @@ static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw)
         if (!q->is_core) {
             break;
         }
-        return trn_exec_launch(q, (const struct nrn_launch_desc *)raw);
+        return k ? trn_kernel_run(k, (const struct nrn_launch_desc *)raw) :
+               NRN_ERR_BAD_DESC;
     }
     return NRN_ERR_BAD_OP;
 }
@@ -66,14 +67,31 @@ static bool trn_queue_ready(TrnQueue *q)
            !(q->status & NRN_QSTATUS_HALTED) && q->head != q->tail;
 }
 
-/* Work of a descriptor, in elements, for the inline path's budget. */
-static uint64_t trn_desc_cost(TrnQueue *q, const uint8_t *raw, uint64_t limit)
+/*
+ * Work of a descriptor, in elements, for the inline path's budget: a COPY
+ * len / 4 plus one per scatter-gather entry it may read, a LAUNCH its
+ * kernel's estimate (computed on the copy that will run).
+ */
+static uint64_t trn_desc_cost(const uint8_t *raw, const TrnKernel *k,
+                              uint64_t limit)
 {
-    switch (raw[0]) {
+    const struct nrn_copy_desc *c = (const void *)raw;
+    uint64_t cost;
+
+    switch ((enum nrn_desc_op)raw[0]) {
+    case NRN_OP_NOP:
+        return 0;
     case NRN_OP_COPY:
-        return le64_to_cpu(((const struct nrn_copy_desc *)raw)->len) / 4;
+        cost = le64_to_cpu(c->len) / 4;
+        if (c->src_space == NRN_SPACE_SGL) {
+            cost += le32_to_cpu(c->src_nseg);
+        }
+        if (c->dst_space == NRN_SPACE_SGL) {
+            cost += le32_to_cpu(c->dst_nseg);
+        }
+        return cost;
     case NRN_OP_LAUNCH:
-        return trn_launch_cost(q, (const struct nrn_launch_desc *)raw, limit);
+        return k ? trn_kernel_cost(k, limit) : UINT64_MAX;
     }
     return 0;
 }
@@ -89,8 +107,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
 {
     TrnState *s = q->s;
     uint8_t raw[NRN_DESC_SIZE];
-    uint32_t slot = q->head, err, status;
+    uint32_t slot = q->head, err, status, kerr = NRN_ERR_NONE;
     uint64_t entry = q->ring_base_latched + (uint64_t)slot * NRN_DESC_SIZE;
+    g_autoptr(TrnKernel) k = NULL;
 
     q->running = true;
     q->status |= NRN_QSTATUS_BUSY;
@@ -110,8 +129,16 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         }
         return true;
     }
-    if (budget) {
-        uint64_t cost = trn_desc_cost(q, raw, *budget);
+    if (raw[0] == NRN_OP_LAUNCH && q->is_core) {
+        /*
+         * Copy the kernel out once. Inline, a kernel of more instructions
+         * than the budget is over it (each costs at least 1): not copied.
+         */
+        k = trn_kernel_load(q, (const struct nrn_launch_desc *)raw,
+                            budget ? *budget : UINT64_MAX, &kerr);
+    }
+    if (budget && !kerr) {
+        uint64_t cost = trn_desc_cost(raw, k, *budget);
 
         if (cost > *budget) {
             qemu_mutex_lock(&q->lock);
@@ -124,8 +151,10 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     if (qatomic_read(&q->fault) & NRN_FAULT_FAIL_NEXT) {
         qatomic_and(&q->fault, ~NRN_FAULT_FAIL_NEXT);
         err = NRN_ERR_INJECTED;
+    } else if (kerr) {
+        err = kerr;
     } else {
-        err = trn_exec(q, raw);
+        err = trn_exec(q, raw, k);
     }
     if (err && err != NRN_ERR_ABORTED) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -268,18 +297,47 @@ void trn_queue_reset(TrnQueue *q, bool device)
     trace_trainium_queue_reset(q->idx);
 }
 
+/*
+ * Pause (the VM stopped) or resume the queue. A descriptor executing stops
+ * at its next check (trn_queue_aborting(), the same points where a reset
+ * stops it), so this returns within the same bound as a reset; it resumes
+ * where it stopped. The worker takes no new descriptor while paused.
+ */
 void trn_queue_pause(TrnQueue *q, bool pause)
 {
     qemu_mutex_lock(&q->lock);
-    q->paused = pause;
+    qatomic_set(&q->paused, pause);
     if (pause) {
-        while (q->running) {
+        /* No kick: a worker held by NRN_FAULT_HANG stays hung. */
+        while (q->running && !q->parked) {
             qemu_cond_wait(&q->idle, &q->lock);
         }
     } else {
         qemu_cond_broadcast(&q->kick);
     }
     qemu_mutex_unlock(&q->lock);
+}
+
+bool trn_queue_aborting(TrnQueue *q)
+{
+    bool abort;
+
+    if (qatomic_read(&q->abort) || qatomic_read(&q->stop)) {
+        return true;
+    }
+    if (!qatomic_read(&q->paused)) {
+        return false;
+    }
+    qemu_mutex_lock(&q->lock);
+    q->parked = true;
+    qemu_cond_broadcast(&q->idle);
+    while (q->paused && !q->abort && !q->stop) {
+        qemu_cond_wait(&q->kick, &q->lock);
+    }
+    q->parked = false;
+    abort = q->abort || q->stop;
+    qemu_mutex_unlock(&q->lock);
+    return abort;
 }
 
 bool trn_queue_hung(TrnQueue *q)

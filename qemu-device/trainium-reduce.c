@@ -42,7 +42,7 @@ static uint32_t trn_axis(TrnKernel *k, const TrnView *v, int32_t axis,
 }
 
 /* Fold @x (n lanes) into the accumulators. */
-static void trn_fold(unsigned red, double *acc, double *arg, const double *x,
+static void trn_fold(enum nrn_reduce red, double *acc, double *arg, const double *x,
                      uint64_t n, uint64_t i)
 {
     uint64_t j;
@@ -75,6 +75,8 @@ static void trn_fold(unsigned red, double *acc, double *arg, const double *x,
             }
         }
         break;
+    case NRN_NUM_REDUCE:
+        break; /* refused by trn_insn_reduce() */
     }
 }
 
@@ -125,9 +127,12 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
     if (ax.len == 0 && red != NRN_RED_SUM && red != NRN_RED_MEAN) {
         return trn_bad_insn(k, "max/min of an empty axis");
     }
+    if (!dst.numel) {
+        return NRN_ERR_NONE;
+    }
 
     for (uint64_t o = 0; o < ax.outer; o++) {
-        if (trn_queue_aborting(k->q)) {
+        if (trn_tick(k, 1)) {
             return NRN_ERR_ABORTED;
         }
         if (ax.inner == 1) {
@@ -138,6 +143,9 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
             for (uint64_t i0 = 0; i0 < ax.len; i0 += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax.len - i0);
 
+                if (trn_tick(k, n)) {
+                    return NRN_ERR_ABORTED;
+                }
                 trn_gather(&src, o * ax.len + i0, n, x);
                 for (uint64_t j = 0; j < n; j++) {
                     trn_fold(red, &a, &g, &x[j], 1, i0 + j);
@@ -156,6 +164,9 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
 
             trn_fold_init(red, acc, arg, n);
             for (uint64_t i = 0; i < ax.len; i++) {
+                if (trn_tick(k, n)) {
+                    return NRN_ERR_ABORTED;
+                }
                 trn_gather(&src, (o * ax.len + i) * ax.inner + j0, n, x);
                 trn_fold(red, acc, arg, x, n, i);
             }
@@ -208,9 +219,6 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
     step = ax.inner == 1 ? 1 : TRN_CHUNK_ELEMS;
 
     for (uint64_t o = 0; o < ax.outer; o++) {
-        if (trn_queue_aborting(k->q)) {
-            return NRN_ERR_ABORTED;
-        }
         for (uint64_t j0 = 0; j0 < ax.inner; j0 += step) {
             uint64_t n = MIN(step, ax.inner - j0), j, i;
 
@@ -225,6 +233,9 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
                                    MIN(TRN_CHUNK_ELEMS, ax.len - i) : 1;
                     uint64_t lin = (o * ax.len + i) * ax.inner + j0;
 
+                    if (trn_tick(k, cnt * n)) {
+                        return NRN_ERR_ABORTED;
+                    }
                     trn_gather(&src, lin, ax.inner == 1 ? cnt : n, x);
                     for (uint64_t c = 0; c < cnt; c++) {
                         const double *xr = ax.inner == 1 ? &x[c] : x;
@@ -247,6 +258,9 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
                 uint64_t lin = (o * ax.len + i) * ax.inner + j0;
                 uint64_t tot = ax.inner == 1 ? cnt : n;
 
+                if (trn_tick(k, tot)) {
+                    return NRN_ERR_ABORTED;
+                }
                 trn_gather(&src, lin, tot, x);
                 for (uint64_t e = 0; e < tot; e++) {
                     uint64_t lane = ax.inner == 1 ? 0 : e;

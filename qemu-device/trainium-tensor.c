@@ -2,8 +2,11 @@
  * Virtual Trainium accelerator: tensor operands -- validation against the
  * buffer table, element conversion and strided chunk access.
  *
- * Numerics (docs/hardware.md, "Numerics"): elements are converted exactly to
- * double, computed on, and rounded once to the destination type: float32
+ * Numerics (docs/hardware.md, "Numerics"): an instruction whose operands
+ * are all integers (I32, I64, BOOL) computes on exact int64 (the *_i64
+ * helpers); otherwise elements are converted to double (exactly, except
+ * int64 beyond 2^53), computed on, and rounded once to the destination
+ * type: float32
  * round-to-nearest-even; bfloat16 through float32 then round-to-nearest-even
  * (which is what a float32 computation followed by a bf16 store gives);
  * integers truncate toward zero and saturate, NaN becoming 0; bool is
@@ -13,10 +16,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/host-utils.h"
 #include "trainium-isa.h"
-
-/* Largest element count of one operand (broadcasts can make it huge). */
-#define TRN_MAX_NUMEL (1ull << 40)
 
 double trn_f64(uint64_t bits)
 {
@@ -26,11 +27,18 @@ double trn_f64(uint64_t bits)
     return d;
 }
 
+/*
+ * Check @t against its slot and describe it in @v. Everything is checked
+ * before the instruction touches memory: the element count and the byte
+ * extent are computed without overflow, and the lowest and highest byte
+ * any index reaches must lie inside the slot, empty operands included.
+ */
 uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
                        uint32_t access, TrnView *v)
 {
     unsigned nd = t->ndim, first, d;
     __int128 lo = 0, hi = 0, off = le64_to_cpu(t->offset), start, end;
+    uint64_t bound = 1;
     const TrnSlot *slot;
     int64_t expect;
 
@@ -68,17 +76,21 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
         v->shape[first + d] = le32_to_cpu(t->shape[d]);
         v->stride[first + d] = (int64_t)le64_to_cpu(t->strides[d]);
     }
+    /*
+     * The count, checked for overflow (2^17 * 2^17 * 2^30 is 0 modulo
+     * 2^64). An extent of 0 counts as 1 in the bound, which so bounds
+     * every product of extents a caller forms (outer, inner...); the
+     * element count itself is at most the bound.
+     */
     for (d = 0; d < NRN_MAX_DIMS; d++) {
-        v->numel *= v->shape[d];
-        if (v->numel > TRN_MAX_NUMEL) {
+        if (umul64_overflow(bound, MAX(v->shape[d], 1), &bound) ||
+            bound > NRN_MAX_ELEMS) {
             return trn_bad_insn(k, "operand has too many elements");
         }
+        v->numel *= v->shape[d];
     }
-    if (v->numel == 0) {
-        v->data = k->s->mem_ptr + slot->base;
-        return NRN_ERR_NONE;
-    }
-    for (d = 0; d < NRN_MAX_DIMS; d++) {
+    for (d = 0; d < NRN_MAX_DIMS && v->numel; d++) {
+        /* |(2^32 - 1) * s| < 2^95: four of them fit an __int128. */
         __int128 ext = (__int128)(v->shape[d] - 1) * v->stride[d];
 
         if (ext > 0) {
@@ -87,12 +99,26 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
             lo += ext;
         }
     }
+    /* An empty operand reaches no byte: [off, off) must be in the slot. */
     start = off + lo * v->esize;
-    end = off + (hi + 1) * v->esize;
+    end = v->numel ? off + (hi + 1) * v->esize : off;
     if (start < 0 || end > (__int128)slot->size) {
         return NRN_ERR_SLOT_RANGE;
     }
     v->data = k->s->mem_ptr + slot->base + (uint64_t)off;
+    if ((access & TRN_WRITE) && v->numel) {
+        /* For migration: what the instruction may write becomes dirty. */
+        uint64_t a = slot->base + (uint64_t)start;
+        uint64_t b = slot->base + (uint64_t)end;
+
+        if (k->dirty_hi <= k->dirty_lo) {
+            k->dirty_lo = a;
+            k->dirty_hi = b;
+        } else {
+            k->dirty_lo = MIN(k->dirty_lo, a);
+            k->dirty_hi = MAX(k->dirty_hi, b);
+        }
+    }
 
     v->contiguous = true;
     expect = 1;
@@ -292,4 +318,76 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
     } while (0)
     TRN_WALK(v, start, n, SCATTER_RUN);
 #undef SCATTER_RUN
+}
+
+int64_t trn_load_i64(uint8_t dtype, const void *p)
+{
+    switch (dtype) {
+    case NRN_I32:
+        return (int32_t)ldl_le_p(p);
+    case NRN_I64:
+        return (int64_t)ldq_le_p(p);
+    case NRN_BOOL:
+        return *(const uint8_t *)p != 0;
+    default:
+        /* Not an integer type: through double, truncating (saturated). */
+        return trn_to_int(trn_load(dtype, p), -9223372036854775808.0,
+                          9223372036854775807.0);
+    }
+}
+
+void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap)
+{
+    switch (dtype) {
+    case NRN_I32:
+        if (!wrap) {
+            x = MIN(MAX(x, INT32_MIN), INT32_MAX);
+        }
+        stl_le_p(p, (uint32_t)x);
+        break;
+    case NRN_I64:
+        stq_le_p(p, (uint64_t)x);
+        break;
+    case NRN_BOOL:
+        *(uint8_t *)p = x != 0;
+        break;
+    case NRN_F32: {
+        /* One rounding, int64 to float32 directly. */
+        float f = (float)x;
+
+        memcpy(p, &f, 4);
+        break;
+    }
+    default:
+        trn_store(dtype, p, (double)(float)x);
+        break;
+    }
+}
+
+void trn_gather_i64(const TrnView *v, uint64_t start, uint64_t n,
+                    int64_t *out)
+{
+#define GATHER_I64_RUN(p, st, cnt, pos)                                     \
+    do {                                                                    \
+        for (uint64_t j = 0; j < (cnt); j++) {                              \
+            out[(pos) + j] = trn_load_i64(                                  \
+                v->dtype, (p) + (int64_t)j * (st) * (int64_t)v->esize);     \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, GATHER_I64_RUN);
+#undef GATHER_I64_RUN
+}
+
+void trn_scatter_i64(const TrnView *v, uint64_t start, uint64_t n,
+                     const int64_t *in, bool wrap)
+{
+#define SCATTER_I64_RUN(p, st, cnt, pos)                                    \
+    do {                                                                    \
+        for (uint64_t j = 0; j < (cnt); j++) {                              \
+            trn_store_i64(v->dtype, (p) + (int64_t)j * (st) *               \
+                          (int64_t)v->esize, in[(pos) + j], wrap);          \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, SCATTER_I64_RUN);
+#undef SCATTER_I64_RUN
 }

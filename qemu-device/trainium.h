@@ -8,7 +8,18 @@
 
 #include "hw/pci/pci_device.h"
 #include "qemu/thread.h"
+#include "system/runstate.h"
 #include "neuron_hw.h"
+
+/*
+ * Every switch of the device on an enum names each enumerator (an opcode
+ * added to the ISA but not to the device is a build error, not stale
+ * data); the unknown values a guest can send go to the sentinel's or the
+ * default case, which fail the instruction. A pragma rather than a meson
+ * c_args: QEMU's source sets take no per-file flags, and only the device's
+ * own code, after QEMU's headers, is held to it.
+ */
+#pragma GCC diagnostic error "-Wswitch-enum"
 
 #define TYPE_TRAINIUM "trainium"
 OBJECT_DECLARE_SIMPLE_TYPE(TrnState, TRAINIUM)
@@ -46,7 +57,8 @@ struct TrnQueue {
     /* Worker state */
     bool stop;            /* device teardown */
     bool abort;           /* reset in progress: drop the current descriptor */
-    bool paused;          /* migration: take no new descriptor */
+    bool paused;          /* VM stopped: take no new descriptor, park */
+    bool parked;          /* the running descriptor waits for un-pause */
     bool running;         /* a descriptor is executing, @lock dropped */
     bool hung;            /* NRN_FAULT_HANG holds a descriptor */
     bool irq_armed;       /* IRQ_AT written and not reached yet */
@@ -81,6 +93,7 @@ struct TrnState {
 
     uint32_t nqueues;
     TrnQueue queues[NRN_MAX_QUEUES];
+    VMChangeStateEntry *vmse;  /* pauses the queues while the VM is stopped */
 };
 
 /* trainium-queue.c */
@@ -98,10 +111,11 @@ uint32_t trn_host_rw(TrnState *s, uint64_t addr, void *buf, uint64_t len,
                      bool to_host);
 uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d);
 
-/* Where a worker checks whether it must give up (reset, teardown). */
-static inline bool trn_queue_aborting(TrnQueue *q)
-{
-    return qatomic_read(&q->abort) || qatomic_read(&q->stop);
-}
+/*
+ * Where a running descriptor checks whether it must give up (reset,
+ * teardown: returns true) or stop for a while (VM stopped: waits, without
+ * the BQL, until resumed, then returns whether it must give up).
+ */
+bool trn_queue_aborting(TrnQueue *q);
 
 #endif /* HW_MISC_TRAINIUM_H */

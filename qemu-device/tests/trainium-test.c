@@ -403,30 +403,6 @@ static void test_two_cards(void)
     qtest_quit(qts);
 }
 
-/* Migrate @src to @dst over a unix socket; the final status. */
-static char *migrate(QTestState *src, QTestState *dst, const char *uri)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_US;
-    char *status = NULL;
-
-    qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': "
-                             "{'uri': %s}}", uri);
-    while (g_get_monotonic_time() < deadline) {
-        QDict *rsp = qtest_qmp(src, "{'execute': 'query-migrate'}");
-        QDict *ret = qdict_get_qdict(rsp, "return");
-
-        g_free(status);
-        status = g_strdup(qdict_get_try_str(ret, "status"));
-        qobject_unref(rsp);
-        if (status && (!strcmp(status, "completed") ||
-                       !strcmp(status, "failed"))) {
-            break;
-        }
-        g_usleep(10 * 1000);
-    }
-    return status;
-}
-
 /*
  * An idle card (and one with descriptors pending) migrates: registers, ring
  * positions and device memory arrive, and the queue goes on working on the
