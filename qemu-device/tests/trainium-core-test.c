@@ -7,7 +7,6 @@
  */
 #include "trainium-core-qtest.h"
 
-
 static void test_elementwise(void)
 {
     Core *c = core_start();
@@ -116,6 +115,182 @@ static void test_elementwise(void)
                 g_assert_cmpfloat_with_epsilon(o[i], w, 2e-6 * fmax(1, fabs(w)));
             }
         }
+    }
+    core_stop(c);
+}
+
+/*
+ * Integer instructions compute exactly on int64 (docs/hardware.md,
+ * "Numerics"), values above 2^53 included; division by zero gives 0 and
+ * INT64_MIN / -1 wraps; bitwise functions take integers only.
+ */
+static void test_integer_exact(void)
+{
+    Core *c = core_start();
+    enum { N = 8 };
+    const int64_t big = (1ll << 53) + 1;
+    int64_t x[N] = { big, -big, INT64_MAX, INT64_MIN, 7, -7, 0, INT64_MIN };
+    int64_t y[N] = { 3, big + 2, -1, -1, -2, 2, 5, 0 };
+    int64_t o[N];
+    uint8_t m[N];
+    struct nrn_insn in;
+
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    for (unsigned op = 0; op < NRN_NUM_BINARY; op++) {
+        if (op == NRN_BIN_POW) {
+            continue;
+        }
+        in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = op,
+            .alpha = f64bits(1.0), .dst = tn(2, NRN_I64, 0, N, 0, 0, 0),
+            .src = { tn(0, NRN_I64, 0, N, 0, 0, 0), tn(1, NRN_I64, 0, N, 0, 0, 0) } };
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        for (int i = 0; i < N; i++) {
+            uint64_t a = x[i], b = y[i];
+            int64_t w;
+
+            switch (op) {
+            case NRN_BIN_ADD: w = (int64_t)(a + b); break;
+            case NRN_BIN_SUB: w = (int64_t)(a - b); break;
+            case NRN_BIN_MUL: w = (int64_t)(a * b); break;
+            case NRN_BIN_DIV:
+                w = !y[i] ? 0 : y[i] == -1 ? (int64_t)(0 - a) : x[i] / y[i];
+                break;
+            case NRN_BIN_MAX: w = MAX(x[i], y[i]); break;
+            case NRN_BIN_MIN: w = MIN(x[i], y[i]); break;
+            case NRN_BIN_AND: w = x[i] & y[i]; break;
+            case NRN_BIN_OR: w = x[i] | y[i]; break;
+            case NRN_BIN_XOR: w = x[i] ^ y[i]; break;
+            case NRN_BIN_FLOORDIV:
+                if (!y[i]) {
+                    w = 0;
+                } else if (y[i] == -1) {
+                    w = (int64_t)(0 - a);
+                } else {
+                    w = x[i] / y[i] - (x[i] % y[i] && (x[i] < 0) != (y[i] < 0));
+                }
+                break;
+            default: /* REM */
+                if (!y[i] || y[i] == -1) {
+                    w = 0;
+                } else {
+                    w = x[i] % y[i];
+                    w += w && (w < 0) != (y[i] < 0) ? y[i] : 0;
+                }
+                break;
+            }
+            g_assert_cmpint(o[i], ==, w);
+        }
+    }
+    /* neg, abs, bitwise not; comparisons */
+    for (unsigned fn = NRN_UN_NEG; fn <= NRN_UN_BITNOT; fn++) {
+        if (fn != NRN_UN_NEG && fn != NRN_UN_ABS && fn != NRN_UN_BITNOT) {
+            continue;
+        }
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_UNARY,
+            .subop = fn, .dst = tn(2, NRN_I64, 0, N, 0, 0, 0),
+            .src = { tn(0, NRN_I64, 0, N, 0, 0, 0) } }), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        for (int i = 0; i < N; i++) {
+            uint64_t a = x[i];
+            int64_t w = fn == NRN_UN_NEG ? (int64_t)(0 - a) :
+                        fn == NRN_UN_ABS ? (x[i] < 0 ? (int64_t)(0 - a) : x[i]) :
+                        ~x[i];
+
+            g_assert_cmpint(o[i], ==, w);
+        }
+    }
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COMPARE,
+        .subop = NRN_CMP_LT, .dst = tn(2, NRN_BOOL, 0, N, 0, 0, 0),
+        .src = { tn(0, NRN_I64, 0, N, 0, 0, 0), tn(1, NRN_I64, 0, N, 0, 0, 0) } }),
+        ==, OK);
+    get(c, 2, 0, m, sizeof(m));
+    for (int i = 0; i < N; i++) {
+        g_assert_cmpuint(m[i], ==, x[i] < y[i]);
+    }
+    /* 2^53 + 1 == 2^53 + 2 in double, not here. */
+    {
+        int64_t p[2] = { big, big + 1 };
+
+        put(c, 3, 0, p, sizeof(p));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COMPARE,
+            .subop = NRN_CMP_EQ, .dst = tn(2, NRN_BOOL, 0, 1, 0, 0, 0),
+            .src = { tn(3, NRN_I64, 0, 1, 0, 0, 0), tn(3, NRN_I64, 8, 1, 0, 0, 0) } }),
+            ==, OK);
+        get(c, 2, 0, m, 1);
+        g_assert_cmpuint(m[0], ==, 0);
+        /* A strided int64 copy is exact too. */
+        {
+            struct nrn_tensor rev = tn(3, NRN_I64, 8, 2, 0, 0, 0);
+
+            rev.strides[0] = -1;
+            g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+                .dst = tn(2, NRN_I64, 0, 2, 0, 0, 0), .src = { rev } }), ==, OK);
+            get(c, 2, 0, o, 16);
+            g_assert_cmpint(o[0], ==, big + 1);
+            g_assert_cmpint(o[1], ==, big);
+        }
+    }
+    /* int32 arithmetic wraps modulo 2^32, a conversion saturates. */
+    {
+        int32_t a[2] = { INT32_MAX, INT32_MIN }, r[2];
+
+        put(c, 3, 0, a, sizeof(a));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
+            .subop = NRN_BIN_ADD, .flags = NRN_IF_SCALAR, .scalar = f64bits(1),
+            .alpha = f64bits(1), .dst = tn(2, NRN_I32, 0, 2, 0, 0, 0),
+            .src = { tn(3, NRN_I32, 0, 2, 0, 0, 0) } }), ==, OK);
+        get(c, 2, 0, r, sizeof(r));
+        g_assert_cmpint(r[0], ==, INT32_MIN);
+        g_assert_cmpint(r[1], ==, INT32_MIN + 1);
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
+            .dst = tn(2, NRN_I32, 0, 2, 0, 0, 0),
+            .src = { tn(0, NRN_I64, 16, 2, 0, 0, 0) } }), ==, OK);
+        get(c, 2, 0, r, sizeof(r));
+        g_assert_cmpint(r[0], ==, INT32_MAX);
+        g_assert_cmpint(r[1], ==, INT32_MIN);
+    }
+    /* Bitwise operators take integers only; floats get floor-div and rem. */
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
+        .subop = NRN_BIN_XOR, .dst = tn(2, NRN_F32, 0, 2, 0, 0, 0),
+        .src = { tn(0, NRN_F32, 0, 2, 0, 0, 0), tn(1, NRN_F32, 0, 2, 0, 0, 0) } }),
+        ==, OK | NRN_ERR_BAD_INSN);
+    {
+        float a[3] = { 7.5f, -7.5f, 1 }, b[3] = { 2, 2, 0 }, r[3];
+
+        put(c, 3, 0, a, sizeof(a));
+        put(c, 3, 64, b, sizeof(b));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
+            .subop = NRN_BIN_REM, .dst = tn(2, NRN_F32, 0, 3, 0, 0, 0),
+            .src = { tn(3, NRN_F32, 0, 3, 0, 0, 0), tn(3, NRN_F32, 64, 3, 0, 0, 0) } }),
+            ==, OK);
+        get(c, 2, 0, r, sizeof(r));
+        g_assert_cmpfloat(r[0], ==, 1.5f);
+        g_assert_cmpfloat(r[1], ==, 0.5f);
+        g_assert(isnan(r[2]));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
+            .subop = NRN_BIN_FLOORDIV, .dst = tn(2, NRN_F32, 0, 3, 0, 0, 0),
+            .src = { tn(3, NRN_F32, 0, 3, 0, 0, 0), tn(3, NRN_F32, 64, 3, 0, 0, 0) } }),
+            ==, OK);
+        get(c, 2, 0, r, sizeof(r));
+        g_assert_cmpfloat(r[0], ==, 3);
+        g_assert_cmpfloat(r[1], ==, -4);
+        g_assert(isinf(r[2]));
+    }
+    /* GATHER of int64 values is exact. */
+    {
+        int64_t v[2] = { big, -big }, ids[2] = { 1, 0 };
+
+        put(c, 3, 0, v, sizeof(v));
+        put(c, 1, 0, ids, sizeof(ids));
+        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
+            .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_I64, 0, 2, 0, 0, 0),
+            .src = { tn(3, NRN_I64, 0, 2, 0, 0, 0), tn(1, NRN_I64, 0, 2, 0, 0, 0) } }),
+            ==, OK);
+        get(c, 2, 0, o, 16);
+        g_assert_cmpint(o[0], ==, -big);
+        g_assert_cmpint(o[1], ==, big);
     }
     core_stop(c);
 }
@@ -625,6 +800,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/core/broadcast-compare-where",
                    test_broadcast_compare_where);
     qtest_add_func("/trainium/core/bf16-and-casts", test_bf16_and_casts);
+    qtest_add_func("/trainium/core/integer-exact", test_integer_exact);
     qtest_add_func("/trainium/core/reduce-softmax", test_reduce_softmax);
     qtest_add_func("/trainium/core/matmul", test_matmul);
     qtest_add_func("/trainium/core/gather-scatter", test_gather_scatter);

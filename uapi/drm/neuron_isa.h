@@ -24,6 +24,11 @@ extern "C" {
 
 #define NRN_MAX_DIMS		4	/* dimensions of a tensor operand */
 #define NRN_MAX_INSNS		65536	/* instructions in one kernel */
+/*
+ * Elements of one tensor operand, counting an extent of 0 as 1 (so that no
+ * product of its extents is larger); an operand beyond it is NRN_ERR_BAD_INSN.
+ */
+#define NRN_MAX_ELEMS		(1ULL << 40)
 
 /*
  * Error codes of the card: the status of a failed descriptor or
@@ -82,8 +87,9 @@ static inline unsigned int nrn_dtype_size(unsigned int dtype)
  * struct nrn_tensor - a tensor operand
  *
  * Element (i0, i1, i2, i3) is at byte @offset + (i0 * strides[0] + ... ) *
- * element size in slot @slot. Dimensions past @ndim must have shape 1 and
- * stride 0. Strides count elements and may be 0 (broadcast) or negative.
+ * element size in slot @slot. Dimensions past @ndim must have shape 0 and
+ * stride 0 (anything else is NRN_ERR_BAD_INSN). Strides count elements and
+ * may be 0 (broadcast) or negative.
  */
 struct nrn_tensor {
 	__u8 slot;
@@ -122,6 +128,7 @@ enum nrn_unary {
 	NRN_UN_ERF, NRN_UN_FLOOR,
 	/* Derivatives, for the backward of the activations. */
 	NRN_UN_GELU_ERF_GRAD, NRN_UN_GELU_TANH_GRAD, NRN_UN_SILU_GRAD,
+	NRN_UN_BITNOT,		/* ~x; logical not of a bool; integer types only */
 	NRN_NUM_UNARY
 };
 
@@ -129,6 +136,9 @@ enum nrn_unary {
 enum nrn_binary {
 	NRN_BIN_ADD = 0, NRN_BIN_SUB, NRN_BIN_MUL, NRN_BIN_DIV, NRN_BIN_MAX,
 	NRN_BIN_MIN, NRN_BIN_POW,
+	NRN_BIN_AND, NRN_BIN_OR, NRN_BIN_XOR,	/* integer types only */
+	NRN_BIN_FLOORDIV,	/* floor(x / y) */
+	NRN_BIN_REM,		/* x - floor(x / y) * y: the divisor's sign */
 	NRN_NUM_BINARY
 };
 
