@@ -14,15 +14,30 @@
 #include "qemu/rcu.h"
 #include "qemu/units.h"
 #include "exec/memory.h"
+#include "hw/pci/pci.h"
 #include "trainium.h"
 #include "trace.h"
 
 /* Data moves in chunks of at most this size, checking for reset between. */
 #define TRN_CHUNK (1 * MiB)
 
+/* Does [addr, addr + len) meet BAR @bar where it is mapped now? */
+static bool trn_hits_bar(TrnState *s, int bar, uint64_t addr, uint64_t len)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    pcibus_t base = pci_get_bar_addr(pdev, bar);
+    uint64_t size = pdev->io_regions[bar].size;
+
+    return base != PCI_BAR_UNMAPPED && size &&
+           addr < base + size && base < addr + len;
+}
+
 /*
  * Copy between @buf and guest memory at bus address @addr, or, with @buf
- * NULL, only check that the whole range is directly accessible RAM.
+ * NULL, only check that the whole range is directly accessible RAM. The
+ * card's own BARs are never a host address (docs/hardware.md, COPY): BAR0
+ * is MMIO anyway, and BAR2, RAM though it is, is refused by its current
+ * address and by identity (wherever it is mapped).
  */
 static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
                                 uint64_t len, bool to_host)
@@ -32,6 +47,10 @@ static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
     if (addr + len < addr) {
         return NRN_ERR_HOST_DMA;
     }
+    if (len && (trn_hits_bar(s, NRN_BAR_REGS, addr, len) ||
+                trn_hits_bar(s, NRN_BAR_MEM, addr, len))) {
+        return NRN_ERR_HOST_DMA;
+    }
     while (len) {
         hwaddr xlat, l = len;
         MemoryRegion *mr;
@@ -39,7 +58,8 @@ static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
         RCU_READ_LOCK_GUARD();
         mr = address_space_translate(s->dma_as, addr, &xlat, &l, to_host,
                                      attrs);
-        if (!l || !memory_access_is_direct(mr, to_host, attrs)) {
+        if (!l || !memory_access_is_direct(mr, to_host, attrs) ||
+            mr == &s->mem) {
             return NRN_ERR_HOST_DMA;
         }
         if (buf) {
@@ -103,10 +123,11 @@ static uint32_t trn_sgl_entry(TrnCursor *c, uint32_t i, uint64_t *addr,
  * Validate the operand (@off, @len) completely and position the cursor at
  * @off. On error nothing has been accessed but the operand's own metadata.
  */
-static uint32_t trn_cursor_init(TrnCursor *c, TrnState *s, uint8_t space,
+static uint32_t trn_cursor_init(TrnCursor *c, TrnQueue *q, uint8_t space,
                                 uint64_t base, uint32_t nseg, uint64_t off,
                                 uint64_t len, bool write)
 {
+    TrnState *s = q->s;
     uint64_t end = off + len, pos = 0, a, l;
     bool positioned = false;
     uint32_t i, err;
@@ -138,6 +159,9 @@ static uint32_t trn_cursor_init(TrnCursor *c, TrnState *s, uint8_t space,
             return NRN_ERR_BAD_SGL;
         }
         for (i = 0; i < nseg && pos < end; i++) {
+            if ((i & 0xfff) == 0xfff && trn_queue_aborting(q)) {
+                return NRN_ERR_ABORTED;
+            }
             err = trn_sgl_entry(c, i, &a, &l);
             if (err) {
                 return err;
@@ -189,13 +213,17 @@ static uint32_t trn_move(TrnState *s, TrnCursor *src, TrnCursor *dst,
 
     if (sdev && ddev) {
         memmove(s->mem_ptr + dst->addr, s->mem_ptr + src->addr, n);
+        memory_region_set_dirty(&s->mem, dst->addr, n);
         return NRN_ERR_NONE;
     }
     if (sdev) {
         return trn_host_rw(s, dst->addr, s->mem_ptr + src->addr, n, true);
     }
     if (ddev) {
-        return trn_host_rw(s, src->addr, s->mem_ptr + dst->addr, n, false);
+        /* Written without the memory API: tell migration. */
+        err = trn_host_rw(s, src->addr, s->mem_ptr + dst->addr, n, false);
+        memory_region_set_dirty(&s->mem, dst->addr, n);
+        return err;
     }
     err = trn_host_rw(s, src->addr, bounce, n, false);
     return err ? err : trn_host_rw(s, dst->addr, bounce, n, true);
@@ -215,11 +243,11 @@ uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d)
     if (!len) {
         return NRN_ERR_NONE;
     }
-    err = trn_cursor_init(&src, s, d->src_space, le64_to_cpu(d->src_addr),
+    err = trn_cursor_init(&src, q, d->src_space, le64_to_cpu(d->src_addr),
                           le32_to_cpu(d->src_nseg), le64_to_cpu(d->src_off),
                           len, false);
     if (!err) {
-        err = trn_cursor_init(&dst, s, d->dst_space,
+        err = trn_cursor_init(&dst, q, d->dst_space,
                               le64_to_cpu(d->dst_addr),
                               le32_to_cpu(d->dst_nseg),
                               le64_to_cpu(d->dst_off), len, true);

@@ -163,6 +163,20 @@ static bool trn_check_params(TrnState *s, Error **errp)
     return true;
 }
 
+/*
+ * The card's engines stop while the VM is stopped (and so before migration
+ * saves RAM and the device state): a running descriptor parks at its next
+ * check, within the bound of a reset, and resumes where it was.
+ */
+static void trn_vm_state_change(void *opaque, bool running, RunState state)
+{
+    TrnState *s = opaque;
+
+    for (unsigned i = 0; i < s->nqueues; i++) {
+        trn_queue_pause(&s->queues[i], !running);
+    }
+}
+
 static void trn_realize(PCIDevice *pdev, Error **errp)
 {
     TrnState *s = TRAINIUM(pdev);
@@ -173,7 +187,8 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
     }
     s->nqueues = s->dma_queues + s->cores;
 
-    pci_config_set_interrupt_pin(pdev->config, 1);
+    /* Interrupts are MSI-X only: no INTx pin is advertised. */
+    pci_config_set_interrupt_pin(pdev->config, 0);
     if (pcie_endpoint_cap_init(pdev, 0) < 0) {
         error_setg(errp, "cannot add the PCI Express capability");
         return;
@@ -204,13 +219,21 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
     s->dma_as = pci_get_address_space(pdev);
     for (i = 0; i < s->nqueues; i++) {
         trn_queue_init(s, &s->queues[i], i, i >= s->dma_queues);
+        /* A card realized while the VM is stopped starts paused. */
+        trn_queue_pause(&s->queues[i], !runstate_is_running());
     }
+    s->vmse = qemu_add_vm_change_state_handler(trn_vm_state_change, s);
 }
 
 static void trn_exit(PCIDevice *pdev)
 {
     TrnState *s = TRAINIUM(pdev);
     unsigned i;
+
+    if (s->vmse) {
+        qemu_del_vm_change_state_handler(s->vmse);
+        s->vmse = NULL;
+    }
 
     for (i = 0; i < s->nqueues; i++) {
         trn_queue_fini(&s->queues[i]);
@@ -234,9 +257,11 @@ static void trn_reset_hold(Object *obj, ResetType type)
 
 /*
  * Migration: registers and the rings' positions move; device memory is RAM
- * and moves with the guest's. Workers are paused so that no descriptor is
- * half done when the state is saved; a queue held by NRN_FAULT_HANG cannot
- * be paused, so a card with a hung queue refuses to migrate.
+ * and moves with the guest's (the engines mark what they write dirty). The
+ * queues are paused since the VM stopped (trn_vm_state_change()), so the
+ * state saved is between two checks of a descriptor; one that was running
+ * is not complete (HEAD stays on it) and runs again from its start at the
+ * destination. A queue held by NRN_FAULT_HANG refuses migration.
  */
 static int trn_pre_save(void *opaque)
 {
@@ -262,24 +287,46 @@ static int trn_post_save(void *opaque)
     unsigned i;
 
     for (i = 0; i < s->nqueues; i++) {
-        trn_queue_pause(&s->queues[i], false);
+        trn_queue_pause(&s->queues[i], !runstate_is_running());
     }
     return 0;
 }
 
+/*
+ * Every value of the stream that sizes or indexes something is checked
+ * against the device's own configuration: a stream is guest-influenced
+ * input (and may come from another build).
+ */
 static int trn_queue_post_load(void *opaque, int version_id)
 {
     TrnQueue *q = opaque;
+    uint32_t n = q->ring_size_latched;
 
-    if (q->ring_size_latched > NRN_RING_MAX ||
-        (q->ring_size_latched && !is_power_of_2(q->ring_size_latched)) ||
-        (q->ring_size_latched && (q->head >= q->ring_size_latched ||
-                                  q->tail >= q->ring_size_latched))) {
+    if (n > NRN_RING_MAX || (n && !is_power_of_2(n)) ||
+        (n && (q->head >= n || q->tail >= n)) ||
+        ((q->ctrl & NRN_QCTRL_ENABLE) && n < 2) ||
+        (q->ring_base_latched & (NRN_RING_ALIGN - 1)) ||
+        (q->ctrl & ~NRN_QCTRL_ENABLE) ||
+        (q->fault & ~(NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK)) ||
+        (!q->s->fault_injection && q->fault)) {
+        error_report("trainium: queue %u: invalid migration state", q->idx);
         return -EINVAL;
     }
     qemu_mutex_lock(&q->lock);
     qemu_cond_broadcast(&q->kick);
     qemu_mutex_unlock(&q->lock);
+    return 0;
+}
+
+static int trn_post_load(void *opaque, int version_id)
+{
+    TrnState *s = opaque;
+
+    if (s->err_queue >= s->nqueues) {
+        error_report("trainium: invalid migration state: error queue %u",
+                     s->err_queue);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -312,6 +359,7 @@ static const VMStateDescription trn_vmstate = {
     .minimum_version_id = 1,
     .pre_save = trn_pre_save,
     .post_save = trn_post_save,
+    .post_load = trn_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, TrnState),
         VMSTATE_MSIX(parent_obj, TrnState),
@@ -320,7 +368,9 @@ static const VMStateDescription trn_vmstate = {
         VMSTATE_UINT32(int_mask, TrnState),
         VMSTATE_UINT32(err_queue, TrnState),
         VMSTATE_UINT32(err_code, TrnState),
-        VMSTATE_UINT32(nqueues, TrnState),
+        /* Sizes the array below: must be this card's own (-EINVAL). */
+        VMSTATE_UINT32_EQUAL(nqueues, TrnState,
+                             "cores and dma-queues must match the source's"),
         VMSTATE_STRUCT_VARRAY_UINT32(queues, TrnState, nqueues, 1,
                                      trn_queue_vmstate, TrnQueue),
         VMSTATE_END_OF_LIST()
@@ -356,22 +406,17 @@ static void trn_class_init(ObjectClass *oc, void *data)
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 
-static InterfaceInfo trn_interfaces[] = {
-    { INTERFACE_PCIE_DEVICE },
-    { },
+static const TypeInfo trn_types[] = {
+    {
+        .name = TYPE_TRAINIUM,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(TrnState),
+        .class_init = trn_class_init,
+        .interfaces = (InterfaceInfo[]) {
+            { INTERFACE_PCIE_DEVICE },
+            { },
+        },
+    },
 };
 
-static const TypeInfo trn_info = {
-    .name = TYPE_TRAINIUM,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(TrnState),
-    .class_init = trn_class_init,
-    .interfaces = trn_interfaces,
-};
-
-static void trn_register_types(void)
-{
-    type_register_static(&trn_info);
-}
-
-type_init(trn_register_types)
+DEFINE_TYPES(trn_types)

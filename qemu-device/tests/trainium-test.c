@@ -23,6 +23,8 @@ static void test_identity(void)
                     NRN_PCI_REVISION);
     g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_EXP, 0));
     g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_MSIX, 0));
+    /* MSI-X only: no INTx pin is advertised. */
+    g_assert_cmpuint(qpci_config_readb(t->dev, PCI_INTERRUPT_PIN), ==, 0);
 
     g_assert_cmphex(rd(t, NRN_REG_ID), ==, NRN_ID_MAGIC);
     g_assert_cmphex(rd(t, NRN_REG_VERSION), ==, NRN_MODEL_VERSION);
@@ -243,6 +245,15 @@ static void test_dma_errors(void)
         { "host address is MMIO (the card's own registers)",
           copy_desc(NRN_SPACE_HOST, t->regs.addr, 0, NRN_SPACE_DEV, 0, 0, 16),
           0, NRN_ERR_HOST_DMA },
+        { "host source is the card's own BAR2 (RAM, refused)",
+          copy_desc(NRN_SPACE_HOST, t->mem.addr, 0x1000, NRN_SPACE_DEV, 0, 0,
+                    16), 0, NRN_ERR_HOST_DMA },
+        { "host destination is the card's own BAR2",
+          copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, t->mem.addr, 0, 16),
+          0, NRN_ERR_HOST_DMA },
+        { "host range running into BAR2",
+          copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, t->mem.addr - 8, 0,
+                    16), 0, NRN_ERR_HOST_DMA },
         { "bad space", copy_desc(7, host, 0, NRN_SPACE_DEV, 0, 0, 16), 0,
           NRN_ERR_BAD_DESC },
         { "SGL with a zero-length segment",
@@ -276,6 +287,31 @@ static void test_dma_errors(void)
     d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 4096);
     g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
     g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_HALTED, ==, 0);
+    trn_stop(t);
+}
+
+/*
+ * With bus mastering off the card reaches no host memory: the ring cannot
+ * be read, so the queue halts with RING (docs/hardware.md, "Bus mastering").
+ */
+static void test_bus_master_off(void)
+{
+    Trn *t = trn_start("mem-size=16M");
+    uint64_t host = guest_alloc(&t->alloc, 64);
+    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+                                       0, 0, 64);
+    uint16_t cmd;
+
+    ring_setup(t);
+    cmd = qpci_config_readw(t->dev, PCI_COMMAND);
+    qpci_config_writew(t->dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+    post_q(t, 0, &d);
+    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 0, NRN_QREG_ERROR), ==, NRN_ERR_RING);
+    qpci_config_writew(t->dev, PCI_COMMAND, cmd);
+    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    ring_setup(t);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
     trn_stop(t);
 }
 
@@ -547,6 +583,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/dma/roundtrip", test_dma_roundtrip);
     qtest_add_func("/trainium/dma/sgl", test_dma_sgl);
     qtest_add_func("/trainium/dma/errors", test_dma_errors);
+    qtest_add_func("/trainium/dma/bus-master-off", test_bus_master_off);
     qtest_add_func("/trainium/queue/ring-errors", test_ring_errors);
     qtest_add_func("/trainium/queue/fault-injection", test_fault_injection);
     qtest_add_func("/trainium/queue/doorbell-and-irq-at",
