@@ -43,7 +43,11 @@ static const struct drm_gem_object_funcs neuron_host_bo_funcs = {
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
-/* drm_driver.gem_create_object: shmem objects are allocated as neuron_bo. */
+/*
+ * drm_driver.gem_create_object: shmem objects are allocated as neuron_bo.
+ * Not counted yet: the shmem helper frees the object without .free if it
+ * fails later (no mmap offset left, say); neuron_host_bo_create() counts.
+ */
 struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 						size_t size)
 {
@@ -53,7 +57,6 @@ struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_HOST;
 	mutex_init(&bo->sgl_lock);
-	atomic64_inc(&to_neuron_device(drm)->stats.bos);
 	bo->base.map_wc = false;
 	bo->base.base.funcs = &neuron_host_bo_funcs;
 	return &bo->base.base;
@@ -100,6 +103,18 @@ int neuron_bo_prepare_dma(struct neuron_bo *bo)
 out:
 	mutex_unlock(&bo->sgl_lock);
 	return ret;
+}
+
+static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
+						    u64 size)
+{
+	struct drm_gem_shmem_object *shmem = drm_gem_shmem_create(&ndev->drm, size);
+
+	if (IS_ERR(shmem))
+		return ERR_CAST(shmem);
+	/* Complete: from here on, .free uncounts it. */
+	atomic64_inc(&ndev->stats.bos);
+	return &shmem->base;
 }
 
 /* ---- Device placement (drm_mm over device memory) ---- */
@@ -183,7 +198,6 @@ int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 {
 	struct neuron_device *ndev = to_neuron_device(drm);
 	struct drm_neuron_bo_create *args = data;
-	struct drm_gem_shmem_object *shmem;
 	struct drm_gem_object *obj;
 	struct neuron_bo *bo;
 	u64 size;
@@ -205,10 +219,9 @@ int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 		obj = &bo->base.base;
 		break;
 	case DRM_NEURON_BO_HOST:
-		shmem = drm_gem_shmem_create(drm, size);
-		if (IS_ERR(shmem))
-			return PTR_ERR(shmem);
-		obj = &shmem->base;
+		obj = neuron_host_bo_create(ndev, size);
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
 		break;
 	default:
 		return -EINVAL;
