@@ -44,9 +44,11 @@ static int neuron_counters_show(struct seq_file *m, void *unused)
 	struct neuron_device *ndev = m->private;
 	struct neuron_counters *st = &ndev->stats;
 
-	seq_printf(m, "bos %lld\njobs %lld\nsubmitted %lld\ncompleted %lld\n"
-		   "errors %lld\nqueue_resets %lld\ndevice_resets %lld\n",
-		   atomic64_read(&st->bos), atomic64_read(&st->jobs),
+	seq_printf(m, "bos %lld\npinned %lld\njobs %lld\nsubmitted %lld\n"
+		   "completed %lld\nerrors %lld\nqueue_resets %lld\n"
+		   "device_resets %lld\n",
+		   atomic64_read(&st->bos), atomic64_read(&st->pinned),
+		   atomic64_read(&st->jobs),
 		   atomic64_read(&st->submitted), atomic64_read(&st->completed),
 		   atomic64_read(&st->errors), atomic64_read(&st->queue_resets),
 		   atomic64_read(&st->device_resets));

@@ -4,6 +4,7 @@
  * driver and its ioctl table, contexts, and device parameters.
  */
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <drm/drm_accel.h>
@@ -59,6 +60,12 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		break;
 	case DRM_NEURON_PARAM_ISA_VERSION:
 		args->value = neuron_rd(ndev, NRN_REG_ISA_VERSION);
+		break;
+	case DRM_NEURON_PARAM_MAX_HOST_BO:
+		args->value = neuron_max_host_bo();
+		break;
+	case DRM_NEURON_PARAM_MAX_PINNED:
+		args->value = neuron_max_pinned();
 		break;
 	default:
 		return -EINVAL;
@@ -207,6 +214,8 @@ static int neuron_pci_init(struct neuron_device *ndev)
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
+	/* The device's scatter-gather entries take any length. */
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 	ndev->regs = pcim_iomap_region(pdev, NRN_BAR_REGS, DRIVER_NAME);
 	if (IS_ERR(ndev->regs))
 		return PTR_ERR(ndev->regs);

@@ -42,6 +42,8 @@ struct neuron_counters {
 	atomic64_t errors;
 	atomic64_t queue_resets;
 	atomic64_t device_resets;
+	/** @pinned: bytes of host memory pinned by jobs alive */
+	atomic64_t pinned;
 };
 
 /* Engine classes, as fdinfo names them (drm-engine-<name>). */
@@ -67,6 +69,11 @@ struct neuron_file_stats {
 	 * zero, so a context's jobs keep their order
 	 */
 	atomic_t queued[NRN_MAX_QUEUES];
+	/**
+	 * @pinned: bytes of host memory this file's jobs in flight have
+	 * pinned, at most neuron_max_pinned()
+	 */
+	atomic64_t pinned;
 };
 
 void neuron_file_stats_put(struct neuron_file_stats *stats);

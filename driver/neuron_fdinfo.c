@@ -3,6 +3,7 @@
  * DRM fdinfo usage statistics (Documentation/gpu/drm-usage-stats.rst):
  * engine busy time per class and memory per placement, for this file.
  */
+#include <linux/fs.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -29,14 +30,16 @@ void neuron_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, id) {
-		struct drm_memory_stats *m = &mem[to_neuron_bo(obj)->placement ==
-						  DRM_NEURON_BO_HOST];
+		bool host = to_neuron_bo(obj)->placement == DRM_NEURON_BO_HOST;
+		struct drm_memory_stats *m = &mem[host];
 
 		if (obj->handle_count > 1)
 			m->shared += obj->size;
 		else
 			m->private += obj->size;
-		m->resident += obj->size;
+		/* A host buffer's pages exist once touched. */
+		m->resident += host ? (u64)READ_ONCE(obj->filp->f_mapping->nrpages) << PAGE_SHIFT :
+				      obj->size;
 	}
 	spin_unlock(&file->table_lock);
 	for (i = 0; i < 2; i++) {

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Buffer objects: device memory (drm_mm over BAR2) and host memory (GEM
- * shmem, pinned and DMA-mapped on first use by a job).
+ * shmem: pages allocated when touched, and only the ranges a job names
+ * pinned and DMA-mapped, for as long as the job lives).
  */
 #include <linux/dma-mapping.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
-#include <linux/overflow.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/sizes.h>
+#include <linux/swap.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/neuron_accel.h>
@@ -14,21 +19,81 @@
 #include "neuron_drv.h"
 #include "neuron_gem.h"
 
-/* Largest buffer of either placement; keeps size arithmetic far from overflow. */
+/*
+ * Largest buffer of either placement; keeps size arithmetic far from
+ * overflow. Host buffers are bounded further by what the system can back.
+ */
 #define NEURON_MAX_BO_SIZE	(SZ_1G * 1024ULL)
+
+static unsigned int max_host_bo_mb;
+module_param(max_host_bo_mb, uint, 0644);
+MODULE_PARM_DESC(max_host_bo_mb, "Largest host buffer, MiB (0: the system's RAM)");
+
+static unsigned int max_pinned_mb;
+module_param(max_pinned_mb, uint, 0644);
+MODULE_PARM_DESC(max_pinned_mb,
+		 "Host memory the jobs in flight of one context may pin, MiB (0: half the RAM)");
+
+static u64 neuron_ram_bytes(void)
+{
+	return (u64)totalram_pages() << PAGE_SHIFT;
+}
+
+/**
+ * neuron_max_host_bo() - the largest host buffer BO_CREATE accepts
+ *
+ * Return: bytes, a multiple of the page size: max_host_bo_mb if set, else
+ * the system's RAM, and never more than 1 TiB.
+ */
+u64 neuron_max_host_bo(void)
+{
+	u64 mb = READ_ONCE(max_host_bo_mb);
+
+	return min(mb ? mb << 20 : neuron_ram_bytes(), NEURON_MAX_BO_SIZE);
+}
+
+/**
+ * neuron_max_pinned() - host memory one context's jobs in flight may pin
+ *
+ * Return: bytes: max_pinned_mb if set, else half the system's RAM.
+ */
+u64 neuron_max_pinned(void)
+{
+	u64 mb = READ_ONCE(max_pinned_mb);
+
+	return mb ? mb << 20 : neuron_ram_bytes() / 2;
+}
 
 /* ---- Host placement (GEM shmem) ---- */
 
 static void neuron_host_bo_free(struct drm_gem_object *obj)
 {
-	struct neuron_bo *bo = to_neuron_bo(obj);
-
-	if (bo->sgl)
-		dma_free_coherent(obj->dev->dev, bo->nseg * sizeof(*bo->sgl),
-				  bo->sgl, bo->sgl_dma);
-	mutex_destroy(&bo->sgl_lock);
 	atomic64_dec(&to_neuron_device(obj->dev)->stats.bos);
-	drm_gem_shmem_free(&bo->base);
+	drm_gem_shmem_free(&to_neuron_bo(obj)->base);
+}
+
+/*
+ * Map the buffer's shmem file itself: its pages are allocated on fault,
+ * charged to the faulting process's memory cgroup and stay swappable, where
+ * the shmem helper's mmap would pin every page of the buffer first. The
+ * mapping holds the file, not the object: drop the reference
+ * drm_gem_mmap_obj() took for it (as the helper does for imported buffers).
+ */
+static int neuron_host_bo_mmap(struct drm_gem_object *obj,
+			       struct vm_area_struct *vma)
+{
+	int ret;
+
+	/* From the fake offset of the device file to the page in the buffer. */
+	vma->vm_pgoff -= drm_vma_node_start(&obj->vma_node);
+	vma_set_file(vma, obj->filp);
+	vm_flags_set(vma, VM_DONTEXPAND);
+	ret = call_mmap(obj->filp, vma);
+	if (ret)
+		return ret;
+	vma->vm_private_data = NULL;
+	drm_gem_object_put(obj);
+	return 0;
 }
 
 static const struct drm_gem_object_funcs neuron_host_bo_funcs = {
@@ -39,8 +104,7 @@ static const struct drm_gem_object_funcs neuron_host_bo_funcs = {
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
 	.vmap = drm_gem_shmem_object_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
-	.mmap = drm_gem_shmem_object_mmap,
-	.vm_ops = &drm_gem_shmem_vm_ops,
+	.mmap = neuron_host_bo_mmap,
 };
 
 /*
@@ -56,53 +120,9 @@ struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_HOST;
-	mutex_init(&bo->sgl_lock);
 	bo->base.map_wc = false;
 	bo->base.base.funcs = &neuron_host_bo_funcs;
 	return &bo->base.base;
-}
-
-/**
- * neuron_bo_prepare_dma() - make a host buffer reachable by the device
- * @bo: host buffer object
- *
- * Pins and DMA-maps the pages (kept until the object is freed) and builds
- * the segment list the DMA engine walks. Idempotent.
- *
- * Return: 0 or a negative errno.
- */
-int neuron_bo_prepare_dma(struct neuron_bo *bo)
-{
-	struct device *dev = bo->base.base.dev->dev;
-	struct scatterlist *sg;
-	struct sg_table *sgt;
-	u32 i, n = 0;
-	int ret = 0;
-
-	mutex_lock(&bo->sgl_lock);
-	if (bo->sgl)
-		goto out;
-	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
-	if (IS_ERR(sgt)) {
-		ret = PTR_ERR(sgt);
-		goto out;
-	}
-	for_each_sgtable_dma_sg(sgt, sg, i)
-		n++;
-	bo->sgl = dma_alloc_coherent(dev, n * sizeof(*bo->sgl), &bo->sgl_dma,
-				     GFP_KERNEL);
-	if (!bo->sgl) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		bo->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
-		bo->sgl[i].len = cpu_to_le64(sg_dma_len(sg));
-	}
-	bo->nseg = n;
-out:
-	mutex_unlock(&bo->sgl_lock);
-	return ret;
 }
 
 static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
@@ -117,6 +137,131 @@ static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
 	return &shmem->base;
 }
 
+static void neuron_pages_put(struct page **pages, u32 n, bool dirty)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (dirty)
+			set_page_dirty_lock(pages[i]);
+		mark_page_accessed(pages[i]);
+		put_page(pages[i]);
+	}
+}
+
+/**
+ * neuron_bo_pin() - pin and DMA-map a range of a host buffer for a job
+ * @bo: host buffer object
+ * @offset: first byte of the range
+ * @size: bytes, > 0, the range within @bo (checked by the caller)
+ * @dir: DMA_TO_DEVICE if the device only reads it, else DMA_FROM_DEVICE
+ * @pin: filled in; released with neuron_bo_unpin()
+ *
+ * Takes a reference on each page the range spans, allocating the pages not
+ * yet there (charged to the caller's memory cgroup, as a fault would be),
+ * so that they stay put while the device works on them; the rest of the
+ * buffer is left alone. A fatal signal stops the walk over a large range.
+ *
+ * Return: 0, -ENOMEM, -EINTR, -E2BIG (more segments than the device's
+ * lists hold), or another negative errno from shmem or the DMA API.
+ */
+int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
+		  enum dma_data_direction dir, struct neuron_pin *pin)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct address_space *mapping = obj->filp->f_mapping;
+	struct device *dev = obj->dev->dev;
+	pgoff_t first = offset >> PAGE_SHIFT;
+	struct scatterlist *sg;
+	u32 i, n = 0;
+	int ret;
+
+	pin->npages = ((offset + size - 1) >> PAGE_SHIFT) - first + 1;
+	pin->offset = offset & ~PAGE_MASK;
+	pin->dir = dir;
+	pin->sgl = NULL;
+	pin->pages = kvmalloc_array(pin->npages, sizeof(*pin->pages),
+				    GFP_KERNEL_ACCOUNT);
+	if (!pin->pages)
+		return -ENOMEM;
+	for (n = 0; n < pin->npages; n++) {
+		struct page *page;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_put;
+		}
+		page = shmem_read_mapping_page(mapping, first + n);
+		if (IS_ERR(page)) {
+			ret = PTR_ERR(page);
+			goto err_put;
+		}
+		pin->pages[n] = page;
+		cond_resched();
+	}
+
+	ret = sg_alloc_table_from_pages_segment(&pin->sgt, pin->pages, n, 0,
+						(unsigned long)n << PAGE_SHIFT,
+						dma_get_max_seg_size(dev),
+						GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_put;
+	ret = dma_map_sgtable(dev, &pin->sgt, dir, 0);
+	if (ret)
+		goto err_free_sgt;
+
+	pin->nseg = pin->sgt.nents;
+	if (pin->nseg == 1) {
+		pin->addr = sg_dma_address(pin->sgt.sgl);
+		return 0;
+	}
+	if (pin->nseg > NRN_SGL_MAX_SEGS) {
+		ret = -E2BIG;
+		goto err_unmap;
+	}
+	pin->sgl = dma_alloc_coherent(dev, pin->nseg * sizeof(*pin->sgl),
+				      &pin->addr, GFP_KERNEL | __GFP_NOWARN);
+	if (!pin->sgl) {
+		ret = -ENOMEM;
+		goto err_unmap;
+	}
+	for_each_sgtable_dma_sg(&pin->sgt, sg, i) {
+		pin->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
+		pin->sgl[i].len = cpu_to_le64(sg_dma_len(sg));
+	}
+	return 0;
+
+err_unmap:
+	dma_unmap_sgtable(dev, &pin->sgt, dir, 0);
+err_free_sgt:
+	sg_free_table(&pin->sgt);
+err_put:
+	neuron_pages_put(pin->pages, n, false);
+	kvfree(pin->pages);
+	pin->pages = NULL;
+	return ret;
+}
+
+/**
+ * neuron_bo_unpin() - release what neuron_bo_pin() took
+ * @dev: the device the range was mapped for
+ * @pin: a pinned range, the device done with it
+ *
+ * Pages the device may have written are marked dirty, so that reclaim
+ * writes them to swap instead of dropping them.
+ */
+void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin)
+{
+	if (pin->sgl)
+		dma_free_coherent(dev, pin->nseg * sizeof(*pin->sgl), pin->sgl,
+				  pin->addr);
+	dma_unmap_sgtable(dev, &pin->sgt, pin->dir, 0);
+	sg_free_table(&pin->sgt);
+	neuron_pages_put(pin->pages, pin->npages, pin->dir != DMA_TO_DEVICE);
+	kvfree(pin->pages);
+	pin->pages = NULL;
+}
+
 /* ---- Device placement (drm_mm over device memory) ---- */
 
 static void neuron_dev_bo_free(struct drm_gem_object *obj)
@@ -129,7 +274,6 @@ static void neuron_dev_bo_free(struct drm_gem_object *obj)
 	drm_mm_remove_node(&bo->node);
 	mutex_unlock(&ndev->mm_lock);
 	drm_gem_object_release(obj);
-	mutex_destroy(&bo->sgl_lock);
 	kfree(bo);
 	atomic64_dec(&ndev->stats.bos);
 }
@@ -174,7 +318,6 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_DEVICE;
-	mutex_init(&bo->sgl_lock);
 	bo->base.base.funcs = &neuron_dev_bo_funcs;
 
 	mutex_lock(&ndev->mm_lock);
@@ -184,7 +327,6 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
 		ndev->mem_used += size;
 	mutex_unlock(&ndev->mm_lock);
 	if (ret) {
-		mutex_destroy(&bo->sgl_lock);
 		kfree(bo);
 		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
 	}
@@ -193,6 +335,13 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
 	return bo;
 }
 
+/*
+ * BO_CREATE. @handle is output only: a nonzero value on input is refused
+ * (-EINVAL), so that the field stays free for a later extension. Limits:
+ * a device buffer at most the card's memory (else -ENOMEM, as when the
+ * memory is full), a host buffer at most neuron_max_host_bo() (else
+ * -E2BIG).
+ */
 int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
@@ -200,26 +349,25 @@ int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 	struct drm_neuron_bo_create *args = data;
 	struct drm_gem_object *obj;
 	struct neuron_bo *bo;
-	u64 size;
 	int ret;
 
-	if (args->flags || args->pad || args->handle)
+	if (args->flags || args->pad || args->handle || !args->size)
 		return -EINVAL;
-	if (!args->size || args->size > NEURON_MAX_BO_SIZE)
-		return -EINVAL;
-	size = PAGE_ALIGN(args->size);
 
 	switch (args->placement) {
 	case DRM_NEURON_BO_DEVICE:
-		if (size > ndev->mem_size)
+		if (args->size > ndev->mem_size)
 			return -ENOMEM;
-		bo = neuron_dev_bo_create(ndev, size);
+		bo = neuron_dev_bo_create(ndev, PAGE_ALIGN(args->size));
 		if (IS_ERR(bo))
 			return PTR_ERR(bo);
 		obj = &bo->base.base;
 		break;
 	case DRM_NEURON_BO_HOST:
-		obj = neuron_host_bo_create(ndev, size);
+		/* A multiple of the page size: no rounding past it. */
+		if (args->size > neuron_max_host_bo())
+			return -E2BIG;
+		obj = neuron_host_bo_create(ndev, PAGE_ALIGN(args->size));
 		if (IS_ERR(obj))
 			return PTR_ERR(obj);
 		break;

@@ -2,8 +2,12 @@
 #ifndef __NEURON_GEM_H__
 #define __NEURON_GEM_H__
 
+#include <linux/dma-direction.h>
+#include <linux/scatterlist.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
+
+#include "neuron_hw.h"
 
 struct drm_device;
 struct drm_file;
@@ -14,7 +18,10 @@ struct neuron_device;
  *
  * Host buffers are GEM shmem objects; device buffers are private GEM objects
  * backed by a range of device memory. Both embed the same structure so that
- * a handle resolves to one type.
+ * a handle resolves to one type. A host buffer's pages are ordinary shmem
+ * pages: allocated when first touched (a CPU fault or a job), charged then
+ * to the toucher's memory cgroup, swappable, and pinned only while a job
+ * that names them is in flight (struct neuron_pin).
  */
 struct neuron_bo {
 	struct drm_gem_shmem_object base;
@@ -22,13 +29,28 @@ struct neuron_bo {
 	u32 placement;
 	/** @node: device placement: the range of device memory */
 	struct drm_mm_node node;
+};
 
-	/** @sgl_lock: protects the host placement's DMA list below */
-	struct mutex sgl_lock;
-	/** @sgl: host placement: segment list the device walks, or NULL */
+/**
+ * struct neuron_pin - pages of a host buffer range, pinned for one job
+ *
+ * The device reaches the range either directly (one DMA segment: @sgl is
+ * NULL, @addr is its bus address) or through a scatter-gather list of
+ * @nseg entries at @addr. The range starts @offset bytes into its first
+ * page.
+ */
+struct neuron_pin {
+	/** @pages: the pinned pages (a reference each), @npages of them */
+	struct page **pages;
+	u32 npages;
+	/** @dir: DMA direction: the device reads (TO_DEVICE) or writes them */
+	enum dma_data_direction dir;
+	struct sg_table sgt;
+	/** @sgl: the device's list of @sgt's DMA segments, or NULL */
 	struct nrn_sg_entry *sgl;
-	dma_addr_t sgl_dma;
 	u32 nseg;
+	dma_addr_t addr;
+	u32 offset;
 };
 
 static inline struct neuron_bo *to_neuron_bo(struct drm_gem_object *obj)
@@ -38,7 +60,11 @@ static inline struct neuron_bo *to_neuron_bo(struct drm_gem_object *obj)
 
 struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 						size_t size);
-int neuron_bo_prepare_dma(struct neuron_bo *bo);
+u64 neuron_max_host_bo(void);
+u64 neuron_max_pinned(void);
+int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
+		  enum dma_data_direction dir, struct neuron_pin *pin);
+void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin);
 
 int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 			   struct drm_file *file);

@@ -44,6 +44,8 @@ struct neuron_job_small {
 	struct dma_fence *in_fences[NEURON_JOB_SMALL_SYNCS];
 	/* One buffer is the kernel's, the others have table slots. */
 	struct nrn_slot table[NEURON_JOB_SMALL_BOS - 1];
+	/* A copy's two operands. */
+	struct neuron_pin pins[2];
 };
 
 static struct kmem_cache *neuron_job_cache;
@@ -56,6 +58,7 @@ static void neuron_job_ctor(void *p)
 	s->job.bos = s->bos;
 	s->job.in_fences = s->in_fences;
 	s->job.table = s->table;
+	s->job.pins = s->pins;
 	s->job.small = true;
 }
 
@@ -93,22 +96,29 @@ static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 		if (!job)
 			return NULL;
 	} else {
+		size_t npins = dma ? 2 * args->copy_count : 0;
+
 		/* Bounded by neuron_submit_checks(): no overflow. */
 		size += ndesc * sizeof(union nrn_desc) + nbos * sizeof(void *) +
 			args->in_sync_count * sizeof(void *) +
-			args->bo_count * sizeof(struct nrn_slot);
-		job = kvmalloc(size, GFP_KERNEL);
+			args->bo_count * sizeof(struct nrn_slot) +
+			npins * sizeof(struct neuron_pin);
+		job = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!job)
 			return NULL;
 		job->descs = (union nrn_desc *)(job + 1);
 		job->bos = (struct drm_gem_object **)(job->descs + ndesc);
 		job->in_fences = (struct dma_fence **)(job->bos + nbos);
 		job->table = (struct nrn_slot *)(job->in_fences + args->in_sync_count);
+		job->pins = (struct neuron_pin *)(job->table + args->bo_count);
 		job->small = false;
 	}
 	/* The scheduler's part is cleared by neuron_job_push_sched(). */
 	job->queue = NULL;
 	job->bo_count = 0;
+	job->npins = 0;
+	job->pinned = 0;
+	job->budget = 0;
 	job->ndesc = 0;
 	job->nslots = 0;
 	job->in_fence_count = 0;
@@ -123,20 +133,43 @@ static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 
 static void neuron_job_free(struct neuron_job *job)
 {
+	struct neuron_device *ndev = job->queue->ndev;
 	u32 i;
 
+	for (i = 0; i < job->npins; i++)
+		neuron_bo_unpin(ndev->drm.dev, &job->pins[i]);
+	neuron_job_unbudget(job);
+	if (job->pinned)
+		atomic64_sub(job->pinned, &ndev->stats.pinned);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	for (i = 0; i < job->in_fence_count; i++)
 		dma_fence_put(job->in_fences[i]);
 	if (job->stats)
 		neuron_file_stats_put(job->stats);
-	atomic64_dec(&job->queue->ndev->stats.jobs);
 	dma_fence_put(job->hw_fence);
+	atomic64_dec(&ndev->stats.jobs);
 	if (job->small)
 		kmem_cache_free(neuron_job_cache, job);
 	else
 		kvfree(job);
+}
+
+/**
+ * neuron_job_unbudget() - give a job's pinned memory back to its context
+ * @job: a job that completed (or is being freed)
+ *
+ * The budget counts jobs in flight: a job's share is returned when it
+ * completes, so that a context that waited for its jobs may pin again at
+ * once; the pages themselves are unpinned when the job is freed, shortly
+ * after. Any context, its queue's lock may be held.
+ */
+void neuron_job_unbudget(struct neuron_job *job)
+{
+	if (job->budget) {
+		atomic64_sub(job->budget, &job->stats->pinned);
+		job->budget = 0;
+	}
 }
 
 static u32 neuron_wait_device_error(struct dma_fence *fence);
@@ -228,14 +261,52 @@ const struct drm_sched_backend_ops neuron_sched_ops = {
 };
 
 /*
+ * Pin the pages of (@bo, @offset, @size) for @job, within the context's
+ * budget of pinned memory: -E2BIG if the job alone pins more than it,
+ * -ENOMEM if the context's jobs in flight (not completed) already hold too
+ * much of it.
+ */
+static int neuron_job_pin(struct neuron_job *job, struct neuron_bo *bo,
+			  u64 offset, u64 size, bool write,
+			  struct neuron_pin **pinp)
+{
+	u64 limit = neuron_max_pinned(), bytes;
+	struct neuron_pin *pin = &job->pins[job->npins];
+	int ret;
+
+	bytes = ((((offset + size - 1) >> PAGE_SHIFT) - (offset >> PAGE_SHIFT)) + 1)
+		<< PAGE_SHIFT;
+	if (job->pinned + bytes > limit)
+		return -E2BIG;
+	if (atomic64_add_return(bytes, &job->stats->pinned) > limit) {
+		atomic64_sub(bytes, &job->stats->pinned);
+		return -ENOMEM;
+	}
+	/* Counted from now on: retiring or freeing the job uncounts it. */
+	job->budget += bytes;
+	job->pinned += bytes;
+	atomic64_add(bytes, &job->queue->ndev->stats.pinned);
+	ret = neuron_bo_pin(bo, offset, size,
+			    write ? DMA_FROM_DEVICE : DMA_TO_DEVICE, pin);
+	if (ret)
+		return ret;
+	job->npins++;
+	*pinp = pin;
+	return 0;
+}
+
+/*
  * Resolve (handle, offset, size) to a descriptor operand. The object is
- * kept in job->bos, so it lives as long as the job.
+ * kept in job->bos, so it lives as long as the job; of a host buffer, only
+ * the pages of the range are pinned, for as long as the job lives.
  */
 static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
-			      u32 handle, u64 offset, u64 size, u8 *space,
-			      __le64 *addr, __le32 *nseg, __le64 *off)
+			      u32 handle, u64 offset, u64 size, bool write,
+			      u8 *space, __le64 *addr, __le32 *nseg,
+			      __le64 *off)
 {
 	struct drm_gem_object *obj;
+	struct neuron_pin *pin;
 	struct neuron_bo *bo;
 	u64 end;
 	int ret;
@@ -252,15 +323,16 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 		*space = NRN_SPACE_DEV;
 		*addr = cpu_to_le64(bo->node.start);
 		*nseg = 0;
-	} else {
-		ret = neuron_bo_prepare_dma(bo);
-		if (ret)
-			return ret;
-		*space = NRN_SPACE_SGL;
-		*addr = cpu_to_le64(bo->sgl_dma);
-		*nseg = cpu_to_le32(bo->nseg);
+		*off = cpu_to_le64(offset);
+		return 0;
 	}
-	*off = cpu_to_le64(offset);
+	ret = neuron_job_pin(job, bo, offset, size, write, &pin);
+	if (ret)
+		return ret;
+	*space = pin->sgl ? NRN_SPACE_SGL : NRN_SPACE_HOST;
+	*addr = cpu_to_le64(pin->addr);
+	*nseg = cpu_to_le32(pin->sgl ? pin->nseg : 0);
+	*off = cpu_to_le64(pin->offset);
 	return 0;
 }
 
@@ -285,12 +357,12 @@ static int neuron_job_build_copies(struct neuron_job *job,
 		d->tag = cpu_to_le32(i);
 		d->len = cpu_to_le64(c.size);
 		ret = neuron_job_operand(job, file, c.src_handle, c.src_offset,
-					 c.size, &d->src_space, &d->src_addr,
+					 c.size, false, &d->src_space, &d->src_addr,
 					 &d->src_nseg, &d->src_off);
 		if (ret)
 			return ret;
 		ret = neuron_job_operand(job, file, c.dst_handle, c.dst_offset,
-					 c.size, &d->dst_space, &d->dst_addr,
+					 c.size, true, &d->dst_space, &d->dst_addr,
 					 &d->dst_nseg, &d->dst_off);
 		if (ret)
 			return ret;

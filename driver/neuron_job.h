@@ -11,6 +11,7 @@
 struct drm_device;
 struct drm_file;
 struct drm_gem_object;
+struct neuron_pin;
 struct neuron_queue;
 
 /**
@@ -19,7 +20,7 @@ struct neuron_queue;
  * Created by the SUBMIT ioctl, owned by drm_sched once pushed, freed by
  * free_job after its finished fence has signalled (a direct job: by the
  * device's reaper after its hardware fence has). One allocation holds it
- * and its arrays (@descs, @bos, @in_fences): a slab object of fixed shape
+ * and its arrays (@descs, @bos, @pins, @in_fences): a slab object of fixed shape
  * (@small), or sized by the submission. Not cleared when allocated:
  * neuron_job_alloc() sets every field.
  */
@@ -30,6 +31,21 @@ struct neuron_job {
 	/** @bos: buffers the descriptors reference, held until free */
 	struct drm_gem_object **bos;
 	u32 bo_count;
+
+	/**
+	 * @pins: DMA: the host buffer ranges its copies name, pinned and
+	 * mapped until the job is freed (room for two per copy)
+	 */
+	struct neuron_pin *pins;
+	u32 npins;
+	/** @pinned: bytes of @pins, counted in the device's stats.pinned */
+	u64 pinned;
+	/**
+	 * @budget: bytes of @pins still counted in the file's
+	 * stats->pinned: until the job completes, or is freed without
+	 * having run (the pages stay pinned until it is freed)
+	 */
+	u64 budget;
 
 	/** @descs: descriptors, built at submit, copied to the ring by run_job */
 	union nrn_desc *descs;
@@ -90,6 +106,7 @@ extern const struct drm_sched_backend_ops neuron_sched_ops;
 int neuron_job_cache_init(void);
 void neuron_job_cache_fini(void);
 void neuron_job_reap(struct work_struct *work);
+void neuron_job_unbudget(struct neuron_job *job);
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
 			struct drm_file *file);
 int neuron_wait_ioctl(struct drm_device *drm, void *data,

@@ -317,6 +317,7 @@ static void neuron_job_retire_locked(struct neuron_queue *q,
 		q->head_since = now;
 	}
 	atomic64_inc(&st->completed);
+	neuron_job_unbudget(job);
 	if (err) {
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * sysfs attributes of the card (on its PCI device, so under
- * /sys/class/accel/accelN/device/): memory use, engine busy time, and the
- * job, error and reset counters. neuron-top reads these.
+ * /sys/class/accel/accelN/device/): memory use, engine busy time, host
+ * memory pinned by jobs, and the buffer, job, error and reset counters.
+ * neuron-top reads these.
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -76,6 +77,13 @@ static ssize_t bos_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(bos);
 
+static ssize_t pinned_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return neuron_counter_show(buf, &neuron_from_dev(dev)->stats.pinned);
+}
+static DEVICE_ATTR_RO(pinned);
+
 static ssize_t jobs_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
@@ -124,6 +132,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_dma_busy_ns.attr,
 	&dev_attr_core_busy_ns.attr,
 	&dev_attr_bos.attr,
+	&dev_attr_pinned.attr,
 	&dev_attr_jobs.attr,
 	&dev_attr_submitted.attr,
 	&dev_attr_completed.attr,

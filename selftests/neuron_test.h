@@ -236,6 +236,56 @@ static inline long long nt_module_param(const char *name)
 	return nt_read_number(path);
 }
 
+/* Set a (writable) parameter of neuron.ko; 0 or -errno. */
+static inline int nt_set_module_param(const char *name, long long value)
+{
+	char path[128], val[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/module/neuron/parameters/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(val, sizeof(val), "%lld", value);
+	if (write(fd, val, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* A line "@key: N kB" of /proc/meminfo, in KiB; -1 if absent. */
+static inline long long nt_meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtoll(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Wait up to @ms for the card's counter @name to read @want (jobs, and the
+ * memory they pin, are freed shortly after they complete); its last value.
+ */
+static inline long long nt_counter_settle(int fd, const char *name,
+					  long long want, int ms)
+{
+	long long v = nt_counter(fd, name);
+
+	for (int i = 0; i < ms && v != want; i += 10) {
+		usleep(10000);
+		v = nt_counter(fd, name);
+	}
+	return v;
+}
+
 /* CLOCK_MONOTONIC, in milliseconds. */
 static inline double nt_now_ms(void)
 {

@@ -54,12 +54,39 @@ extern "C" {
 #define DRM_NEURON_PARAM_MEM_SIZE	6	/* device memory, bytes */
 #define DRM_NEURON_PARAM_MEM_FREE	7	/* device memory not allocated, bytes */
 #define DRM_NEURON_PARAM_ISA_VERSION	8	/* instruction set version */
+#define DRM_NEURON_PARAM_MAX_HOST_BO	9	/* largest host buffer, bytes */
+#define DRM_NEURON_PARAM_MAX_PINNED	10	/* host memory a context's jobs may pin, bytes */
 
 /* Capability bits of DRM_NEURON_PARAM_CAPABILITIES. */
 #define DRM_NEURON_CAP_DMA		0x1ULL
 #define DRM_NEURON_CAP_COMPUTE		0x2ULL
 #define DRM_NEURON_CAP_BF16		0x4ULL
 #define DRM_NEURON_CAP_HOST_BO		0x8ULL
+
+/**
+ * DOC: resource limits
+ *
+ * Every size and count user space passes is bounded; beyond a bound the
+ * ioctl fails and changes nothing:
+ *
+ * - a device buffer: at most the card's memory (%DRM_NEURON_PARAM_MEM_SIZE);
+ *   larger, or more than is free now, returns -ENOMEM;
+ * - a host buffer: at most %DRM_NEURON_PARAM_MAX_HOST_BO bytes (the
+ *   system's RAM unless the administrator set neuron.ko's max_host_bo_mb,
+ *   never more than 1 TiB); larger returns -E2BIG. A host buffer costs
+ *   memory only for the pages touched (by the CPU through a mapping, or by
+ *   a job), charged to the memory cgroup of the process that touched them;
+ * - host memory pinned: a DMA job pins the pages of the host ranges its
+ *   copies name (page-rounded, counted once per copy operand) until it
+ *   completes, and nothing else. The jobs in flight of one context may pin
+ *   at most %DRM_NEURON_PARAM_MAX_PINNED bytes (half the RAM unless
+ *   max_pinned_mb is set): a job that alone pins more fails with -E2BIG,
+ *   one that does not fit beside the context's jobs in flight with
+ *   -ENOMEM (it may succeed once they have completed);
+ * - a SUBMIT: 1..%DRM_NEURON_MAX_COPIES copies, 0..%DRM_NEURON_MAX_BOS
+ *   buffer-table entries, 0..%DRM_NEURON_MAX_SYNCS in-syncs, a kernel of
+ *   1..%NRN_MAX_INSNS instructions; beyond, -EINVAL.
+ */
 
 /**
  * struct drm_neuron_get_param - query a device parameter
@@ -80,8 +107,11 @@ struct drm_neuron_get_param {
 /**
  * struct drm_neuron_bo_create - allocate a buffer object
  *
- * The size is rounded up to the page size. Device memory that is full
- * returns -ENOMEM.
+ * The size is rounded up to the page size. A device buffer larger than the
+ * card's memory, or than what is free of it, returns -ENOMEM; a host buffer
+ * larger than %DRM_NEURON_PARAM_MAX_HOST_BO returns -E2BIG (see "resource
+ * limits"). A size of 0, an unknown placement, nonzero @flags or @pad, or a
+ * nonzero @handle return -EINVAL.
  */
 struct drm_neuron_bo_create {
 	/** @size: in, bytes, > 0 */
@@ -90,7 +120,11 @@ struct drm_neuron_bo_create {
 	__u32 placement;
 	/** @flags: in, must be zero */
 	__u32 flags;
-	/** @handle: out, GEM handle, freed with DRM_IOCTL_GEM_CLOSE */
+	/**
+	 * @handle: out only, the new GEM handle, freed with
+	 * DRM_IOCTL_GEM_CLOSE. Must be zero on input (-EINVAL otherwise), so
+	 * that a later version may give it a meaning there.
+	 */
 	__u32 handle;
 	/** @pad: must be zero */
 	__u32 pad;
@@ -122,8 +156,10 @@ struct drm_neuron_bo_info {
  * struct drm_neuron_copy - one copy of a DMA job
  *
  * Copies @size bytes from (@src_handle, @src_offset) to (@dst_handle,
- * @dst_offset). Both ranges must lie within their buffers; either buffer
- * may be in device or host memory.
+ * @dst_offset). Both ranges must lie within their buffers (-EINVAL
+ * otherwise, as is a @size of 0); either buffer may be in device or host
+ * memory. Of a host buffer, only the pages of the range are pinned, from
+ * SUBMIT until the job completes (see "resource limits").
  */
 struct drm_neuron_copy {
 	__u32 src_handle;
@@ -177,6 +213,11 @@ struct drm_neuron_sync {
  * out-sync (if @out_sync.handle is not 0) is signalled with the job's
  * fence: replaced for a binary syncobj, added at @out_sync.point for a
  * timeline. Jobs of one context on one queue run in submission order.
+ *
+ * Returns 0, or: -EINVAL for a malformed request (see each field), -ENOENT
+ * for an unknown buffer or syncobj handle, -EFAULT for an unreadable
+ * array, -E2BIG or -ENOMEM when the job would pin more host memory than
+ * the context may (see "resource limits"), -ENODEV once the card is gone.
  */
 struct drm_neuron_submit {
 	/** @engine: %DRM_NEURON_ENGINE_DMA or %DRM_NEURON_ENGINE_CORE */
@@ -189,19 +230,31 @@ struct drm_neuron_submit {
 	__u32 pad;
 	/** @copies: DMA: user pointer to struct drm_neuron_copy[] */
 	__u64 copies;
-	/** @copy_count: DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES */
+	/**
+	 * @copy_count: DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES
+	 * (-EINVAL otherwise)
+	 */
 	__u32 copy_count;
 	/** @kernel_handle: compute: the device buffer holding the kernel */
 	__u32 kernel_handle;
 	/** @kernel_offset: compute: byte offset of the kernel in it */
 	__u64 kernel_offset;
-	/** @kernel_size: compute: bytes, a multiple of sizeof(struct nrn_insn) */
+	/**
+	 * @kernel_size: compute: bytes, a multiple of sizeof(struct nrn_insn),
+	 * 1..%NRN_MAX_INSNS instructions (-EINVAL otherwise)
+	 */
 	__u64 kernel_size;
 	/** @bos: compute: user pointer to struct drm_neuron_bo_ref[] */
 	__u64 bos;
-	/** @bo_count: compute: entries of @bos, 0..%DRM_NEURON_MAX_BOS */
+	/**
+	 * @bo_count: compute: entries of @bos, 0..%DRM_NEURON_MAX_BOS
+	 * (-EINVAL otherwise)
+	 */
 	__u32 bo_count;
-	/** @in_sync_count: entries of @in_syncs, 0..%DRM_NEURON_MAX_SYNCS */
+	/**
+	 * @in_sync_count: entries of @in_syncs, 0..%DRM_NEURON_MAX_SYNCS
+	 * (-EINVAL otherwise)
+	 */
 	__u32 in_sync_count;
 	/** @in_syncs: user pointer to struct drm_neuron_sync[] to wait for */
 	__u64 in_syncs;
