@@ -3,7 +3,6 @@
  * neuron.ko: DRM accel driver for the virtual Trainium card. Probe, the DRM
  * driver and its ioctl table, contexts, and device parameters.
  */
-#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -293,17 +292,15 @@ static void neuron_remove(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
-	int i;
-
 	drm_dev_unplug(&ndev->drm);
 	neuron_queues_stop(ndev);
 	/*
-	 * Jobs hold buffers and their device memory: let the schedulers
-	 * drain them (they fail at once now) before the device goes.
+	 * Jobs hold buffers, their device memory and DMA mappings: let the
+	 * schedulers drain them (they fail at once now) before the device
+	 * goes. The last one freed wakes us.
 	 */
-	for (i = 0; i < 250 && atomic64_read(&ndev->stats.jobs); i++)
-		msleep(20);
-	if (atomic64_read(&ndev->stats.jobs))
+	if (!wait_event_timeout(ndev->jobs_wq, !atomic64_read(&ndev->stats.jobs),
+				5 * HZ))
 		neuron_warn(ndev, "%lld jobs still alive at removal\n",
 			    atomic64_read(&ndev->stats.jobs));
 	/* User mappings of device memory go with the BAR. */

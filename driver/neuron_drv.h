@@ -10,6 +10,7 @@
 #include <linux/llist.h>
 #include <linux/workqueue.h>
 #include <linux/pci.h>
+#include <linux/wait.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/drm_mm.h>
@@ -102,6 +103,8 @@ struct neuron_device {
 	u64 mem_used;
 
 	struct neuron_counters stats;
+	/** @jobs_wq: woken when the last job alive (stats.jobs) is freed */
+	wait_queue_head_t jobs_wq;
 	/** @reset_wq: ordered workqueue of all queues' timeout handlers */
 	struct workqueue_struct *reset_wq;
 	/** @reap_list: direct jobs that completed, to be freed */

@@ -148,7 +148,9 @@ static void neuron_job_free(struct neuron_job *job)
 	if (job->stats)
 		neuron_file_stats_put(job->stats);
 	dma_fence_put(job->hw_fence);
-	atomic64_dec(&ndev->stats.jobs);
+	/* Removal waits for the last one (wq_has_sleeper() orders the two). */
+	if (!atomic64_dec_return(&ndev->stats.jobs) && wq_has_sleeper(&ndev->jobs_wq))
+		wake_up_all(&ndev->jobs_wq);
 	if (job->small)
 		kmem_cache_free(neuron_job_cache, job);
 	else
@@ -512,6 +514,7 @@ static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
 	struct dma_fence *finished;
 	int ret;
 
+	lockdep_assert_held(&fpriv->submit_lock);
 	memset(&job->base, 0, sizeof(job->base));
 	ret = drm_sched_job_init(&job->base, &fpriv->entities[job->queue->idx],
 				 job->ndesc, fpriv, file->client_id);

@@ -56,6 +56,7 @@ static bool neuron_fence_enable_signaling(struct dma_fence *f)
 {
 	struct neuron_fence *nf = container_of(f, struct neuron_fence, base);
 
+	lockdep_assert_held(f->lock);
 	if (nf->on_demand)
 		neuron_queue_want_irq_locked(nf->queue, nf->done_at);
 	return true;
@@ -758,6 +759,7 @@ int neuron_queues_init(struct neuron_device *ndev)
 	int ret;
 
 	init_llist_head(&ndev->reap_list);
+	init_waitqueue_head(&ndev->jobs_wq);
 	INIT_DELAYED_WORK(&ndev->reap_work, neuron_job_reap);
 	/* One ordered queue for every queue's timeout: resets never overlap. */
 	ndev->reset_wq = alloc_ordered_workqueue("neuron-reset", 0);
