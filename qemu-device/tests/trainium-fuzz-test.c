@@ -12,7 +12,7 @@
  * and every reset must complete within RESET_BOUND_US.
  *
  *   TRN_FUZZ_SEED     seed (default: from the clock; printed either way)
- *   TRN_FUZZ_ITERS    steps (default 100000: the time limit decides)
+ *   TRN_FUZZ_ITERS    steps (default: no limit, the time limit decides)
  *   TRN_FUZZ_SECONDS  wall-clock limit (default 20)
  *
  * Replay a failure with the seed it printed (and the same ITERS): the
@@ -550,7 +550,8 @@ static void test_fuzz(void)
     const char *s_secs = g_getenv("TRN_FUZZ_SECONDS");
     guint32 seed = s_seed ? (guint32)g_ascii_strtoull(s_seed, NULL, 0) :
                    (guint32)g_get_real_time();
-    unsigned long iters = s_iters ? g_ascii_strtoull(s_iters, NULL, 0) : 100000;
+    unsigned long iters = s_iters ? g_ascii_strtoull(s_iters, NULL, 0) :
+                          ULONG_MAX;
     double secs = s_secs ? g_ascii_strtod(s_secs, NULL) : 20;
     gint64 end = g_get_monotonic_time() + (gint64)(secs * G_USEC_PER_SEC);
     Fuzz f = { 0 };
