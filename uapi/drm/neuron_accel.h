@@ -76,13 +76,17 @@ extern "C" {
  *   never more than 1 TiB); larger returns -E2BIG. A host buffer costs
  *   memory only for the pages touched (by the CPU through a mapping, or by
  *   a job), charged to the memory cgroup of the process that touched them;
+ * - all buffers of a card together: just under 1 TiB of mmap offsets
+ *   (host buffers take theirs at creation, device buffers at their first
+ *   BO_INFO); past it, -ENOSPC;
  * - host memory pinned: a DMA job pins the pages of the host ranges its
- *   copies name (page-rounded, counted once per copy operand) until it
- *   completes, and nothing else. The jobs in flight of one context may pin
- *   at most %DRM_NEURON_PARAM_MAX_PINNED bytes (half the RAM unless
- *   max_pinned_mb is set): a job that alone pins more fails with -E2BIG,
- *   one that does not fit beside the context's jobs in flight with
- *   -ENOMEM (it may succeed once they have completed);
+ *   copies name (page-rounded, counted once per copy operand), from
+ *   SUBMIT until it has completed and been freed (moments later), and
+ *   nothing else. The jobs in flight (submitted, not completed) of one
+ *   context may pin at most %DRM_NEURON_PARAM_MAX_PINNED bytes (half the
+ *   RAM unless max_pinned_mb is set): a job that alone pins more fails
+ *   with -E2BIG, one that does not fit beside the context's jobs in flight
+ *   with -ENOMEM (it may succeed once they have completed);
  * - a SUBMIT: 1..%DRM_NEURON_MAX_COPIES copies, 0..%DRM_NEURON_MAX_BOS
  *   buffer-table entries, 0..%DRM_NEURON_MAX_SYNCS in-syncs, a kernel of
  *   1..%NRN_MAX_INSNS instructions; beyond, -EINVAL.
