@@ -16,8 +16,7 @@
 
 uint32_t trn_bad_insn(TrnKernel *k, const char *why)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "trainium: core queue %u: bad "
-                  "instruction: %s\n", k->q->idx, why);
+    TRN_GUEST_ERR(insn, "queue %u: bad instruction: %s", k->q->idx, why);
     return NRN_ERR_BAD_INSN;
 }
 

@@ -17,6 +17,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "trainium-isa.h"
+#include "trace.h"
 
 typedef struct TrnIndexed {
     TrnView dst, src, idx;
@@ -263,8 +264,8 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nrn_insn *in,
     limit = scatter ? x.dst.shape[x.axis] : x.src.shape[x.axis];
     err = trn_check_indices(k, &x.idx, limit);
     if (err == NRN_ERR_BAD_INDEX) {
-        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: index out of "
-                      "range [0, %" PRIu64 ")\n", k->q->idx, limit);
+        TRN_GUEST_ERR(index, "queue %u: an index outside [0, %" PRIu64 ")",
+                      k->q->idx, limit);
     }
     if (err || !x.dst.numel || !x.src.numel) {
         return err;

@@ -121,10 +121,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         qemu_mutex_lock(&q->lock);
         q->running = false;
         if (!q->abort) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "trainium: %s queue %u: ring entry %u at 0x%"
-                          PRIx64 " is not readable memory\n",
-                          trn_qname(q), q->idx, slot, entry);
+            TRN_GUEST_ERR(ring_entry, "queue %u: ring entry %u at 0x%"
+                          PRIx64 " is not readable memory", q->idx, slot,
+                          entry);
             trn_queue_halt(q, NRN_ERR_RING);
         }
         return true;
@@ -157,10 +156,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         err = trn_exec(q, raw, k);
     }
     if (err && err != NRN_ERR_ABORTED) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "trainium: %s queue %u: descriptor %u (op %u, tag "
-                      "%u) failed with error %u\n", trn_qname(q), q->idx,
-                      slot, raw[0], ldl_le_p(raw + 4), err);
+        TRN_GUEST_ERR(desc_failed, "queue %u: descriptor %u (op %u, tag %u) "
+                      "failed with error %u", q->idx, slot, raw[0],
+                      ldl_le_p(raw + 4), err);
     }
 
     qemu_mutex_lock(&q->lock);
@@ -355,18 +353,16 @@ static void trn_queue_enable(TrnQueue *q)
 {
     if (q->ring_size < 2 || q->ring_size > NRN_RING_MAX ||
         !is_power_of_2(q->ring_size)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring size %u "
-                      "is not a power of two in [2, %u]\n", q->idx,
-                      q->ring_size, NRN_RING_MAX);
-        trace_trainium_ub_ring(q->idx, q->ring_base, q->ring_size);
+        TRN_GUEST_ERR(ring, "queue %u: ring at 0x%" PRIx64 " of %u entries: "
+                      "the size is not a power of two in [2, 4096]", q->idx,
+                      q->ring_base, q->ring_size);
         trn_queue_halt(q, NRN_ERR_RING);
         return;
     }
     if (q->ring_base & (NRN_RING_ALIGN - 1)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring base 0x%"
-                      PRIx64 " is not %u-byte aligned\n", q->idx,
-                      q->ring_base, NRN_RING_ALIGN);
-        trace_trainium_ub_ring(q->idx, q->ring_base, q->ring_size);
+        TRN_GUEST_ERR(ring, "queue %u: ring at 0x%" PRIx64 " of %u entries: "
+                      "the base is not 64-byte aligned", q->idx,
+                      q->ring_base, q->ring_size);
         trn_queue_halt(q, NRN_ERR_RING);
         return;
     }
@@ -453,9 +449,8 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
         val = q->irq_at;
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: read of "
-                      "unknown register 0x%" HWADDR_PRIx "\n", q->idx, reg);
-        trace_trainium_ub_qreg(q->idx, reg);
+        TRN_GUEST_ERR(qreg_read, "queue %u: read of unknown register 0x%"
+                      HWADDR_PRIx, q->idx, reg);
         break;
     }
     qemu_mutex_unlock(&q->lock);
@@ -474,9 +469,9 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
     case NRN_QREG_RING_HI:
     case NRN_QREG_RING_SIZE:
         if (q->ctrl & NRN_QCTRL_ENABLE) {
-            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: ring "
-                          "registers written while enabled\n", q->idx);
-            trace_trainium_ub_qreg(q->idx, reg);
+            TRN_GUEST_ERR(qreg_write, "queue %u: ring register 0x%"
+                          HWADDR_PRIx " written while enabled: 0x%x",
+                          q->idx, reg, val);
             break;
         }
         if (reg == NRN_QREG_RING_LO) {
@@ -498,11 +493,9 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
         break;
     case NRN_QREG_TAIL:
         if (!(q->ctrl & NRN_QCTRL_ENABLE) || val >= q->ring_size_latched) {
-            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: doorbell %u "
-                          "with ring %s of %u entries\n", q->idx, val,
-                          q->ctrl & NRN_QCTRL_ENABLE ? "enabled" : "disabled",
+            TRN_GUEST_ERR(doorbell, "queue %u: doorbell %u with the ring "
+                          "disabled or of %u entries", q->idx, val,
                           q->ring_size_latched);
-            trace_trainium_ub_doorbell(q->idx, val);
             break;
         }
         trace_trainium_doorbell(q->idx, val);
@@ -521,9 +514,8 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
         break;
     case NRN_QREG_FAULT:
         if (!q->s->fault_injection) {
-            qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: fault "
-                          "injection is disabled (fault-injection=off)\n",
-                          q->idx);
+            TRN_GUEST_ERR(fault, "queue %u: FAULT 0x%x written, but "
+                          "fault-injection=off", q->idx, val);
             break;
         }
         q->fault = val & (NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK);
@@ -531,10 +523,8 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
         qemu_cond_broadcast(&q->kick);
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "trainium: queue %u: write 0x%x to "
-                      "read-only or unknown register 0x%" HWADDR_PRIx "\n",
-                      q->idx, val, reg);
-        trace_trainium_ub_qreg(q->idx, reg);
+        TRN_GUEST_ERR(qreg_write, "queue %u: write to read-only or unknown "
+                      "register 0x%" HWADDR_PRIx ": 0x%x", q->idx, reg, val);
         break;
     }
     qemu_mutex_unlock(&q->lock);

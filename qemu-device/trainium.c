@@ -59,9 +59,8 @@ static uint64_t trn_global_read(TrnState *s, hwaddr addr)
     case NRN_REG_ERR_CODE:
         return s->err_code;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "trainium: read of unknown register 0x%"
-                  HWADDR_PRIx "\n", addr);
-    trace_trainium_ub_mmio_read(addr);
+    TRN_GUEST_ERR(mmio_read, "read of unknown register 0x%" HWADDR_PRIx,
+                  addr);
     return 0;
 }
 
@@ -114,9 +113,8 @@ static void trn_global_write(TrnState *s, hwaddr addr, uint32_t val)
         s->int_mask = val;
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "trainium: write 0x%x to read-only or "
-                  "unknown register 0x%" HWADDR_PRIx "\n", val, addr);
-    trace_trainium_ub_mmio_write(addr, val);
+    TRN_GUEST_ERR(mmio_write, "write to read-only or unknown register 0x%"
+                  HWADDR_PRIx ": 0x%x", addr, val);
 }
 
 static void trn_mmio_write(void *opaque, hwaddr addr, uint64_t val,

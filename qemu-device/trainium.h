@@ -118,4 +118,16 @@ uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d);
  */
 bool trn_queue_aborting(TrnQueue *q);
 
+/*
+ * A guest mistake, ignored or failed as docs/hardware.md says: traced as
+ * trainium_ub_<event> and logged with -d guest_errors, from the same
+ * arguments (the idiom of hw/nvme's NVME_GUEST_ERR). The file using it
+ * includes "qemu/log.h" and "trace.h".
+ */
+#define TRN_GUEST_ERR(event, fmt, ...)                                      \
+    do {                                                                    \
+        trace_trainium_ub_##event(__VA_ARGS__);                             \
+        qemu_log_mask(LOG_GUEST_ERROR, "trainium: " fmt "\n", __VA_ARGS__); \
+    } while (0)
+
 #endif /* HW_MISC_TRAINIUM_H */
