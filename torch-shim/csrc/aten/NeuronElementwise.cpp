@@ -168,16 +168,10 @@ at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
                                 binary_result_type(NRN_BIN_SUB, self, wrapped(other)),
                                 self.device());
   nrn_tensor_desc o = desc(out), x = desc(self);
-  // other - alpha * self == (-alpha * self) + other
-  NEURON_OP(nrn_op_binary_scalar(stream_for(out), NRN_BIN_ADD, &o, &x,
-                                 other.toDouble(), 1.0, 0));
-  if (alpha.toDouble() != 0) {
-    at::Tensor t = empty_neuron(self.sizes(), out.scalar_type(), self.device());
-    nrn_tensor_desc dt = desc(t);
-    NEURON_OP(nrn_op_fill(stream_for(out), &dt, other.toDouble()));
-    NEURON_OP(nrn_op_binary(stream_for(out), NRN_BIN_SUB, &o, &dt, &x,
-                            alpha.toDouble()));
-  }
+  // out = other, then out -= alpha * self (one rounding, alpha = 0 included)
+  nrn_stream* s = stream_for(out);
+  NEURON_OP(nrn_op_fill(s, &o, other.toDouble()));
+  NEURON_OP(nrn_op_binary(s, NRN_BIN_SUB, &o, &o, &x, alpha.toDouble()));
   return out;
 }
 
