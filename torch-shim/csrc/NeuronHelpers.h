@@ -14,6 +14,8 @@ namespace torch_neuron {
 
 // Cards seen by libneuron; 0 (never an exception) when there are none.
 c10::DeviceIndex device_count() noexcept;
+// @index as a device index; throws when no such card exists.
+c10::DeviceIndex checked_index(int64_t index);
 // The card @index, opened on first use; throws on a bad index.
 nrn_device* device(c10::DeviceIndex index);
 c10::DeviceIndex current_device();

@@ -2,10 +2,32 @@
 """Shared helpers of the torch_neuron tests (one Python process runs them all)."""
 import pytest
 import torch
+import torch_neuron
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: longer end-to-end runs")
+    config.addinivalue_line(
+        "markers", "allow_fallback(*ops): operators (as torch_neuron.fallback_stats() "
+        "names them, e.g. 'aten::cumsum.out') this test may run on the CPU")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test fails when an operator fell back to the CPU during it, unless
+    the test names that operator in @pytest.mark.allow_fallback(...): a
+    fallback gives the right numbers on "neuron", so only counting shows it."""
+    torch_neuron.reset_fallback_stats()
+    result = yield
+    marker = item.get_closest_marker("allow_fallback")
+    allowed = set(marker.args) if marker else set()
+    fell = {op: n for op, n in torch_neuron.fallback_stats().items() if op not in allowed}
+    if fell:
+        pytest.fail("operators ran on the CPU instead of the card (no neuron kernel): "
+                    + ", ".join(f"{op} x{n}" for op, n in sorted(fell.items()))
+                    + "; give them kernels, or name them in @pytest.mark.allow_fallback",
+                    pytrace=False)
+    return result
 
 
 @pytest.fixture(autouse=True)

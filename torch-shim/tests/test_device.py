@@ -66,6 +66,7 @@ def test_ones_times_two():
     assert x.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
 
 
+@pytest.mark.allow_fallback("aten::cumsum.out", "aten::cumsum")
 def test_fallback_warns_and_counts(monkeypatch):
     """An op with no neuron kernel runs on the CPU, warns once, and is counted."""
     torch_neuron.reset_fallback_stats()
@@ -101,3 +102,20 @@ def test_module_and_tensor_methods():
     assert t.is_neuron and t.device.type == "neuron"
     m = torch.nn.Linear(2, 2).neuron()
     assert next(m.parameters()).device.type == "neuron"
+
+
+def test_missing_kernel_fails_the_tests_using_it(tmp_path):
+    """With a kernel removed (TORCH_NEURON_DISABLE_KERNELS=aten::relu), the
+    op still gives CPU numbers through the fallback, and the suite's fallback
+    check fails exactly the tests that use it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, TORCH_NEURON_DISABLE_KERNELS="aten::relu")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--rootdir", here, os.path.join(here, "test_ops.py"),
+         "-k", "test_unary and (relu or neg)"],
+        env=env, capture_output=True, text=True, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "2 failed, 2 passed" in out, out  # relu fails, neg passes (2 dtypes each)
+    assert "aten::relu" in out and "ran on the CPU" in out, out

@@ -43,3 +43,22 @@ def test_device_properties():
     p = torch.neuron.get_device_properties(0)
     assert p.neuron_cores >= 1 and p.total_memory >= 16 << 20
     assert "Trainium" in torch.neuron.get_device_name(0)
+
+
+def test_stats_of_another_card_keep_the_current_device():
+    """Reading card 1's statistics does not make card 1 current (make check
+    boots two cards); a card that does not exist is an error."""
+    n = torch.neuron.device_count()
+    assert n >= 2, "this test needs two cards (scripts/vm --cards 2)"
+    torch.neuron.set_device(0)
+    x = torch.empty(1000, device="neuron:1")
+    assert torch.neuron.memory_allocated(1) >= 4000
+    torch.neuron.max_memory_allocated(1)
+    torch.neuron.reset_peak_memory_stats(1)
+    assert torch.neuron.current_device() == 0
+    assert torch.empty(1, device="neuron").device.index == 0
+    del x
+    for bad in (n, 300, -1):
+        with pytest.raises(RuntimeError, match="out of range"):
+            torch.neuron.memory_allocated(bad)
+    assert torch.neuron.current_device() == 0

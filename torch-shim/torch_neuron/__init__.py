@@ -35,6 +35,12 @@ def _tensor_str(self, indent):
 torch._tensor_str._tensor_str = _tensor_str
 
 
+# Debugging aid: operators listed here run through the CPU fallback instead
+# of their neuron kernels (e.g. to check that tests notice a missing kernel).
+if os.environ.get("TORCH_NEURON_DISABLE_KERNELS"):
+    torch.ops.neuron.disable_kernels(os.environ["TORCH_NEURON_DISABLE_KERNELS"])
+
+
 def fallback_stats():
     """Calls per operator that ran on the CPU because it has no neuron kernel."""
     names, counts = torch.ops.neuron.fallback_stats()

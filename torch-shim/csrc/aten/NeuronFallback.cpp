@@ -8,11 +8,12 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "../NeuronHelpers.h"
-#include "../runtime/NeuronAllocator.h"
 
 namespace torch_neuron {
 namespace {
@@ -119,52 +120,33 @@ void reset_fallback_stats() {
   g_stats.clear();
 }
 
-void synchronize(int64_t index);
-
-int64_t neuron_device_count() {
-  return device_count();
-}
-
-// allocated, reserved, peak allocated, peak reserved (bytes)
-std::vector<int64_t> memory_stats(int64_t index) {
-  set_device(static_cast<c10::DeviceIndex>(index));
-  AllocatorStats st = allocator_stats(static_cast<c10::DeviceIndex>(index));
-  return {st.allocated, st.reserved, st.peak_allocated, st.peak_reserved};
-}
-
-void reset_peak_memory_stats(int64_t index) {
-  reset_peak_stats(static_cast<c10::DeviceIndex>(index));
-}
-
-void neuron_empty_cache(int64_t index) {
-  synchronize(index);
-  empty_cache(static_cast<c10::DeviceIndex>(index));
-}
-
-void synchronize(int64_t index) {
-  NEURON_CHECK(nrn_stream_sync(device_stream(static_cast<c10::DeviceIndex>(index))));
-}
-
-std::string device_name(int64_t index) {
-  struct nrn_device_info info;
-  NEURON_CHECK(nrn_device_info(device(static_cast<c10::DeviceIndex>(index)), &info));
-  return "Trainium (virtual) " + std::string(info.pci_address);
-}
-
-// cores, dma queues, memory bytes, model version
-std::vector<int64_t> device_properties(int64_t index) {
-  struct nrn_device_info info;
-  NEURON_CHECK(nrn_device_info(device(static_cast<c10::DeviceIndex>(index)), &info));
-  return {info.num_cores, info.num_dma_queues, static_cast<int64_t>(info.mem_size),
-          info.model_version};
-}
-
-int64_t neuron_current_device() {
-  return current_device();
-}
-
-void neuron_set_device(int64_t index) {
-  set_device(static_cast<c10::DeviceIndex>(index));
+// Route @names (comma-separated, e.g. "aten::relu,aten::add.Tensor") to the
+// CPU fallback, overriding their neuron kernels for the rest of the process:
+// TORCH_NEURON_DISABLE_KERNELS shows what a missing kernel would do (the
+// tests must notice it).
+void disable_kernels(const std::string& names) {
+  static std::mutex lock;
+  static std::vector<std::unique_ptr<torch::Library>> libs;
+  std::lock_guard<std::mutex> guard(lock);
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t end = names.find(',', start);
+    if (end == std::string::npos)
+      end = names.size();
+    std::string name = names.substr(start, end - start);
+    start = end + 1;
+    if (name.empty())
+      continue;
+    TORCH_CHECK(name.rfind("aten::", 0) == 0, "neuron: cannot disable '", name,
+                "': only aten:: operators have neuron kernels");
+    auto lib = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+        __LINE__);
+    std::string op = name.substr(6);
+    lib->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<
+                              &neuron_cpu_fallback>());
+    libs.push_back(std::move(lib));
+  }
 }
 
 } // namespace
@@ -175,17 +157,9 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
              &torch_neuron::neuron_cpu_fallback>());
 }
 
-// Helpers the Python package calls (torch.ops.neuron.*).
-TORCH_LIBRARY(neuron, m) {
+// The fallback's own helpers in torch.ops.neuron (the rest: NeuronModule.cpp).
+TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("fallback_stats() -> (str[], int[])", &torch_neuron::fallback_stats);
   m.def("reset_fallback_stats() -> ()", &torch_neuron::reset_fallback_stats);
-  m.def("device_count() -> int", &torch_neuron::neuron_device_count);
-  m.def("memory_stats(int index) -> int[]", &torch_neuron::memory_stats);
-  m.def("reset_peak_memory_stats(int index) -> ()", &torch_neuron::reset_peak_memory_stats);
-  m.def("empty_cache(int index) -> ()", &torch_neuron::neuron_empty_cache);
-  m.def("synchronize(int index) -> ()", &torch_neuron::synchronize);
-  m.def("device_name(int index) -> str", &torch_neuron::device_name);
-  m.def("device_properties(int index) -> int[]", &torch_neuron::device_properties);
-  m.def("current_device() -> int", &torch_neuron::neuron_current_device);
-  m.def("set_device(int index) -> ()", &torch_neuron::neuron_set_device);
+  m.def("disable_kernels(str names) -> ()", &torch_neuron::disable_kernels);
 }

@@ -24,10 +24,15 @@ c10::DeviceIndex device_count() noexcept {
   return count;
 }
 
-nrn_device* device(c10::DeviceIndex index) {
+c10::DeviceIndex checked_index(int64_t index) {
   TORCH_CHECK(index >= 0 && index < device_count(), "neuron device index ",
-              static_cast<int>(index), " is out of range: there are ",
+              index, " is out of range: there are ",
               static_cast<int>(device_count()), " neuron devices");
+  return static_cast<c10::DeviceIndex>(index);
+}
+
+nrn_device* device(c10::DeviceIndex index) {
+  checked_index(index);
   std::lock_guard<std::mutex> guard(g_open_lock);
   if (!g_devices[index])
     NEURON_CHECK(nrn_device_open(index, &g_devices[index]));
@@ -47,10 +52,7 @@ c10::DeviceIndex current_device() {
 }
 
 void set_device(c10::DeviceIndex index) {
-  TORCH_CHECK(index >= 0 && index < device_count(), "neuron device index ",
-              static_cast<int>(index), " is out of range: there are ",
-              static_cast<int>(device_count()), " neuron devices");
-  t_current = index;
+  t_current = checked_index(index);
 }
 
 void check_failed(int err, const char* expr, const char* func,

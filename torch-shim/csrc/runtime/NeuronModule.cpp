@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// torch.ops.neuron: the runtime helpers the Python package (torch.neuron)
+// calls -- devices, memory statistics, synchronisation. The CPU fallback
+// adds its own (fallback_stats...) in NeuronFallback.cpp.
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+#include "../NeuronHelpers.h"
+#include "NeuronAllocator.h"
+
+namespace torch_neuron {
+namespace {
+
+int64_t neuron_device_count() {
+  return device_count();
+}
+
+// allocated, reserved, peak allocated, peak reserved (bytes)
+std::vector<int64_t> memory_stats(int64_t index) {
+  // Reading a card's statistics does not make it the current device.
+  AllocatorStats st = allocator_stats(checked_index(index));
+  return {st.allocated, st.reserved, st.peak_allocated, st.peak_reserved};
+}
+
+void reset_peak_memory_stats(int64_t index) {
+  reset_peak_stats(checked_index(index));
+}
+
+void synchronize(int64_t index) {
+  NEURON_CHECK(nrn_stream_sync(device_stream(checked_index(index))));
+}
+
+void neuron_empty_cache(int64_t index) {
+  synchronize(index);
+  empty_cache(checked_index(index));
+}
+
+std::string device_name(int64_t index) {
+  struct nrn_device_info info;
+  NEURON_CHECK(nrn_device_info(device(checked_index(index)), &info));
+  return "Trainium (virtual) " + std::string(info.pci_address);
+}
+
+// cores, dma queues, memory bytes, model version
+std::vector<int64_t> device_properties(int64_t index) {
+  struct nrn_device_info info;
+  NEURON_CHECK(nrn_device_info(device(checked_index(index)), &info));
+  return {info.num_cores, info.num_dma_queues, static_cast<int64_t>(info.mem_size),
+          info.model_version};
+}
+
+int64_t neuron_current_device() {
+  return current_device();
+}
+
+void neuron_set_device(int64_t index) {
+  set_device(checked_index(index));
+}
+
+} // namespace
+} // namespace torch_neuron
+
+TORCH_LIBRARY(neuron, m) {
+  m.def("device_count() -> int", &torch_neuron::neuron_device_count);
+  m.def("memory_stats(int index) -> int[]", &torch_neuron::memory_stats);
+  m.def("reset_peak_memory_stats(int index) -> ()", &torch_neuron::reset_peak_memory_stats);
+  m.def("empty_cache(int index) -> ()", &torch_neuron::neuron_empty_cache);
+  m.def("synchronize(int index) -> ()", &torch_neuron::synchronize);
+  m.def("device_name(int index) -> str", &torch_neuron::device_name);
+  m.def("device_properties(int index) -> int[]", &torch_neuron::device_properties);
+  m.def("current_device() -> int", &torch_neuron::neuron_current_device);
+  m.def("set_device(int index) -> ()", &torch_neuron::neuron_set_device);
+}
