@@ -69,6 +69,28 @@ static int nrn_staging_ready(struct nrn_stream *s)
 	return nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST);
 }
 
+/*
+ * A host buffer is plain memory: once the stream's earlier work is done with
+ * it, copy @len bytes between it (at @off) and @p, into the buffer if @in.
+ */
+static int nrn_host_copy_locked(struct nrn_stream *s, struct nrn_buffer *buf,
+				size_t off, void *p, size_t len, bool in)
+{
+	void *map;
+	int ret;
+
+	ret = nrn_stream_sync_locked(s);
+	if (!ret)
+		ret = nrn_buffer_map(buf, &map);
+	if (ret)
+		return ret;
+	if (in)
+		memcpy((char *)map + off, p, len);
+	else
+		memcpy(p, (char *)map + off, len);
+	return 0;
+}
+
 NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
 				   size_t dst_off, const void *src, size_t len)
 {
@@ -86,14 +108,7 @@ NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	if (dst->mem == NRN_MEM_HOST) {
-		/* Plain memory: once earlier work is done with it, write it. */
-		void *map;
-
-		ret = nrn_stream_sync_locked(s);
-		if (!ret)
-			ret = nrn_buffer_map(dst, &map);
-		if (!ret)
-			memcpy((char *)map + dst_off, src, len);
+		ret = nrn_host_copy_locked(s, dst, dst_off, (void *)src, len, true);
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}
@@ -140,13 +155,7 @@ NRN_EXPORT int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst,
 		return -EFAULT;
 	pthread_mutex_lock(&s->lock);
 	if (src->mem == NRN_MEM_HOST) {
-		void *map;
-
-		ret = nrn_stream_sync_locked(s);
-		if (!ret)
-			ret = nrn_buffer_map(src, &map);
-		if (!ret)
-			memcpy(dst, (char *)map + src_off, len);
+		ret = nrn_host_copy_locked(s, src, src_off, dst, len, false);
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}

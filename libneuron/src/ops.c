@@ -30,6 +30,12 @@ struct nrn_space {
 	unsigned int nop;
 	/* Reductions: the axis, where the destination has extent 1 (or -1). */
 	int reduce_axis;
+	/*
+	 * Matmul: the space is dst's [.., M, N]; a's last dim and b's
+	 * second-last are the inner dim @k instead.
+	 */
+	bool matmul;
+	int64_t k;
 };
 
 NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
@@ -241,6 +247,10 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 			t = nrn_isa_tensor(sp, &sp->op[i], slots[i], first, nd, extra);
 			if (i == 0 && sp->reduce_axis >= (int)first)
 				t.shape[sp->reduce_axis - first] = 1;
+			if (sp->matmul && i == 1)
+				t.shape[nd - 1] = (uint32_t)sp->k;
+			if (sp->matmul && i == 2)
+				t.shape[nd - 2] = (uint32_t)sp->k;
 			if (i == 0)
 				in.dst = t;
 			else
@@ -590,7 +600,7 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 	struct nrn_insn in = { .opcode = NRN_INSN_MATMUL };
 	struct nrn_tensor_desc av, bv;
 	struct nrn_space sp;
-	unsigned int nd, i;
+	unsigned int nd;
 	int ret;
 
 	if (!s)
@@ -640,60 +650,11 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 	sp.op[2].strides[nd - 2] = b->strides[b->ndim - 2];
 	sp.op[2].strides[nd - 1] = b->strides[b->ndim - 1];
 	/* a's shape in the space is [.., M, N]; the ISA needs [.., M, K]. */
-	{
-		int64_t K = a->shape[a->ndim - 1];
-		struct nrn_space mm = sp;
-		unsigned int slots[MAX_OPERANDS], first, keep;
-		int64_t outer, idx[MAXD] = { 0 };
-
-		keep = (1u << (nd - 1)) | (1u << (nd - 2));
-		nrn_space_coalesce(&mm, keep, NULL);
-		/* Batch dims are all but the two matrix dims. */
-		if (mm.ndim > NRN_MAX_DIMS)
-			first = mm.ndim - NRN_MAX_DIMS;
-		else
-			first = 0;
-		outer = nrn_numel(mm.shape, first);
-		if (!nrn_numel(mm.shape, mm.ndim))
-			return 0;
-		if (!K && !bias && !accumulate) {
-			/* An empty product: zeros. */
-			return nrn_op_fill(s, dst, 0);
-		}
-		in.flags = (accumulate ? NRN_IF_ACCUMULATE : 0) | (bias ? NRN_IF_BIAS : 0);
-		pthread_mutex_lock(&s->lock);
-		ret = nrn_bind_locked(s, &mm, 1, slots);
-		for (int64_t n = 0; !ret && n < outer; n++) {
-			struct nrn_insn x = in;
-			unsigned int ndd = mm.ndim - first;
-
-			for (i = 0; i < mm.nop; i++) {
-				uint64_t extra = 0;
-				struct nrn_tensor t;
-
-				for (unsigned int d = 0; d < first; d++)
-					extra += idx[d] * mm.op[i].strides[d] *
-						 nrn_dtype_size(mm.op[i].t->dtype);
-				t = nrn_isa_tensor(&mm, &mm.op[i], slots[i], first, ndd, extra);
-				if (i == 1)
-					t.shape[ndd - 1] = (uint32_t)K;
-				if (i == 2)
-					t.shape[ndd - 2] = (uint32_t)K;
-				if (i == 0)
-					x.dst = t;
-				else
-					x.src[i - 1] = t;
-			}
-			ret = nrn_stream_push_locked(s, &x);
-			if (!ret && !s->batch.count && n + 1 < outer)
-				ret = nrn_bind_locked(s, &mm, 1, slots);
-			for (unsigned int d = first; d-- > 0;) {
-				if (++idx[d] < mm.shape[d])
-					break;
-				idx[d] = 0;
-			}
-		}
-		pthread_mutex_unlock(&s->lock);
-	}
-	return ret;
+	sp.matmul = true;
+	sp.k = a->shape[a->ndim - 1];
+	if (!sp.k && !bias && !accumulate)
+		return nrn_op_fill(s, dst, 0); /* an empty product: zeros */
+	nrn_space_coalesce(&sp, (1u << (nd - 1)) | (1u << (nd - 2)), NULL);
+	in.flags = (accumulate ? NRN_IF_ACCUMULATE : 0) | (bias ? NRN_IF_BIAS : 0);
+	return nrn_emit(s, &sp, &in);
 }
