@@ -80,11 +80,17 @@ static inline void qwr(Trn *t, unsigned q, uint32_t reg, uint32_t val)
     wr(t, NRN_QREG_BASE(q) + reg, val);
 }
 
-/* Set up queue @q with a ring of RING_ENTRIES in guest memory. */
+/*
+ * Set up queue @q with a ring of RING_ENTRIES in guest memory, allocated
+ * the first time (again after a reset reuses it).
+ */
 static inline void ring_setup_q(Trn *t, unsigned q)
 {
-    t->ring[q] = guest_alloc(&t->alloc, RING_ENTRIES * NRN_DESC_SIZE + 64);
-    t->ring[q] = ROUND_UP(t->ring[q], NRN_RING_ALIGN);
+    if (!t->ring[q]) {
+        t->ring[q] = guest_alloc(&t->alloc,
+                                 RING_ENTRIES * NRN_DESC_SIZE + 64);
+        t->ring[q] = ROUND_UP(t->ring[q], NRN_RING_ALIGN);
+    }
     qtest_memset(t->qts, t->ring[q], 0, RING_ENTRIES * NRN_DESC_SIZE);
     qwr(t, q, NRN_QREG_RING_LO, (uint32_t)t->ring[q]);
     qwr(t, q, NRN_QREG_RING_HI, t->ring[q] >> 32);
