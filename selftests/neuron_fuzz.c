@@ -675,6 +675,14 @@ static void use_imported(struct ctx *c, int dmabuf, uint32_t handle, bool rw)
 	}
 	/* The dma-buf maps as the buffer does. */
 	p = mmap(NULL, i.size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, dmabuf, 0);
+	/*
+	 * A buffer has one dma-buf, whose file mode its first export chose:
+	 * a mutated export without DRM_RDWR makes later ones read-only too.
+	 */
+	if (p == MAP_FAILED && errno == EACCES && rw) {
+		rw = false;
+		p = mmap(NULL, i.size, PROT_READ, MAP_SHARED, dmabuf, 0);
+	}
 	if (p == MAP_FAILED) {
 		unexpected(c, "mmap of a dma-buf", -errno);
 		return;
@@ -826,15 +834,16 @@ static int child(uint64_t seed, int parent_fd, const int shared_fd[2],
 	if (nt_param(c.fd, DRM_NEURON_PARAM_CAPABILITIES, &sz) || !(sz & DRM_NEURON_CAP_COMPUTE) ||
 	    nt_param(c.fd, DRM_NEURON_PARAM_NUM_CORES, &c.ncores))
 		c.ncores = 0;
-	if (nt_bo_create(c.fd, KBO_SIZE, DRM_NEURON_BO_DEVICE, &c.kbo))
-		return 2;
-	k = nt_bo_map(c.fd, c.kbo, &sz);
-	if (!k)
-		return 2;
-	for (size_t i = 0; i < KBO_SIZE / sizeof(uint64_t); i++)
-		((uint64_t *)k)[i] = i < KBO_NOPS * sizeof(*k) / sizeof(uint64_t) ? 0 :
-				     rnd(&c.r) & 0xffff000fffff00ffULL;
-	munmap(k, sz);
+	/* Device memory may be full (of other children's buffers): no kernels then. */
+	if (!nt_bo_create(c.fd, KBO_SIZE, DRM_NEURON_BO_DEVICE, &c.kbo)) {
+		k = nt_bo_map(c.fd, c.kbo, &sz);
+		if (!k)
+			return 2;
+		for (size_t i = 0; i < KBO_SIZE / sizeof(uint64_t); i++)
+			((uint64_t *)k)[i] = i < KBO_NOPS * sizeof(*k) / sizeof(uint64_t) ? 0 :
+					     rnd(&c.r) & 0xffff000fffff00ffULL;
+		munmap(k, sz);
+	}
 	run_ops(&c, nops);
 	return c.bad ? 1 : 0;
 }
@@ -976,6 +985,16 @@ TEST_F_TIMEOUT(fuzz, mixed_calls_kills_and_sharing, 1200)
 							   kill_it ? nt_now_ms() + delay : 0 };
 				started++;
 				alive++;
+				/*
+				 * What children leave in the shared file stays
+				 * until it is closed: start a fresh one now and
+				 * then (the old one goes with its last child).
+				 */
+				if (!(started % 16)) {
+					close(self->fd);
+					self->fd = nt_open();
+					ASSERT_LE(0, self->fd);
+				}
 				more = (!iters || started < iters) && nt_now_ms() < end;
 			}
 		}
