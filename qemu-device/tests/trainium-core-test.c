@@ -744,7 +744,27 @@ static void test_launch_errors(void)
     d.nslots = 4;
     d.table_addr = 0xfffffff00000ull;
     g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_HOST_DMA);
+    /* The table in the card's own BAR2: not host memory. */
+    d.table_addr = c->t->mem.addr;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_HOST_DMA);
+    /* An empty kernel: its table is still checked. */
     d.table_addr = c->table;
+    d.code_len = 0;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK);
+    c->slots[2].rsvd = 1;
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    c->slots[2].rsvd = 0;
+    c->slots[2].access = 4;
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    c->slots[2].access = NRN_ACCESS_READ | NRN_ACCESS_WRITE;
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    d.code_len = sizeof(nop);
+    /* More than 65536 instructions (checked before the code's range). */
+    d.code_len = (NRN_MAX_INSNS + 1ull) * sizeof(nop);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.code_len = sizeof(nop);
     d.rsvd[1] = 1;
     g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
     d.rsvd[1] = 0;

@@ -70,6 +70,15 @@ static void test_registers(void)
     /* A 64-bit access reads the LO/HI pair. */
     g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NRN_REG_MEM_SIZE_LO), ==,
                     64 * MiB);
+    /*
+     * Elsewhere it is two 32-bit accesses, low address first: SCRATCH is
+     * written, ISA_VERSION (read-only) ignores the high word.
+     */
+    qpci_io_writeq(t->dev, t->regs, NRN_REG_SCRATCH, 0x1234567800c0ffeeull);
+    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0x00c0ffee);
+    g_assert_cmphex(rd(t, NRN_REG_ISA_VERSION), ==, NRN_ISA_VERSION);
+    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NRN_REG_SCRATCH), ==,
+                    ((uint64_t)NRN_ISA_VERSION << 32) | 0x00c0ffee);
     /* Device reset clears the scratch register and the queues. */
     ring_setup(t);
     wr(t, NRN_REG_CTRL, NRN_CTRL_RESET);
@@ -277,6 +286,11 @@ static void test_dma_errors(void)
                         NRN_DESC_DONE | cases[i].err);
     }
     d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 16);
+    d.rsvd = 1;
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_DESC);
+    /* Zero length: done, nothing checked but the reserved word. */
+    d = copy_desc(77, 0xfffffff00000ull, UINT64_MAX, NRN_SPACE_SGL, 0, 0, 0);
+    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
     d.rsvd = 1;
     g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_DESC);
     d = (struct nrn_copy_desc){ .op = NRN_OP_LAUNCH };
