@@ -234,6 +234,93 @@ static void test_kernel_copied_once(void)
     core_stop(c);
 }
 
+/*
+ * Unplugging a card stops what it runs as a reset does. The card sits
+ * behind a PCIe root port (the root complex's own slots are not
+ * hot-pluggable), which the test programs as firmware would: bus 1,
+ * memory windows over libqos' BAR range, bus mastering. device_del plus
+ * a system reset completes the removal with no guest to acknowledge it.
+ */
+static void test_unplug_bound(void)
+{
+    static const uint32_t row[] = { 0xffffffffu };
+    static const int64_t z[] = { 0 };
+    struct nrn_insn huge = { .opcode = NRN_INSN_SOFTMAX, .axis = 0,
+        .dst = t4(2, NRN_F32, 1, row, z), .src = { t4(0, NRN_F32, 1, row, z) } };
+    struct nrn_launch_desc d;
+    Core *c = g_new0(Core, 1);
+    QPCIDevice *rp;
+    QTestState *qts;
+    gint64 t0, dt;
+
+    c->t = g_new0(Trn, 1);
+    qts = c->t->qts = qtest_init("-machine q35 "
+        "-device pcie-root-port,id=rp0,addr=5.0,chassis=1 "
+        "-device trainium,id=trn0,bus=rp0,mem-size=64M");
+    pc_alloc_init(&c->t->alloc, qts, ALLOC_NO_FLAGS);
+    c->t->bus = qpci_new_pc(qts, &c->t->alloc);
+    rp = qpci_device_find(c->t->bus, QPCI_DEVFN(5, 0));
+    g_assert(rp);
+    qpci_config_writeb(rp, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(rp, PCI_SUBORDINATE_BUS, 1);
+    qpci_config_writew(rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(rp, PCI_MEMORY_LIMIT, 0xfff0);
+    qpci_config_writew(rp, PCI_PREF_MEMORY_BASE, 0xe000);
+    qpci_config_writew(rp, PCI_PREF_MEMORY_LIMIT, 0xfff0);
+    qpci_config_writel(rp, PCI_PREF_BASE_UPPER32, 0);
+    qpci_config_writel(rp, PCI_PREF_LIMIT_UPPER32, 0);
+    qpci_config_writew(rp, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    /* Bus 1, device 0: the bus number goes above devfn in CONFIG_ADDRESS. */
+    c->t->dev = qpci_device_find(c->t->bus, (1 << 8) | QPCI_DEVFN(0, 0));
+    g_assert(c->t->dev);
+    qpci_device_enable(c->t->dev);
+    c->t->regs = qpci_iomap(c->t->dev, NRN_BAR_REGS, NULL);
+    c->t->mem = qpci_iomap(c->t->dev, NRN_BAR_MEM, &c->t->mem_size);
+    g_assert_cmphex(rd(c->t, NRN_REG_ID), ==, NRN_ID_MAGIC);
+    c->q = NRN_QUEUES_DMA(rd(c->t, NRN_REG_QUEUES));
+    ring_setup_q(c->t, c->q);
+    c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
+    for (unsigned i = 0; i < 4; i++) {
+        c->slots[i] = (struct nrn_slot){ .base = SLOT_BASE(i),
+            .size = SLOT_SIZE, .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+    }
+    c->nslots = 4;
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_NOP }),
+                    ==, OK);
+
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &huge, sizeof(huge));
+    d = (struct nrn_launch_desc){ .op = NRN_OP_LAUNCH, .nslots = 4,
+        .code_off = CODE_OFF, .code_len = sizeof(huge), .table_addr = c->table };
+    post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    g_usleep(100 * 1000);
+    t0 = g_get_monotonic_time();
+    qtest_qmp_device_del_send(qts, "trn0");
+    qtest_system_reset_nowait(qts);
+    for (;;) {
+        QDict *ev = qtest_qmp_eventwait_ref(qts, "DEVICE_DELETED");
+        QDict *data = qdict_get_qdict(ev, "data");
+        bool ours = data && qdict_haskey(data, "device") &&
+                    !strcmp(qdict_get_str(data, "device"), "trn0");
+
+        qobject_unref(ev);
+        if (ours) {
+            break;
+        }
+    }
+    dt = g_get_monotonic_time() - t0;
+    g_test_message("unplug of a busy card took %" G_GINT64_FORMAT " us", dt);
+    g_assert_cmpint(dt, <, 2 * RESET_BOUND_US);
+    g_free(c->t->dev);
+    g_free(rp);
+    qpci_free_pc(c->t->bus);
+    alloc_destroy(&c->t->alloc);
+    qtest_quit(qts);
+    g_free(c->t);
+    g_free(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -241,5 +328,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/limits/reset-bound", test_reset_bound);
     qtest_add_func("/trainium/limits/kernel-copied-once",
                    test_kernel_copied_once);
+    qtest_add_func("/trainium/limits/unplug-bound", test_unplug_bound);
     return g_test_run();
 }
