@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "trainium-core-qtest.h"
+#include "qobject/qjson.h"
 
 /* Attach to the card of a destination QEMU, as the source's @c was. */
 static Core *core_attach(QTestState *qts, const Core *c)
@@ -145,10 +146,108 @@ static void test_bad_nqueues(void)
     unlink(file);
 }
 
+/* The source's dirty-sync-count, 0 until the migration reports RAM. */
+static int64_t dirty_syncs(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{'execute': 'query-migrate'}");
+    QDict *ret = qdict_get_qdict(rsp, "return");
+    QDict *ram = ret ? qdict_get_qdict(ret, "ram") : NULL;
+    int64_t n = ram && qdict_haskey(ram, "dirty-sync-count") ?
+                qdict_get_int(ram, "dirty-sync-count") : 0;
+
+    qobject_unref(rsp);
+    return n;
+}
+
+/*
+ * Device memory the engines write while migration copies RAM reaches the
+ * destination: the card writes it directly, not through the memory API,
+ * so it marks what it writes dirty. A kernel (FILL) and a COPY write
+ * after the first pass over RAM has sent those pages.
+ */
+static void test_dirty_device_memory(void)
+{
+    g_autofree char *sock = g_strdup_printf("/tmp/trainium-migd-%d.sock",
+                                            getpid());
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *status = NULL;
+    Core *c = core_start_with("mem-size=32M"), *cd;
+    uint64_t host = guest_alloc(&c->t->alloc, 4096);
+    uint64_t churn = guest_alloc(&c->t->alloc, 16 * MiB);
+    struct nrn_copy_desc cp = copy_desc(NRN_SPACE_HOST, host, 0,
+                                        NRN_SPACE_DEV, 20 * MiB, 0, 4096);
+    uint8_t pat[4096], back[4096];
+    float f[1024];
+    gint64 deadline;
+    QTestState *dst;
+
+    fill_pattern(pat, sizeof(pat), 9);
+    qtest_memwrite(c->t->qts, host, pat, sizeof(pat));
+    ring_setup_q(c->t, 0);
+    dst = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=32M "
+                      "-incoming %s", TRN_SLOT, uri);
+    /*
+     * Keep the migration from converging (slow, a tiny downtime, guest RAM
+     * written meanwhile) until a pass over all RAM is done and the next
+     * one started: the pages written then were sent already.
+     */
+    qtest_qmp_assert_success(c->t->qts, "{'execute': "
+        "'migrate-set-parameters', 'arguments': {'max-bandwidth': %d, "
+        "'downtime-limit': 1}}", 32 * 1024 * 1024);
+    /* Non-zero RAM first, so that the first pass takes its time too. */
+    qtest_memset(c->t->qts, churn, 0x10, 16 * MiB);
+    qtest_qmp_assert_success(c->t->qts, "{'execute': 'migrate', "
+                             "'arguments': {'uri': %s}}", uri);
+    deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (dirty_syncs(c->t->qts) < 3) {
+        if (g_get_monotonic_time() > deadline) {
+            QDict *rsp = qtest_qmp(c->t->qts, "{'execute': 'query-migrate'}");
+            g_autoptr(GString) js = qobject_to_json(QOBJECT(rsp));
+            g_test_message("the migration converged too early: %s", js->str);
+            g_assert_not_reached();
+        }
+        /* Not zero pages: those cost the migration nothing. */
+        qtest_memset(c->t->qts, churn, 0x11 + (dirty_syncs(c->t->qts) & 1),
+                     16 * MiB);
+        g_usleep(10 * 1000);
+    }
+    {
+        QDict *rsp = qtest_qmp(c->t->qts, "{'execute': 'query-migrate'}");
+        g_test_message("writing during migration: %s, dirty syncs %" PRId64
+                       ", queue status 0x%x",
+                       qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status"),
+                       dirty_syncs(c->t->qts), qrd(c->t, c->q, NRN_QREG_STATUS));
+        qobject_unref(rsp);
+    }
+    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
+        .scalar = f64bits(7.0), .dst = tn(0, NRN_F32, 0, 1024, 0, 0, 0) }),
+        ==, OK);
+    g_assert_cmphex(submit_q(c->t, 0, &cp), ==, NRN_DESC_DONE);
+    qtest_qmp_assert_success(c->t->qts, "{'execute': "
+        "'migrate-set-parameters', 'arguments': {'max-bandwidth': %" PRId64
+        ", 'downtime-limit': 10000}}", (int64_t)1 << 40);
+    status = migrate_wait(c->t->qts);
+    g_assert_cmpstr(status, ==, "completed");
+    qtest_qmp_eventwait(dst, "RESUME");
+
+    cd = core_attach(dst, c);
+    get(cd, 0, 0, f, sizeof(f));
+    for (unsigned i = 0; i < 1024; i++) {
+        g_assert_cmpfloat(f[i], ==, 7.0f);
+    }
+    qpci_memread(cd->t->dev, cd->t->mem, 20 * MiB, back, sizeof(back));
+    g_assert_cmpmem(back, sizeof(back), pat, sizeof(pat));
+    core_stop(cd);
+    core_stop(c);
+    unlink(sock);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/migration/running-kernel", test_running_kernel);
     qtest_add_func("/trainium/migration/bad-nqueues", test_bad_nqueues);
+    qtest_add_func("/trainium/migration/dirty-device-memory",
+                   test_dirty_device_memory);
     return g_test_run();
 }

@@ -175,14 +175,12 @@ static inline void fill_pattern(uint8_t *buf, size_t len, unsigned seed)
     }
 }
 
-/* Migrate @src to @dst over a unix socket; the final status. */
-static inline char *migrate(QTestState *src, QTestState *dst, const char *uri)
+/* Wait for the migration of @src to end; its final status. */
+static inline char *migrate_wait(QTestState *src)
 {
     gint64 deadline = g_get_monotonic_time() + WAIT_US;
     char *status = NULL;
 
-    qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': "
-                             "{'uri': %s}}", uri);
     while (g_get_monotonic_time() < deadline) {
         QDict *rsp = qtest_qmp(src, "{'execute': 'query-migrate'}");
         QDict *ret = qdict_get_qdict(rsp, "return");
@@ -197,6 +195,14 @@ static inline char *migrate(QTestState *src, QTestState *dst, const char *uri)
         g_usleep(10 * 1000);
     }
     return status;
+}
+
+/* Migrate @src to @dst (listening on @uri); the final status. */
+static inline char *migrate(QTestState *src, QTestState *dst, const char *uri)
+{
+    qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': "
+                             "{'uri': %s}}", uri);
+    return migrate_wait(src);
 }
 
 #endif /* TRAINIUM_QTEST_H */
