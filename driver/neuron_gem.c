@@ -8,10 +8,11 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/pagemap.h>
+#include <linux/pagevec.h>
 #include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
 #include <linux/sizes.h>
-#include <linux/swap.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/neuron_accel.h>
@@ -137,16 +138,76 @@ static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
 	return &shmem->base;
 }
 
-static void neuron_pages_put(struct page **pages, u32 n, bool dirty)
+/*
+ * Take a reference on each page of [@first, @first + @n) of a shmem
+ * mapping, into @pages. Pages already there come in batches, without
+ * taking their lock; holes (and pages out in swap, or being set up) are
+ * read one by one, which allocates, swaps in or waits for them. Return:
+ * pages taken, or a negative errno with none held.
+ */
+static int neuron_get_pages(struct address_space *mapping, pgoff_t first,
+			    u32 n, struct page **pages)
+{
+	struct folio_batch fbatch;
+	pgoff_t last = first + n - 1;
+	u32 got = 0;
+	int ret;
+
+	folio_batch_init(&fbatch);
+	while (got < n) {
+		pgoff_t index = first + got;
+		unsigned int i, nr;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err;
+		}
+		nr = filemap_get_folios_contig(mapping, &index, last, &fbatch);
+		for (i = 0; i < nr; i++) {
+			struct folio *folio = fbatch.folios[i];
+			pgoff_t at = first + got;
+
+			/*
+			 * shmem clears a new folio after adding it to the
+			 * cache, under its lock: one not up to date yet is
+			 * read the slow way, which waits for that.
+			 */
+			if (!folio_test_uptodate(folio))
+				break;
+			/* Each page of the range holds a reference of its own. */
+			for (; at < folio_next_index(folio) && at <= last; at++) {
+				folio_get(folio);
+				pages[got++] = folio_page(folio, at - folio->index);
+			}
+		}
+		folio_batch_release(&fbatch);
+		if (i < nr || (!nr && got < n)) {
+			struct page *page = shmem_read_mapping_page(mapping, first + got);
+
+			if (IS_ERR(page)) {
+				ret = PTR_ERR(page);
+				goto err;
+			}
+			pages[got++] = page;
+		}
+		cond_resched();
+	}
+	return got;
+
+err:
+	release_pages(pages, got);
+	return ret;
+}
+
+/* Drop the references, marking the pages dirty first if the device wrote them. */
+static void neuron_put_pages(struct page **pages, u32 n, bool dirty)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		if (dirty)
-			set_page_dirty_lock(pages[i]);
-		mark_page_accessed(pages[i]);
-		put_page(pages[i]);
-	}
+	/* As drm_gem_put_pages() does: shmem folios need no lock for this. */
+	for (i = 0; dirty && i < n; i++)
+		folio_mark_dirty(page_folio(pages[i]));
+	release_pages(pages, n);
 }
 
 /**
@@ -162,8 +223,10 @@ static void neuron_pages_put(struct page **pages, u32 n, bool dirty)
  * so that they stay put while the device works on them; the rest of the
  * buffer is left alone. A fatal signal stops the walk over a large range.
  *
- * Return: 0, -ENOMEM, -EINTR, -E2BIG (more segments than the device's
- * lists hold), or another negative errno from shmem or the DMA API.
+ * Return: 0, -ENOMEM (also for a list of segments larger than kmalloc
+ * gives: over 1 GiB of scattered pages), -EINTR, -E2BIG (more segments
+ * than the device's lists hold), or another negative errno from shmem or
+ * the DMA API.
  */
 int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		  enum dma_data_direction dir, struct neuron_pin *pin)
@@ -173,7 +236,7 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 	struct device *dev = obj->dev->dev;
 	pgoff_t first = offset >> PAGE_SHIFT;
 	struct scatterlist *sg;
-	u32 i, n = 0;
+	u32 i, n;
 	int ret;
 
 	pin->npages = ((offset + size - 1) >> PAGE_SHIFT) - first + 1;
@@ -184,21 +247,10 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 				    GFP_KERNEL_ACCOUNT);
 	if (!pin->pages)
 		return -ENOMEM;
-	for (n = 0; n < pin->npages; n++) {
-		struct page *page;
-
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			goto err_put;
-		}
-		page = shmem_read_mapping_page(mapping, first + n);
-		if (IS_ERR(page)) {
-			ret = PTR_ERR(page);
-			goto err_put;
-		}
-		pin->pages[n] = page;
-		cond_resched();
-	}
+	ret = neuron_get_pages(mapping, first, pin->npages, pin->pages);
+	if (ret < 0)
+		goto err_free;
+	n = ret;
 
 	ret = sg_alloc_table_from_pages_segment(&pin->sgt, pin->pages, n, 0,
 						(unsigned long)n << PAGE_SHIFT,
@@ -219,8 +271,9 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		ret = -E2BIG;
 		goto err_unmap;
 	}
-	pin->sgl = dma_alloc_coherent(dev, pin->nseg * sizeof(*pin->sgl),
-				      &pin->addr, GFP_KERNEL | __GFP_NOWARN);
+	/* Written once, read by the device: a streaming mapping will do. */
+	pin->sgl = kmalloc_array(pin->nseg, sizeof(*pin->sgl),
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pin->sgl) {
 		ret = -ENOMEM;
 		goto err_unmap;
@@ -229,6 +282,13 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		pin->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
 		pin->sgl[i].len = cpu_to_le64(sg_dma_len(sg));
 	}
+	pin->addr = dma_map_single(dev, pin->sgl, pin->nseg * sizeof(*pin->sgl),
+				   DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, pin->addr)) {
+		kfree(pin->sgl);
+		ret = -ENOMEM;
+		goto err_unmap;
+	}
 	return 0;
 
 err_unmap:
@@ -236,7 +296,8 @@ err_unmap:
 err_free_sgt:
 	sg_free_table(&pin->sgt);
 err_put:
-	neuron_pages_put(pin->pages, n, false);
+	neuron_put_pages(pin->pages, n, false);
+err_free:
 	kvfree(pin->pages);
 	pin->pages = NULL;
 	return ret;
@@ -252,12 +313,14 @@ err_put:
  */
 void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin)
 {
-	if (pin->sgl)
-		dma_free_coherent(dev, pin->nseg * sizeof(*pin->sgl), pin->sgl,
-				  pin->addr);
+	if (pin->sgl) {
+		dma_unmap_single(dev, pin->addr, pin->nseg * sizeof(*pin->sgl),
+				 DMA_TO_DEVICE);
+		kfree(pin->sgl);
+	}
 	dma_unmap_sgtable(dev, &pin->sgt, pin->dir, 0);
 	sg_free_table(&pin->sgt);
-	neuron_pages_put(pin->pages, pin->npages, pin->dir != DMA_TO_DEVICE);
+	neuron_put_pages(pin->pages, pin->npages, pin->dir != DMA_TO_DEVICE);
 	kvfree(pin->pages);
 	pin->pages = NULL;
 }
