@@ -116,7 +116,7 @@ static const struct drm_gem_object_funcs neuron_host_bo_funcs = {
 struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 						size_t size)
 {
-	struct neuron_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	struct neuron_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
@@ -377,7 +377,7 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
 	struct neuron_bo *bo;
 	int ret;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_DEVICE;
