@@ -14,10 +14,11 @@ static const char *const nrn_opcode_names[NRN_NUM_OPCODES] = {
 static const char *const nrn_unary_names[NRN_NUM_UNARY] = {
 	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu_erf",
 	"gelu_tanh", "silu", "sigmoid", "tanh", "sin", "cos", "square", "sign",
-	"erf", "floor", "gelu_erf_grad", "gelu_tanh_grad", "silu_grad",
+	"erf", "floor", "gelu_erf_grad", "gelu_tanh_grad", "silu_grad", "bitnot",
 };
 static const char *const nrn_binary_names[NRN_NUM_BINARY] = {
-	"add", "sub", "mul", "div", "max", "min", "pow",
+	"add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor",
+	"floordiv", "rem",
 };
 static const char *const nrn_compare_names[NRN_NUM_COMPARE] = {
 	"eq", "ne", "lt", "le", "gt", "ge",
@@ -99,7 +100,7 @@ static const char *nrn_subop_name(const struct nrn_insn *in)
 	default:
 		return NULL;
 	}
-	return in->subop < n ? names[in->subop] : "?";
+	return in->subop < n && names[in->subop] ? names[in->subop] : "?";
 }
 
 static double nrn_double(uint64_t bits)

@@ -86,6 +86,25 @@ int main(void)
 		CHECK(strstr(text, "bad opcode") != NULL);
 	}
 
+	/* Every subop the ISA defines has a name (none printed as "?"). */
+	{
+		static const unsigned int subops[][2] = {
+			{ NRN_INSN_UNARY, NRN_NUM_UNARY }, { NRN_INSN_BINARY, NRN_NUM_BINARY },
+			{ NRN_INSN_COMPARE, NRN_NUM_COMPARE }, { NRN_INSN_REDUCE, NRN_NUM_REDUCE },
+			{ NRN_INSN_SOFTMAX, NRN_NUM_SOFTMAX }, { NRN_INSN_GATHER, NRN_NUM_IDX },
+		};
+
+		for (unsigned int i = 0; i < sizeof(subops) / sizeof(subops[0]); i++) {
+			for (unsigned int sub = 0; sub < subops[i][1]; sub++) {
+				struct nrn_insn x = { .opcode = (uint16_t)subops[i][0],
+						      .subop = (uint16_t)sub };
+
+				CHECK(nrn_insn_format(&x, text, sizeof(text)) == 0);
+				CHECK(strchr(text, '.') && !strstr(text, ".?"));
+			}
+		}
+	}
+
 	/* Errors as text. */
 	CHECK(strstr(nrn_strerror(-ETIMEDOUT), "hung") != NULL);
 	CHECK(strcmp(nrn_device_error_name(6), "no such buffer slot") == 0);
