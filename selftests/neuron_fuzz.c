@@ -238,15 +238,17 @@ static void unmap_one(struct ctx *c, int i)
 	c->map[i] = c->map[--c->nmap];
 }
 
+/*
+ * Fault a page of a mapping in, writing. Not checked: a job of this child
+ * still in flight may be writing the same buffer (the round trip checks
+ * data, on buffers of its own).
+ */
 static void touch(struct ctx *c, struct fmap *m)
 {
 	volatile uint8_t *p = m->p;
 	size_t at = below(&c->r, m->len);
-	uint8_t v = (uint8_t)rnd(&c->r);
 
-	p[at] = v;
-	if (p[at] != v)
-		unexpected(c, "mapping lost a write", at);
+	p[at] = (uint8_t)(p[at] + 1);
 }
 
 static void op_mmap(struct ctx *c, bool mutate)
