@@ -3,7 +3,7 @@
 #   make run     set everything up, boot the VM, load neuron.ko, run neuron-ls
 #                and a PyTorch program on device "neuron"
 #   make check   set everything up, run every test suite, print totals
-# and their parts: setup qemu guest stack bench shell clean.
+# and their parts: setup qemu guest stack bench fuzz shell clean.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -34,6 +34,10 @@ check: stack
 bench: stack
 	@$(S)/bench
 
+# The fuzzers' long runs (10 minutes each; FUZZ_SECONDS=N to change).
+fuzz: stack
+	@$(S)/fuzz
+
 shell: stack
 	@$(S)/vm shell
 
@@ -49,4 +53,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest stack run check bench shell module clean
+.PHONY: all setup qemu guest stack run check bench fuzz shell module clean
