@@ -23,14 +23,14 @@ static int neuron_queues_show(struct seq_file *m, void *unused)
 	seq_puts(m, "queue   head tail  sw-tail status error done       inflight busy-ns\n");
 	for (i = 0; i < ndev->num_queues; i++) {
 		struct neuron_queue *q = &ndev->queues[i];
-		u32 base = NRN_QREG_BASE(i);
+		u32 base = NHW_QREG_BASE(i);
 
 		seq_printf(m, "%-7s %4u %4u %8u 0x%04x %5u %-10u %8d %llu\n", q->name,
-			   neuron_rd(ndev, base + NRN_QREG_HEAD),
-			   neuron_rd(ndev, base + NRN_QREG_TAIL), q->tail,
-			   neuron_rd(ndev, base + NRN_QREG_STATUS),
-			   neuron_rd(ndev, base + NRN_QREG_ERROR),
-			   neuron_rd(ndev, base + NRN_QREG_DONE_LO),
+			   neuron_rd(ndev, base + NHW_QREG_HEAD),
+			   neuron_rd(ndev, base + NHW_QREG_TAIL), q->tail,
+			   neuron_rd(ndev, base + NHW_QREG_STATUS),
+			   neuron_rd(ndev, base + NHW_QREG_ERROR),
+			   neuron_rd(ndev, base + NHW_QREG_DONE_LO),
 			   neuron_queue_inflight(q), neuron_queue_busy_ns(q));
 	}
 	drm_dev_exit(idx);
@@ -58,8 +58,8 @@ static int neuron_counters_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(neuron_counters);
 
 /*
- * Writing "<queue> <bits>" sets the queue's FAULT register (NRN_FAULT_HANG
- * = 1, NRN_FAULT_FAIL_NEXT = 2, NRN_FAULT_STUCK = 4); "<queue> 0" clears it.
+ * Writing "<queue> <bits>" sets the queue's FAULT register (NHW_FAULT_HANG
+ * = 1, NHW_FAULT_FAIL_NEXT = 2, NHW_FAULT_STUCK = 4); "<queue> 0" clears it.
  */
 static ssize_t neuron_fault_write(struct file *file, const char __user *ubuf,
 				  size_t count, loff_t *ppos)
@@ -75,13 +75,13 @@ static ssize_t neuron_fault_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 	if (sscanf(buf, "%u %u", &q, &bits) != 2 || q >= ndev->num_queues ||
-	    bits & ~(NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK))
+	    bits & ~(NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK))
 		return -EINVAL;
-	if (!(ndev->caps & NRN_CAP_FAULT_INJECT))
+	if (!(ndev->caps & NHW_CAP_FAULT_INJECT))
 		return -EOPNOTSUPP;
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
-	neuron_wr(ndev, NRN_QREG_BASE(q) + NRN_QREG_FAULT, bits);
+	neuron_wr(ndev, NHW_QREG_BASE(q) + NHW_QREG_FAULT, bits);
 	drm_dev_exit(idx);
 	return count;
 }

@@ -38,9 +38,9 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		break;
 	case DRM_NEURON_PARAM_CAPABILITIES:
 		args->value = DRM_NEURON_CAP_DMA | DRM_NEURON_CAP_HOST_BO;
-		if (ndev->caps & NRN_CAP_COMPUTE)
+		if (ndev->caps & NHW_CAP_COMPUTE)
 			args->value |= DRM_NEURON_CAP_COMPUTE;
-		if (ndev->caps & NRN_CAP_BF16)
+		if (ndev->caps & NHW_CAP_BF16)
 			args->value |= DRM_NEURON_CAP_BF16;
 		break;
 	case DRM_NEURON_PARAM_NUM_CORES:
@@ -58,7 +58,7 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		mutex_unlock(&ndev->mm_lock);
 		break;
 	case DRM_NEURON_PARAM_ISA_VERSION:
-		args->value = neuron_rd(ndev, NRN_REG_ISA_VERSION);
+		args->value = neuron_rd(ndev, NHW_REG_ISA_VERSION);
 		break;
 	case DRM_NEURON_PARAM_MAX_HOST_BO:
 		args->value = neuron_max_host_bo();
@@ -168,34 +168,34 @@ static const struct drm_driver neuron_drm_driver = {
 /* Read the card's identity and geometry; refuse what we do not know. */
 static int neuron_hw_identify(struct neuron_device *ndev)
 {
-	u32 id = neuron_rd(ndev, NRN_REG_ID), queues;
+	u32 id = neuron_rd(ndev, NHW_REG_ID), queues;
 
-	if (id != NRN_ID_MAGIC) {
+	if (id != NHW_ID_MAGIC) {
 		neuron_err(ndev, "unexpected ID register 0x%08x\n", id);
 		return -ENODEV;
 	}
-	ndev->model_version = neuron_rd(ndev, NRN_REG_VERSION);
-	if (NRN_VERSION_MAJOR(ndev->model_version) != 1) {
+	ndev->model_version = neuron_rd(ndev, NHW_REG_VERSION);
+	if (NHW_VERSION_MAJOR(ndev->model_version) != 1) {
 		neuron_err(ndev, "unsupported model version %u.%u\n",
-			   NRN_VERSION_MAJOR(ndev->model_version),
-			   NRN_VERSION_MINOR(ndev->model_version));
+			   NHW_VERSION_MAJOR(ndev->model_version),
+			   NHW_VERSION_MINOR(ndev->model_version));
 		return -ENODEV;
 	}
-	ndev->caps = neuron_rd(ndev, NRN_REG_CAPS);
-	queues = neuron_rd(ndev, NRN_REG_QUEUES);
-	ndev->num_dma = NRN_QUEUES_DMA(queues);
-	ndev->num_cores = NRN_QUEUES_CORES(queues);
+	ndev->caps = neuron_rd(ndev, NHW_REG_CAPS);
+	queues = neuron_rd(ndev, NHW_REG_QUEUES);
+	ndev->num_dma = NHW_QUEUES_DMA(queues);
+	ndev->num_cores = NHW_QUEUES_CORES(queues);
 	ndev->num_queues = ndev->num_dma + ndev->num_cores;
-	if (!ndev->num_dma || ndev->num_queues > NRN_MAX_QUEUES) {
+	if (!ndev->num_dma || ndev->num_queues > NHW_MAX_QUEUES) {
 		neuron_err(ndev, "bad queue counts: %u DMA, %u cores\n",
 			   ndev->num_dma, ndev->num_cores);
 		return -ENODEV;
 	}
-	ndev->mem_size = neuron_rd(ndev, NRN_REG_MEM_SIZE_LO) |
-			 (u64)neuron_rd(ndev, NRN_REG_MEM_SIZE_HI) << 32;
-	if (ndev->mem_size > pci_resource_len(ndev->pdev, NRN_BAR_MEM)) {
+	ndev->mem_size = neuron_rd(ndev, NHW_REG_MEM_SIZE_LO) |
+			 (u64)neuron_rd(ndev, NHW_REG_MEM_SIZE_HI) << 32;
+	if (ndev->mem_size > pci_resource_len(ndev->pdev, NHW_BAR_MEM)) {
 		neuron_err(ndev, "device memory (%llu) larger than BAR%d\n",
-			   ndev->mem_size, NRN_BAR_MEM);
+			   ndev->mem_size, NHW_BAR_MEM);
 		return -ENODEV;
 	}
 	return 0;
@@ -215,19 +215,19 @@ static int neuron_pci_init(struct neuron_device *ndev)
 		return ret;
 	/* The device's scatter-gather entries take any length. */
 	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
-	ndev->regs = pcim_iomap_region(pdev, NRN_BAR_REGS, DRIVER_NAME);
+	ndev->regs = pcim_iomap_region(pdev, NHW_BAR_REGS, DRIVER_NAME);
 	if (IS_ERR(ndev->regs))
 		return PTR_ERR(ndev->regs);
-	ret = pcim_request_region(pdev, NRN_BAR_MEM, DRIVER_NAME);
+	ret = pcim_request_region(pdev, NHW_BAR_MEM, DRIVER_NAME);
 	if (ret)
 		return ret;
-	ndev->mem_base = pci_resource_start(pdev, NRN_BAR_MEM);
+	ndev->mem_base = pci_resource_start(pdev, NHW_BAR_MEM);
 
 	ret = neuron_hw_identify(ndev);
 	if (ret)
 		return ret;
 	/* Start from a clean card, whatever a previous driver left. */
-	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	neuron_wr(ndev, NHW_REG_CTRL, NHW_CTRL_RESET);
 
 	nvec = ndev->num_queues + 1;
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
@@ -284,7 +284,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_reset:
-	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	neuron_wr(ndev, NHW_REG_CTRL, NHW_CTRL_RESET);
 	return ret;
 }
 
@@ -308,7 +308,7 @@ static void neuron_remove(struct pci_dev *pdev)
 }
 
 static const struct pci_device_id neuron_pci_ids[] = {
-	{ PCI_DEVICE(NRN_PCI_VENDOR_ID, NRN_PCI_DEVICE_ID) },
+	{ PCI_DEVICE(NHW_PCI_VENDOR_ID, NHW_PCI_DEVICE_ID) },
 	{ }
 };
 MODULE_DEVICE_TABLE(pci, neuron_pci_ids);

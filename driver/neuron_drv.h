@@ -69,7 +69,7 @@ struct neuron_file_stats {
 	 * scheduler and not yet on the ring; direct submission waits for
 	 * zero, so a context's jobs keep their order
 	 */
-	atomic_t queued[NRN_MAX_QUEUES];
+	atomic_t queued[NHW_MAX_QUEUES];
 	/**
 	 * @pinned: bytes of host memory this file's jobs in flight have
 	 * pinned, at most neuron_max_pinned()
@@ -112,7 +112,7 @@ struct neuron_device {
 	/** @reap_work: frees them in process context, in batches */
 	struct delayed_work reap_work;
 
-	struct neuron_queue queues[NRN_MAX_QUEUES];
+	struct neuron_queue queues[NHW_MAX_QUEUES];
 };
 
 /**
@@ -124,7 +124,7 @@ struct neuron_file_priv {
 	struct mutex submit_lock;
 	struct neuron_file_stats *stats;
 	/** @entities: one scheduler entity per hardware queue */
-	struct drm_sched_entity entities[NRN_MAX_QUEUES];
+	struct drm_sched_entity entities[NHW_MAX_QUEUES];
 };
 
 static inline struct neuron_device *to_neuron_device(struct drm_device *drm)

@@ -267,7 +267,7 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		pin->addr = sg_dma_address(pin->sgt.sgl);
 		return 0;
 	}
-	if (pin->nseg > NRN_SGL_MAX_SEGS) {
+	if (pin->nseg > NHW_SGL_MAX_SEGS) {
 		ret = -E2BIG;
 		goto err_unmap;
 	}

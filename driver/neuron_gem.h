@@ -47,7 +47,7 @@ struct neuron_pin {
 	enum dma_data_direction dir;
 	struct sg_table sgt;
 	/** @sgl: the device's list of @sgt's DMA segments, or NULL */
-	struct nrn_sg_entry *sgl;
+	struct nhw_sg_entry *sgl;
 	u32 nseg;
 	dma_addr_t addr;
 	u32 offset;

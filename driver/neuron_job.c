@@ -39,11 +39,11 @@ MODULE_PARM_DESC(wait_poll_us, "Time WAIT polls the rings before sleeping (us, 0
 
 struct neuron_job_small {
 	struct neuron_job job;
-	union nrn_desc desc;
+	union nhw_desc desc;
 	struct drm_gem_object *bos[NEURON_JOB_SMALL_BOS];
 	struct dma_fence *in_fences[NEURON_JOB_SMALL_SYNCS];
 	/* One buffer is the kernel's, the others have table slots. */
-	struct nrn_slot table[NEURON_JOB_SMALL_BOS - 1];
+	struct nhw_slot table[NEURON_JOB_SMALL_BOS - 1];
 	/* A copy's two operands. */
 	struct neuron_pin pins[2];
 };
@@ -99,17 +99,17 @@ static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 		size_t npins = dma ? 2 * args->copy_count : 0;
 
 		/* Bounded by neuron_submit_checks(): no overflow. */
-		size += ndesc * sizeof(union nrn_desc) + nbos * sizeof(void *) +
+		size += ndesc * sizeof(union nhw_desc) + nbos * sizeof(void *) +
 			args->in_sync_count * sizeof(void *) +
-			args->bo_count * sizeof(struct nrn_slot) +
+			args->bo_count * sizeof(struct nhw_slot) +
 			npins * sizeof(struct neuron_pin);
 		job = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!job)
 			return NULL;
-		job->descs = (union nrn_desc *)(job + 1);
+		job->descs = (union nhw_desc *)(job + 1);
 		job->bos = (struct drm_gem_object **)(job->descs + ndesc);
 		job->in_fences = (struct dma_fence **)(job->bos + nbos);
-		job->table = (struct nrn_slot *)(job->in_fences + args->in_sync_count);
+		job->table = (struct nhw_slot *)(job->in_fences + args->in_sync_count);
 		job->pins = (struct neuron_pin *)(job->table + args->bo_count);
 		job->small = false;
 	}
@@ -322,7 +322,7 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 
 	bo = to_neuron_bo(obj);
 	if (bo->placement == DRM_NEURON_BO_DEVICE) {
-		*space = NRN_SPACE_DEV;
+		*space = NHW_SPACE_DEV;
 		*addr = cpu_to_le64(bo->node.start);
 		*nseg = 0;
 		*off = cpu_to_le64(offset);
@@ -331,7 +331,7 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 	ret = neuron_job_pin(job, bo, offset, size, write, &pin);
 	if (ret)
 		return ret;
-	*space = pin->sgl ? NRN_SPACE_SGL : NRN_SPACE_HOST;
+	*space = pin->sgl ? NHW_SPACE_SGL : NHW_SPACE_HOST;
 	*addr = cpu_to_le64(pin->addr);
 	*nseg = cpu_to_le32(pin->sgl ? pin->nseg : 0);
 	*off = cpu_to_le64(pin->offset);
@@ -348,14 +348,14 @@ static int neuron_job_build_copies(struct neuron_job *job,
 	int ret;
 
 	for (i = 0; i < args->copy_count; i++) {
-		struct nrn_copy_desc *d = &job->descs[i].copy;
+		struct nhw_copy_desc *d = &job->descs[i].copy;
 
 		memset(d, 0, sizeof(job->descs[i]));
 		if (copy_from_user(&c, &ucopies[i], sizeof(c)))
 			return -EFAULT;
 		if (!c.size)
 			return -EINVAL;
-		d->op = NRN_OP_COPY;
+		d->op = NHW_OP_COPY;
 		d->tag = cpu_to_le32(i);
 		d->len = cpu_to_le64(c.size);
 		ret = neuron_job_operand(job, file, c.src_handle, c.src_offset,
@@ -392,7 +392,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 				   struct drm_neuron_submit *args)
 {
 	struct drm_neuron_bo_ref __user *urefs = u64_to_user_ptr(args->bos);
-	struct nrn_launch_desc *d;
+	struct nhw_launch_desc *d;
 	struct drm_neuron_bo_ref ref;
 	struct neuron_bo *bo;
 	u64 end;
@@ -408,7 +408,7 @@ static int neuron_job_build_launch(struct neuron_job *job,
 	if (check_add_overflow(args->kernel_offset, args->kernel_size, &end) ||
 	    end > bo->base.base.size)
 		return -EINVAL;
-	d->op = NRN_OP_LAUNCH;
+	d->op = NHW_OP_LAUNCH;
 	d->code_off = cpu_to_le64(bo->node.start + args->kernel_offset);
 	d->code_len = cpu_to_le64(args->kernel_size);
 	d->nslots = cpu_to_le16(args->bo_count);
@@ -532,7 +532,7 @@ static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
 	return finished;
 }
 
-static_assert(DRM_NEURON_MAX_BOS <= NRN_MAX_SLOTS);
+static_assert(DRM_NEURON_MAX_BOS <= NHW_MAX_SLOTS);
 
 /* Cheap checks of the arguments, before any lookup or allocation. */
 static int neuron_submit_checks(struct neuron_device *ndev,
@@ -558,8 +558,8 @@ static int neuron_submit_checks(struct neuron_device *ndev,
 		if (args->copies || args->copy_count)
 			return -EINVAL;
 		if (args->bo_count > DRM_NEURON_MAX_BOS || !args->kernel_size ||
-		    args->kernel_size % sizeof(struct nrn_insn) ||
-		    args->kernel_size / sizeof(struct nrn_insn) > NRN_MAX_INSNS)
+		    args->kernel_size % sizeof(struct nisa_insn) ||
+		    args->kernel_size / sizeof(struct nisa_insn) > NISA_MAX_INSNS)
 			return -EINVAL;
 		return 0;
 	}

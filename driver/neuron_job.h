@@ -48,14 +48,14 @@ struct neuron_job {
 	u64 budget;
 
 	/** @descs: descriptors, built at submit, copied to the ring by run_job */
-	union nrn_desc *descs;
+	union nhw_desc *descs;
 	u32 ndesc;
 
 	/**
 	 * @table: compute: the buffer table, @nslots entries, copied next to
 	 * the ring entry that uses it when the job is written into the ring
 	 */
-	struct nrn_slot *table;
+	struct nhw_slot *table;
 	u32 nslots;
 
 	/**

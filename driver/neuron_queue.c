@@ -107,7 +107,7 @@ void neuron_fence_cache_fini(void)
  * neuron_fence_device_error() - the device's error code for a job
  * @hw_fence: a job's hardware fence, or any other fence
  *
- * Return: NRN_ERR_* the device reported, or 0 (also for foreign fences).
+ * Return: NISA_ERR_* the device reported, or 0 (also for foreign fences).
  */
 u32 neuron_fence_device_error(struct dma_fence *hw_fence)
 {
@@ -116,14 +116,14 @@ u32 neuron_fence_device_error(struct dma_fence *hw_fence)
 	return READ_ONCE(container_of(hw_fence, struct neuron_fence, base)->device_error);
 }
 
-static union nrn_desc *neuron_ring_slot(struct neuron_queue *q, u32 slot)
+static union nhw_desc *neuron_ring_slot(struct neuron_queue *q, u32 slot)
 {
-	return (union nrn_desc *)q->ring + slot;
+	return (union nhw_desc *)q->ring + slot;
 }
 
 static u32 neuron_qreg(struct neuron_queue *q, u32 reg)
 {
-	return NRN_QREG_BASE(q->idx) + reg;
+	return NHW_QREG_BASE(q->idx) + reg;
 }
 
 /* Point the device at the (empty) ring and enable the queue. */
@@ -135,11 +135,11 @@ static void neuron_queue_hw_start(struct neuron_queue *q)
 	q->written = 0;
 	q->retired = 0;
 	q->irq_armed = false;
-	memset(q->ring, 0, NEURON_RING_ENTRIES * NRN_DESC_SIZE);
-	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_LO), lower_32_bits(q->ring_dma));
-	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_HI), upper_32_bits(q->ring_dma));
-	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_RING_SIZE), NEURON_RING_ENTRIES);
-	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_ENABLE);
+	memset(q->ring, 0, NEURON_RING_ENTRIES * NHW_DESC_SIZE);
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_RING_LO), lower_32_bits(q->ring_dma));
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_RING_HI), upper_32_bits(q->ring_dma));
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_RING_SIZE), NEURON_RING_ENTRIES);
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_CTRL), NHW_QCTRL_ENABLE);
 }
 
 /*
@@ -155,7 +155,7 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 	u32 i;
 
 	lockdep_assert_held(&q->lock);
-	f->on_demand = job->direct && (q->ndev->caps & NRN_CAP_IRQ_AT);
+	f->on_demand = job->direct && (q->ndev->caps & NHW_CAP_IRQ_AT);
 	job->started = ktime_get();
 	if (list_empty(&q->inflight)) {
 		q->busy_since = job->started;
@@ -163,13 +163,13 @@ static void neuron_queue_write_job_locked(struct neuron_queue *q,
 	}
 	job->first_slot = q->tail;
 	for (i = 0; i < job->ndesc; i++) {
-		union nrn_desc *d = neuron_ring_slot(q, q->tail);
+		union nhw_desc *d = neuron_ring_slot(q, q->tail);
 
 		*d = job->descs[i];
-		d->flags = i == job->ndesc - 1 && !f->on_demand ? NRN_DESC_F_IRQ : 0;
+		d->flags = i == job->ndesc - 1 && !f->on_demand ? NHW_DESC_F_IRQ : 0;
 		d->copy.status = 0;
-		if (d->launch.op == NRN_OP_LAUNCH && job->nslots) {
-			u32 first = q->tail * NRN_MAX_SLOTS;
+		if (d->launch.op == NHW_OP_LAUNCH && job->nslots) {
+			u32 first = q->tail * NHW_MAX_SLOTS;
 
 			memcpy(&q->tables[first], job->table,
 			       job->nslots * sizeof(*job->table));
@@ -187,7 +187,7 @@ static void neuron_queue_doorbell(struct neuron_queue *q)
 {
 	/* Descriptors must be in memory before the device sees the new tail. */
 	dma_wmb();
-	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_TAIL), q->tail);
+	neuron_wr(q->ndev, neuron_qreg(q, NHW_QREG_TAIL), q->tail);
 }
 
 /* A hardware fence, its own fields set, before dma_fence_init(). */
@@ -386,7 +386,7 @@ static void neuron_queue_want_irq_locked(struct neuron_queue *q, u32 done_at)
 	q->irq_at = done_at;
 	q->irq_armed = true;
 	/* Fires at once if the device is already there. */
-	neuron_wr(q->ndev, neuron_qreg(q, NRN_QREG_IRQ_AT), done_at);
+	neuron_wr(q->ndev, neuron_qreg(q, NHW_QREG_IRQ_AT), done_at);
 }
 
 /*
@@ -423,14 +423,14 @@ static void neuron_queue_complete_locked(struct neuron_queue *q)
 		u32 status, i, code = 0;
 
 		status = le32_to_cpu(READ_ONCE(neuron_ring_slot(q, last)->copy.status));
-		if (!(status & NRN_DESC_DONE))
+		if (!(status & NHW_DESC_DONE))
 			break;
 		/* Read the other status words only after seeing DONE. */
 		dma_rmb();
 		for (i = 0; i < job->ndesc && !code; i++) {
 			u32 slot = (job->first_slot + i) % NEURON_RING_ENTRIES;
 
-			code = NRN_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->copy.status));
+			code = NHW_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->copy.status));
 		}
 		if (code) {
 			drm_dbg_driver(&q->ndev->drm, "%s: job failed, device error %u\n",
@@ -542,7 +542,7 @@ static void neuron_device_reset(struct neuron_device *ndev,
 		drm_sched_wqueue_stop(&ndev->queues[i].sched);
 		neuron_queue_set_stopped(&ndev->queues[i], true);
 	}
-	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	neuron_wr(ndev, NHW_REG_CTRL, NHW_CTRL_RESET);
 	for (i = 0; i < ndev->num_queues; i++) {
 		struct neuron_queue *q = &ndev->queues[i];
 
@@ -575,9 +575,9 @@ void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
 
 	atomic64_inc(&ndev->stats.queue_resets);
 	neuron_queue_set_stopped(q, true);
-	neuron_wr(ndev, neuron_qreg(q, NRN_QREG_CTRL), NRN_QCTRL_RESET);
-	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NRN_QREG_STATUS),
-			       status, !(status & NRN_QSTATUS_BUSY), 100,
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_CTRL), NHW_QCTRL_RESET);
+	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NHW_QREG_STATUS),
+			       status, !(status & NHW_QSTATUS_BUSY), 100,
 			       100 * USEC_PER_MSEC)) {
 		neuron_device_reset(ndev, q, guilty);
 		return;
@@ -665,7 +665,7 @@ void neuron_queues_stop(struct neuron_device *ndev)
 		/* For good: no ioctl is past drm_dev_enter() any more. */
 		neuron_queue_set_stopped(&ndev->queues[i], true);
 	}
-	neuron_wr(ndev, NRN_REG_CTRL, NRN_CTRL_RESET);
+	neuron_wr(ndev, NHW_REG_CTRL, NHW_CTRL_RESET);
 	for (i = 0; i < ndev->num_queues; i++) {
 		neuron_queue_cancel(&ndev->queues[i], -ENODEV);
 		/*
@@ -717,12 +717,12 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 	INIT_DELAYED_WORK(&q->watchdog, neuron_queue_watchdog);
 	q->fence_context = dma_fence_context_alloc(1);
 
-	q->ring = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NRN_DESC_SIZE,
+	q->ring = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NHW_DESC_SIZE,
 				      &q->ring_dma, GFP_KERNEL);
 	if (!q->ring)
 		return -ENOMEM;
 	if (q->is_core) {
-		q->tables = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NRN_MAX_SLOTS *
+		q->tables = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NHW_MAX_SLOTS *
 						sizeof(*q->tables),
 						&q->tables_dma, GFP_KERNEL);
 		if (!q->tables)

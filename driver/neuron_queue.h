@@ -39,10 +39,10 @@ struct neuron_queue {
 	dma_addr_t ring_dma;
 	/**
 	 * @tables: core queues: the buffer table of each ring entry
-	 * (NRN_MAX_SLOTS slots each), DMA-coherent, so a launch allocates
+	 * (NHW_MAX_SLOTS slots each), DMA-coherent, so a launch allocates
 	 * and maps nothing
 	 */
-	struct nrn_slot *tables;
+	struct nhw_slot *tables;
 	dma_addr_t tables_dma;
 	/** @tail: next free ring slot, under @lock */
 	u32 tail;
@@ -89,7 +89,7 @@ struct neuron_queue {
 struct neuron_fence {
 	struct dma_fence base;
 	struct neuron_queue *queue;
-	/** @device_error: NRN_ERR_* the device reported, 0 if none */
+	/** @device_error: NISA_ERR_* the device reported, 0 if none */
 	u32 device_error;
 	/** @done_at: the queue's DONE count once the job has completed */
 	u32 done_at;

@@ -32,125 +32,125 @@
 
 /* ---- PCI identity ---------------------------------------------------- */
 
-#define NRN_PCI_VENDOR_ID		0x1d0f	/* Amazon.com, Inc. */
-#define NRN_PCI_DEVICE_ID		0x7e00	/* virtual Trainium (no shipping part) */
-#define NRN_PCI_SUBSYS_ID		0x0001
-#define NRN_PCI_REVISION		0x01
-#define NRN_PCI_CLASS			0x1200	/* processing accelerator */
+#define NHW_PCI_VENDOR_ID		0x1d0f	/* Amazon.com, Inc. */
+#define NHW_PCI_DEVICE_ID		0x7e00	/* virtual Trainium (no shipping part) */
+#define NHW_PCI_SUBSYS_ID		0x0001
+#define NHW_PCI_REVISION		0x01
+#define NHW_PCI_CLASS			0x1200	/* processing accelerator */
 
-#define NRN_BAR_REGS			0	/* 64 KiB of 32-bit registers */
-#define NRN_BAR_MEM			2	/* 64-bit prefetchable device memory */
-#define NRN_BAR_MSIX			4	/* MSI-X table and PBA */
-#define NRN_BAR_REGS_SIZE		0x10000
+#define NHW_BAR_REGS			0	/* 64 KiB of 32-bit registers */
+#define NHW_BAR_MEM			2	/* 64-bit prefetchable device memory */
+#define NHW_BAR_MSIX			4	/* MSI-X table and PBA */
+#define NHW_BAR_REGS_SIZE		0x10000
 
 /* ---- BAR0: global registers ------------------------------------------ */
 
-#define NRN_REG_ID			0x000	/* RO: NRN_ID_MAGIC */
-#define NRN_ID_MAGIC			0x4e524e31	/* "NRN1" */
-#define NRN_REG_VERSION			0x004	/* RO: model version */
-#define NRN_VERSION_MAJOR(v)		(((v) >> 16) & 0xffff)
-#define NRN_VERSION_MINOR(v)		((v) & 0xffff)
-#define NRN_MODEL_VERSION		0x00010000	/* 1.0 */
-#define NRN_REG_CAPS			0x008	/* RO: NRN_CAP_* */
-#define NRN_CAP_DMA			BIT(0)	/* DMA engine queues */
-#define NRN_CAP_DMA_SGL			BIT(1)	/* scatter-gather host operands */
-#define NRN_CAP_COMPUTE			BIT(2)	/* NeuronCores run kernels */
-#define NRN_CAP_BF16			BIT(3)
-#define NRN_CAP_FAULT_INJECT		BIT(4)	/* NRN_QREG_FAULT is live */
-#define NRN_CAP_IRQ_AT			BIT(5)	/* NRN_QREG_IRQ_AT */
-#define NRN_REG_QUEUES			0x00c	/* RO: queue counts */
-#define NRN_QUEUES_DMA(v)		((v) & 0xff)
-#define NRN_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
-#define NRN_REG_MEM_SIZE_LO		0x010	/* RO: device memory bytes */
-#define NRN_REG_MEM_SIZE_HI		0x014
-#define NRN_REG_SCRATCH			0x018	/* RW: no side effect */
-#define NRN_REG_ISA_VERSION		0x01c	/* RO: see uapi/drm/neuron_isa.h */
-#define NRN_REG_CTRL			0x020	/* RW */
-#define NRN_CTRL_RESET			BIT(0)	/* W1: reset the device; reads 0 */
-#define NRN_REG_STATUS			0x024	/* RO */
-#define NRN_STATUS_READY		BIT(0)
-#define NRN_REG_INT_STATUS		0x030	/* RW1C: bit q = queue q, NRN_INT_ERROR */
-#define NRN_INT_ERROR			BIT(31)
-#define NRN_REG_INT_MASK		0x034	/* RW: 1 = masked */
-#define NRN_REG_ERR_QUEUE		0x038	/* RO: queue of the last error */
-#define NRN_REG_ERR_CODE		0x03c	/* RO: NRN_ERR_* of the last error */
+#define NHW_REG_ID			0x000	/* RO: NHW_ID_MAGIC */
+#define NHW_ID_MAGIC			0x4e524e31	/* "NRN1" */
+#define NHW_REG_VERSION			0x004	/* RO: model version */
+#define NHW_VERSION_MAJOR(v)		(((v) >> 16) & 0xffff)
+#define NHW_VERSION_MINOR(v)		((v) & 0xffff)
+#define NHW_MODEL_VERSION		0x00010000	/* 1.0 */
+#define NHW_REG_CAPS			0x008	/* RO: NHW_CAP_* */
+#define NHW_CAP_DMA			BIT(0)	/* DMA engine queues */
+#define NHW_CAP_DMA_SGL			BIT(1)	/* scatter-gather host operands */
+#define NHW_CAP_COMPUTE			BIT(2)	/* NeuronCores run kernels */
+#define NHW_CAP_BF16			BIT(3)
+#define NHW_CAP_FAULT_INJECT		BIT(4)	/* NHW_QREG_FAULT is live */
+#define NHW_CAP_IRQ_AT			BIT(5)	/* NHW_QREG_IRQ_AT */
+#define NHW_REG_QUEUES			0x00c	/* RO: queue counts */
+#define NHW_QUEUES_DMA(v)		((v) & 0xff)
+#define NHW_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
+#define NHW_REG_MEM_SIZE_LO		0x010	/* RO: device memory bytes */
+#define NHW_REG_MEM_SIZE_HI		0x014
+#define NHW_REG_SCRATCH			0x018	/* RW: no side effect */
+#define NHW_REG_ISA_VERSION		0x01c	/* RO: see uapi/drm/neuron_isa.h */
+#define NHW_REG_CTRL			0x020	/* RW */
+#define NHW_CTRL_RESET			BIT(0)	/* W1: reset the device; reads 0 */
+#define NHW_REG_STATUS			0x024	/* RO */
+#define NHW_STATUS_READY		BIT(0)
+#define NHW_REG_INT_STATUS		0x030	/* RW1C: bit q = queue q, NHW_INT_ERROR */
+#define NHW_INT_ERROR			BIT(31)
+#define NHW_REG_INT_MASK		0x034	/* RW: 1 = masked */
+#define NHW_REG_ERR_QUEUE		0x038	/* RO: queue of the last error */
+#define NHW_REG_ERR_CODE		0x03c	/* RO: NISA_ERR_* of the last error */
 
 /* ---- BAR0: per-queue registers --------------------------------------- */
 
 /*
- * Queues 0 .. NRN_QUEUES_DMA-1 are DMA engine queues; the next
- * NRN_QUEUES_CORES are NeuronCore command queues, one per core. Queue q's
- * block starts at NRN_QREG_BASE(q) and raises MSI-X vector q; the vector
+ * Queues 0 .. NHW_QUEUES_DMA-1 are DMA engine queues; the next
+ * NHW_QUEUES_CORES are NeuronCore command queues, one per core. Queue q's
+ * block starts at NHW_QREG_BASE(q) and raises MSI-X vector q; the vector
  * after the last queue is the error vector.
  */
-#define NRN_MAX_QUEUES			30
-#define NRN_QREG_BASE(q)		(0x1000 + (q) * 0x100)
-#define NRN_QREG_RING_LO		0x00	/* RW: ring bus address, 64-byte aligned */
-#define NRN_QREG_RING_HI		0x04
-#define NRN_QREG_RING_SIZE		0x08	/* RW: entries, power of 2, 2..NRN_RING_MAX */
-#define NRN_QREG_CTRL			0x0c	/* RW */
-#define NRN_QCTRL_ENABLE		BIT(0)	/* ring registers latched when set */
-#define NRN_QCTRL_RESET			BIT(1)	/* W1: abort and reset the queue */
-#define NRN_QREG_HEAD			0x10	/* RO: next descriptor the device takes */
-#define NRN_QREG_TAIL			0x14	/* RW: doorbell, next free descriptor */
-#define NRN_QREG_STATUS			0x18	/* RO */
-#define NRN_QSTATUS_ENABLED		BIT(0)
-#define NRN_QSTATUS_BUSY		BIT(1)	/* a descriptor is executing */
-#define NRN_QSTATUS_HALTED		BIT(2)	/* stopped on a ring error */
-#define NRN_QSTATUS_IRQ_ARMED		BIT(3)	/* IRQ_AT is waiting for DONE */
-#define NRN_QREG_ERROR			0x1c	/* RO: NRN_ERR_* that halted the queue */
-#define NRN_QREG_DONE_LO		0x20	/* RO: descriptors completed since reset */
-#define NRN_QREG_DONE_HI		0x24
-#define NRN_QREG_FAULT			0x28	/* RW: test hook, NRN_FAULT_* */
-#define NRN_QREG_IRQ_AT			0x2c	/* RW: one-shot interrupt at DONE_LO */
-#define NRN_FAULT_HANG			BIT(0)	/* take descriptors, never finish */
-#define NRN_FAULT_FAIL_NEXT		BIT(1)	/* fail the next descriptor; self-clears */
-#define NRN_FAULT_STUCK			BIT(2)	/* queue reset does nothing: device reset needed */
+#define NHW_MAX_QUEUES			30
+#define NHW_QREG_BASE(q)		(0x1000 + (q) * 0x100)
+#define NHW_QREG_RING_LO		0x00	/* RW: ring bus address, 64-byte aligned */
+#define NHW_QREG_RING_HI		0x04
+#define NHW_QREG_RING_SIZE		0x08	/* RW: entries, power of 2, 2..NHW_RING_MAX */
+#define NHW_QREG_CTRL			0x0c	/* RW */
+#define NHW_QCTRL_ENABLE		BIT(0)	/* ring registers latched when set */
+#define NHW_QCTRL_RESET			BIT(1)	/* W1: abort and reset the queue */
+#define NHW_QREG_HEAD			0x10	/* RO: next descriptor the device takes */
+#define NHW_QREG_TAIL			0x14	/* RW: doorbell, next free descriptor */
+#define NHW_QREG_STATUS			0x18	/* RO */
+#define NHW_QSTATUS_ENABLED		BIT(0)
+#define NHW_QSTATUS_BUSY		BIT(1)	/* a descriptor is executing */
+#define NHW_QSTATUS_HALTED		BIT(2)	/* stopped on a ring error */
+#define NHW_QSTATUS_IRQ_ARMED		BIT(3)	/* IRQ_AT is waiting for DONE */
+#define NHW_QREG_ERROR			0x1c	/* RO: NISA_ERR_* that halted the queue */
+#define NHW_QREG_DONE_LO		0x20	/* RO: descriptors completed since reset */
+#define NHW_QREG_DONE_HI		0x24
+#define NHW_QREG_FAULT			0x28	/* RW: test hook, NHW_FAULT_* */
+#define NHW_QREG_IRQ_AT			0x2c	/* RW: one-shot interrupt at DONE_LO */
+#define NHW_FAULT_HANG			BIT(0)	/* take descriptors, never finish */
+#define NHW_FAULT_FAIL_NEXT		BIT(1)	/* fail the next descriptor; self-clears */
+#define NHW_FAULT_STUCK			BIT(2)	/* queue reset does nothing: device reset needed */
 
-#define NRN_RING_MAX			4096
-#define NRN_RING_ALIGN			64
+#define NHW_RING_MAX			4096
+#define NHW_RING_ALIGN			64
 
 /* ---- Descriptors ----------------------------------------------------- */
 
 /*
  * Every ring entry is one 64-byte descriptor. The device copies the entry
  * out of the ring before using it, executes it, then writes back
- * NRN_DESC_DONE | error code into @status (the last word of the entry) and
- * advances HEAD. If @flags has NRN_DESC_F_IRQ, it then sets the queue's bit
+ * NHW_DESC_DONE | error code into @status (the last word of the entry) and
+ * advances HEAD. If @flags has NHW_DESC_F_IRQ, it then sets the queue's bit
  * in INT_STATUS and, unless masked, signals the queue's MSI-X vector. So it
  * does, once, when DONE_LO reaches the value last written to IRQ_AT: an
  * interrupt asked for after the descriptors were queued.
  */
-#define NRN_DESC_SIZE			64
-#define NRN_DESC_STATUS_OFF		60
+#define NHW_DESC_SIZE			64
+#define NHW_DESC_STATUS_OFF		60
 
-enum nrn_desc_op {
-	NRN_OP_NOP	= 0,	/* completes at once */
-	NRN_OP_COPY	= 1,	/* DMA queues: copy len bytes src -> dst */
-	NRN_OP_LAUNCH	= 2,	/* core queues: run a kernel */
+enum nhw_desc_op {
+	NHW_OP_NOP	= 0,	/* completes at once */
+	NHW_OP_COPY	= 1,	/* DMA queues: copy len bytes src -> dst */
+	NHW_OP_LAUNCH	= 2,	/* core queues: run a kernel */
 };
 
-#define NRN_DESC_F_IRQ			BIT(0)
+#define NHW_DESC_F_IRQ			BIT(0)
 
 /* Address spaces of a copy operand. */
-enum nrn_space {
-	NRN_SPACE_DEV	= 0,	/* addr is an offset into device memory */
-	NRN_SPACE_HOST	= 1,	/* addr is a bus address, contiguous */
-	NRN_SPACE_SGL	= 2,	/* addr is the bus address of nseg nrn_sg_entry */
+enum nhw_space {
+	NHW_SPACE_DEV	= 0,	/* addr is an offset into device memory */
+	NHW_SPACE_HOST	= 1,	/* addr is a bus address, contiguous */
+	NHW_SPACE_SGL	= 2,	/* addr is the bus address of nseg nhw_sg_entry */
 };
 
 /* One segment of a host scatter-gather list. */
-struct nrn_sg_entry {
+struct nhw_sg_entry {
 	__le64 addr;		/* bus address */
 	__le64 len;		/* bytes, > 0 */
 };
 
-#define NRN_SGL_MAX_SEGS		BIT(20)
+#define NHW_SGL_MAX_SEGS		BIT(20)
 
-struct nrn_copy_desc {
-	__u8 op;		/* NRN_OP_COPY */
-	__u8 flags;		/* NRN_DESC_F_* */
-	__u8 src_space;	/* enum nrn_space */
+struct nhw_copy_desc {
+	__u8 op;		/* NHW_OP_COPY */
+	__u8 flags;		/* NHW_DESC_F_* */
+	__u8 src_space;	/* enum nhw_space */
 	__u8 dst_space;
 	__le32 tag;		/* driver's, not interpreted */
 	__le64 src_addr;
@@ -158,20 +158,20 @@ struct nrn_copy_desc {
 	__le64 src_off;	/* byte offset into the operand */
 	__le64 dst_off;
 	__le64 len;		/* bytes; 0 is a no-op */
-	__le32 src_nseg;	/* NRN_SPACE_SGL: entries in the list */
+	__le32 src_nseg;	/* NHW_SPACE_SGL: entries in the list */
 	__le32 dst_nseg;
 	__le32 rsvd;		/* must be zero */
 	__le32 status;	/* written by the device */
 };
 
 /*
- * A kernel launch. The instruction stream (struct nrn_insn[], see
+ * A kernel launch. The instruction stream (struct nisa_insn[], see
  * uapi/drm/neuron_isa.h) is @code_len bytes at @code_off in device memory;
- * operands name slots of the buffer table, @nslots nrn_slot entries at bus
+ * operands name slots of the buffer table, @nslots nhw_slot entries at bus
  * address @table_addr in host memory.
  */
-struct nrn_launch_desc {
-	__u8 op;		/* NRN_OP_LAUNCH */
+struct nhw_launch_desc {
+	__u8 op;		/* NHW_OP_LAUNCH */
 	__u8 flags;
 	__le16 nslots;
 	__le32 tag;
@@ -184,41 +184,41 @@ struct nrn_launch_desc {
 };
 
 /* A ring entry, whichever its opcode. */
-union nrn_desc {
+union nhw_desc {
 	struct {
 		__u8 op;
 		__u8 flags;
 	};
-	struct nrn_copy_desc copy;
-	struct nrn_launch_desc launch;
+	struct nhw_copy_desc copy;
+	struct nhw_launch_desc launch;
 };
 
 /* A buffer table entry: a window of device memory and what may be done. */
-struct nrn_slot {
+struct nhw_slot {
 	__le64 base;		/* device memory offset */
 	__le64 size;		/* bytes */
-	__le32 access;	/* NRN_ACCESS_* */
+	__le32 access;	/* NISA_ACCESS_* */
 	__le32 rsvd;		/* must be zero */
 };
 
-/* Access bits: NRN_ACCESS_READ, NRN_ACCESS_WRITE of the ISA header. */
-#define NRN_MAX_SLOTS			64
+/* Access bits: NISA_ACCESS_READ, NISA_ACCESS_WRITE of the ISA header. */
+#define NHW_MAX_SLOTS			64
 
 /* Completion status word. */
-#define NRN_DESC_DONE			BIT(31)
-#define NRN_DESC_ERR(s)			((s) & 0xffff)
+#define NHW_DESC_DONE			BIT(31)
+#define NHW_DESC_ERR(s)			((s) & 0xffff)
 
-/* Error codes: enum nrn_err, in the ISA header (user space sees them too). */
+/* Error codes: enum nisa_err, in the ISA header (user space sees them too). */
 
-static_assert(sizeof(struct nrn_copy_desc) == NRN_DESC_SIZE, "copy descriptor size");
-static_assert(sizeof(struct nrn_launch_desc) == NRN_DESC_SIZE, "launch descriptor size");
-static_assert(sizeof(union nrn_desc) == NRN_DESC_SIZE, "descriptor size");
-static_assert(sizeof(struct nrn_sg_entry) == 16, "sg entry size");
+static_assert(sizeof(struct nhw_copy_desc) == NHW_DESC_SIZE, "copy descriptor size");
+static_assert(sizeof(struct nhw_launch_desc) == NHW_DESC_SIZE, "launch descriptor size");
+static_assert(sizeof(union nhw_desc) == NHW_DESC_SIZE, "descriptor size");
+static_assert(sizeof(struct nhw_sg_entry) == 16, "sg entry size");
 /* The status word is the last word of every descriptor. */
-static_assert(offsetof(struct nrn_copy_desc, status) == NRN_DESC_STATUS_OFF,
+static_assert(offsetof(struct nhw_copy_desc, status) == NHW_DESC_STATUS_OFF,
 	      "copy descriptor status");
-static_assert(offsetof(struct nrn_launch_desc, status) == NRN_DESC_STATUS_OFF,
+static_assert(offsetof(struct nhw_launch_desc, status) == NHW_DESC_STATUS_OFF,
 	      "launch descriptor status");
-static_assert(sizeof(struct nrn_slot) == 24, "slot size");
+static_assert(sizeof(struct nhw_slot) == 24, "slot size");
 
 #endif /* NEURON_HW_H */

@@ -17,20 +17,20 @@
 uint32_t trn_bad_insn(TrnKernel *k, const char *why)
 {
     TRN_GUEST_ERR(insn, "queue %u: bad instruction: %s", k->q->idx, why);
-    return NRN_ERR_BAD_INSN;
+    return NISA_ERR_BAD_INSN;
 }
 
-static uint32_t trn_load_table(TrnKernel *k, const struct nrn_launch_desc *d)
+static uint32_t trn_load_table(TrnKernel *k, const struct nhw_launch_desc *d)
 {
-    struct nrn_slot raw[NRN_MAX_SLOTS];
+    struct nhw_slot raw[NHW_MAX_SLOTS];
     uint32_t err;
 
     k->nslots = le16_to_cpu(d->nslots);
-    if (k->nslots > NRN_MAX_SLOTS) {
-        return NRN_ERR_BAD_DESC;
+    if (k->nslots > NHW_MAX_SLOTS) {
+        return NISA_ERR_BAD_DESC;
     }
     if (!k->nslots) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
     err = trn_host_rw(k->s, le64_to_cpu(d->table_addr), raw,
                       k->nslots * sizeof(raw[0]), false);
@@ -41,56 +41,56 @@ static uint32_t trn_load_table(TrnKernel *k, const struct nrn_launch_desc *d)
         uint64_t base = le64_to_cpu(raw[i].base), size = le64_to_cpu(raw[i].size);
         uint32_t access = le32_to_cpu(raw[i].access);
 
-        if (raw[i].rsvd || access & ~(NRN_ACCESS_READ | NRN_ACCESS_WRITE)) {
-            return NRN_ERR_BAD_DESC;
+        if (raw[i].rsvd || access & ~(NISA_ACCESS_READ | NISA_ACCESS_WRITE)) {
+            return NISA_ERR_BAD_DESC;
         }
         if (base > k->s->mem_size || size > k->s->mem_size - base) {
-            return NRN_ERR_DEV_RANGE;
+            return NISA_ERR_DEV_RANGE;
         }
         k->slots[i] = (TrnSlot){ .base = base, .size = size, .access = access };
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
-static uint32_t trn_insn_exec(TrnKernel *k, const struct nrn_insn *in)
+static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
 {
-    enum nrn_opcode op = le16_to_cpu(in->opcode);
+    enum nisa_opcode op = le16_to_cpu(in->opcode);
 
     if (in->rsvd) {
         return trn_bad_insn(k, "reserved field set");
     }
     switch (op) {
-    case NRN_INSN_NOP:
-        return NRN_ERR_NONE;
-    case NRN_INSN_FILL:
-    case NRN_INSN_COPY:
-    case NRN_INSN_UNARY:
-    case NRN_INSN_BINARY:
-    case NRN_INSN_COMPARE:
-    case NRN_INSN_WHERE:
+    case NISA_INSN_NOP:
+        return NISA_ERR_NONE;
+    case NISA_INSN_FILL:
+    case NISA_INSN_COPY:
+    case NISA_INSN_UNARY:
+    case NISA_INSN_BINARY:
+    case NISA_INSN_COMPARE:
+    case NISA_INSN_WHERE:
         return trn_insn_elementwise(k, in);
-    case NRN_INSN_REDUCE:
+    case NISA_INSN_REDUCE:
         return trn_insn_reduce(k, in);
-    case NRN_INSN_SOFTMAX:
+    case NISA_INSN_SOFTMAX:
         return trn_insn_softmax(k, in);
-    case NRN_INSN_MATMUL:
+    case NISA_INSN_MATMUL:
         return trn_insn_matmul(k, in);
-    case NRN_INSN_GATHER:
+    case NISA_INSN_GATHER:
         return trn_insn_gather(k, in);
-    case NRN_INSN_SCATTER_ADD:
+    case NISA_INSN_SCATTER_ADD:
         return trn_insn_scatter_add(k, in);
-    case NRN_NUM_OPCODES:
+    case NISA_NUM_OPCODES:
         break;
     }
     return trn_bad_insn(k, "unknown opcode");
 }
 
 /* Elements of @t, saturated: its shape is not checked yet. */
-static uint64_t trn_numel(const struct nrn_tensor *t)
+static uint64_t trn_numel(const struct nisa_tensor *t)
 {
     uint64_t n = 1;
 
-    for (unsigned i = 0; i < MIN(t->ndim, NRN_MAX_DIMS); i++) {
+    for (unsigned i = 0; i < MIN(t->ndim, NISA_MAX_DIMS); i++) {
         if (umul64_overflow(n, le32_to_cpu(t->shape[i]), &n)) {
             return UINT64_MAX;
         }
@@ -105,22 +105,22 @@ static uint64_t trn_numel(const struct nrn_tensor *t)
  * more than @max_insns instructions is not copied (returns NULL, *@err 0):
  * the caller (the doorbell's inline path) leaves it to the worker.
  */
-TrnKernel *trn_kernel_load(TrnQueue *q, const struct nrn_launch_desc *d,
+TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,
                            uint64_t max_insns, uint32_t *err)
 {
     uint64_t off = le64_to_cpu(d->code_off), len = le64_to_cpu(d->code_len);
-    uint64_t n = len / sizeof(struct nrn_insn);
+    uint64_t n = len / sizeof(struct nisa_insn);
     TrnKernel *k;
 
-    *err = NRN_ERR_NONE;
+    *err = NISA_ERR_NONE;
     if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] || d->rsvd2 ||
-        len % sizeof(struct nrn_insn) || n > NRN_MAX_INSNS ||
-        le16_to_cpu(d->nslots) > NRN_MAX_SLOTS) {
-        *err = NRN_ERR_BAD_DESC;
+        len % sizeof(struct nisa_insn) || n > NISA_MAX_INSNS ||
+        le16_to_cpu(d->nslots) > NHW_MAX_SLOTS) {
+        *err = NISA_ERR_BAD_DESC;
         return NULL;
     }
     if (off > q->s->mem_size || len > q->s->mem_size - off) {
-        *err = NRN_ERR_DEV_RANGE;
+        *err = NISA_ERR_DEV_RANGE;
         return NULL;
     }
     if (n > max_insns) {
@@ -130,8 +130,8 @@ TrnKernel *trn_kernel_load(TrnQueue *q, const struct nrn_launch_desc *d,
     k->q = q;
     k->s = q->s;
     k->ninsns = n;
-    /* At most NRN_MAX_INSNS * 288 bytes (18 MiB): a bound of the spec. */
-    k->code = g_new(struct nrn_insn, MAX(n, 1));
+    /* At most NISA_MAX_INSNS * 288 bytes (18 MiB): a bound of the spec. */
+    k->code = g_new(struct nisa_insn, MAX(n, 1));
     memcpy(k->code, q->s->mem_ptr + off, len);
     return k;
 }
@@ -154,14 +154,14 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
     uint64_t cost = 0;
 
     for (uint64_t i = 0; i < k->ninsns && cost <= limit; i++) {
-        const struct nrn_insn *in = &k->code[i];
+        const struct nisa_insn *in = &k->code[i];
         uint64_t c = trn_numel(&in->dst);
 
         for (unsigned j = 0; j < ARRAY_SIZE(in->src); j++) {
             c = MAX(c, trn_numel(&in->src[j]));
         }
-        if (le16_to_cpu(in->opcode) == NRN_INSN_MATMUL && in->src[0].ndim &&
-            in->src[0].ndim <= NRN_MAX_DIMS &&
+        if (le16_to_cpu(in->opcode) == NISA_INSN_MATMUL && in->src[0].ndim &&
+            in->src[0].ndim <= NISA_MAX_DIMS &&
             umul64_overflow(c, le32_to_cpu(in->src[0].shape[in->src[0].ndim - 1]),
                             &c)) {
             return UINT64_MAX;
@@ -174,7 +174,7 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
 }
 
 /* Run a loaded kernel: copy out and check its buffer table, then execute. */
-uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d)
+uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d)
 {
     TrnQueue *q = k->q;
     uint32_t err;
@@ -184,10 +184,10 @@ uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d)
         return err;
     }
     for (uint64_t i = 0; i < k->ninsns; i++) {
-        const struct nrn_insn *in = &k->code[i];
+        const struct nisa_insn *in = &k->code[i];
 
         if (trn_queue_aborting(q)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         trace_trainium_insn(q->idx, i, le16_to_cpu(in->opcode),
                             le16_to_cpu(in->subop));
@@ -203,5 +203,5 @@ uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d)
             return err;
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }

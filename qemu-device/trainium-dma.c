@@ -3,7 +3,7 @@
  *
  * Host memory is reached through the device's bus-master address space, and
  * only where it is RAM: the workers never take the BQL, so MMIO targets are
- * refused (NRN_ERR_HOST_DMA) rather than dispatched. Every operand is
+ * refused (NISA_ERR_HOST_DMA) rather than dispatched. Every operand is
  * validated in full before the first byte moves, so a bad descriptor fails
  * without touching memory.
  *
@@ -45,11 +45,11 @@ static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
     MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
 
     if (addr + len < addr) {
-        return NRN_ERR_HOST_DMA;
+        return NISA_ERR_HOST_DMA;
     }
-    if (len && (trn_hits_bar(s, NRN_BAR_REGS, addr, len) ||
-                trn_hits_bar(s, NRN_BAR_MEM, addr, len))) {
-        return NRN_ERR_HOST_DMA;
+    if (len && (trn_hits_bar(s, NHW_BAR_REGS, addr, len) ||
+                trn_hits_bar(s, NHW_BAR_MEM, addr, len))) {
+        return NISA_ERR_HOST_DMA;
     }
     while (len) {
         hwaddr xlat, l = len;
@@ -60,7 +60,7 @@ static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
                                      attrs);
         if (!l || !memory_access_is_direct(mr, to_host, attrs) ||
             mr == &s->mem) {
-            return NRN_ERR_HOST_DMA;
+            return NISA_ERR_HOST_DMA;
         }
         if (buf) {
             uint8_t *ram = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
@@ -76,7 +76,7 @@ static uint32_t trn_host_access(TrnState *s, uint64_t addr, void *buf,
         addr += l;
         len -= l;
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 uint32_t trn_host_rw(TrnState *s, uint64_t addr, void *buf, uint64_t len,
@@ -103,20 +103,20 @@ typedef struct TrnCursor {
 static uint32_t trn_sgl_entry(TrnCursor *c, uint32_t i, uint64_t *addr,
                               uint64_t *len)
 {
-    struct nrn_sg_entry e;
+    struct nhw_sg_entry e;
     uint32_t err;
 
     err = trn_host_rw(c->s, c->base + (uint64_t)i * sizeof(e), &e, sizeof(e),
                       false);
     if (err) {
-        return NRN_ERR_BAD_SGL;
+        return NISA_ERR_BAD_SGL;
     }
     *addr = le64_to_cpu(e.addr);
     *len = le64_to_cpu(e.len);
     if (!*len || *addr + *len < *addr) {
-        return NRN_ERR_BAD_SGL;
+        return NISA_ERR_BAD_SGL;
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 /*
@@ -134,33 +134,33 @@ static uint32_t trn_cursor_init(TrnCursor *c, TrnQueue *q, uint8_t space,
 
     *c = (TrnCursor){ .s = s, .space = space, .base = base, .nseg = nseg };
     if (end < off) {
-        return NRN_ERR_BAD_DESC;
+        return NISA_ERR_BAD_DESC;
     }
     switch (space) {
-    case NRN_SPACE_DEV:
+    case NHW_SPACE_DEV:
         if (base + off < base || base + end < base ||
             base + end > s->mem_size) {
-            return NRN_ERR_DEV_RANGE;
+            return NISA_ERR_DEV_RANGE;
         }
         c->addr = base + off;
         c->left = len;
-        return NRN_ERR_NONE;
-    case NRN_SPACE_HOST:
+        return NISA_ERR_NONE;
+    case NHW_SPACE_HOST:
         if (base + end < base) {
-            return NRN_ERR_HOST_DMA;
+            return NISA_ERR_HOST_DMA;
         }
         err = trn_host_access(s, base + off, NULL, len, write);
         c->addr = base + off;
         c->left = len;
         return err;
-    case NRN_SPACE_SGL:
-        if (!nseg || nseg > NRN_SGL_MAX_SEGS ||
-            base + (uint64_t)nseg * sizeof(struct nrn_sg_entry) < base) {
-            return NRN_ERR_BAD_SGL;
+    case NHW_SPACE_SGL:
+        if (!nseg || nseg > NHW_SGL_MAX_SEGS ||
+            base + (uint64_t)nseg * sizeof(struct nhw_sg_entry) < base) {
+            return NISA_ERR_BAD_SGL;
         }
         for (i = 0; i < nseg && pos < end; i++) {
             if ((i & 0xfff) == 0xfff && trn_queue_aborting(q)) {
-                return NRN_ERR_ABORTED;
+                return NISA_ERR_ABORTED;
             }
             err = trn_sgl_entry(c, i, &a, &l);
             if (err) {
@@ -185,11 +185,11 @@ static uint32_t trn_cursor_init(TrnCursor *c, TrnQueue *q, uint8_t space,
             pos += l;
         }
         if (pos < end) {
-            return NRN_ERR_BAD_SGL; /* the list is shorter than the copy */
+            return NISA_ERR_BAD_SGL; /* the list is shorter than the copy */
         }
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     default:
-        return NRN_ERR_BAD_DESC;
+        return NISA_ERR_BAD_DESC;
     }
 }
 
@@ -198,8 +198,8 @@ static uint32_t trn_cursor_advance(TrnCursor *c, uint64_t n)
 {
     c->addr += n;
     c->left -= n;
-    if (c->left || c->space != NRN_SPACE_SGL || c->seg + 1 >= c->nseg) {
-        return NRN_ERR_NONE;
+    if (c->left || c->space != NHW_SPACE_SGL || c->seg + 1 >= c->nseg) {
+        return NISA_ERR_NONE;
     }
     c->seg++;
     return trn_sgl_entry(c, c->seg, &c->addr, &c->left);
@@ -208,13 +208,13 @@ static uint32_t trn_cursor_advance(TrnCursor *c, uint64_t n)
 static uint32_t trn_move(TrnState *s, TrnCursor *src, TrnCursor *dst,
                          uint64_t n, uint8_t *bounce)
 {
-    bool sdev = src->space == NRN_SPACE_DEV, ddev = dst->space == NRN_SPACE_DEV;
+    bool sdev = src->space == NHW_SPACE_DEV, ddev = dst->space == NHW_SPACE_DEV;
     uint32_t err;
 
     if (sdev && ddev) {
         memmove(s->mem_ptr + dst->addr, s->mem_ptr + src->addr, n);
         memory_region_set_dirty(&s->mem, dst->addr, n);
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
     if (sdev) {
         return trn_host_rw(s, dst->addr, s->mem_ptr + src->addr, n, true);
@@ -229,7 +229,7 @@ static uint32_t trn_move(TrnState *s, TrnCursor *src, TrnCursor *dst,
     return err ? err : trn_host_rw(s, dst->addr, bounce, n, true);
 }
 
-uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d)
+uint32_t trn_exec_copy(TrnQueue *q, const struct nhw_copy_desc *d)
 {
     TrnState *s = q->s;
     uint64_t len = le64_to_cpu(d->len);
@@ -238,10 +238,10 @@ uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d)
     uint32_t err;
 
     if (d->rsvd) {
-        return NRN_ERR_BAD_DESC;
+        return NISA_ERR_BAD_DESC;
     }
     if (!len) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
     err = trn_cursor_init(&src, q, d->src_space, le64_to_cpu(d->src_addr),
                           le32_to_cpu(d->src_nseg), le64_to_cpu(d->src_off),
@@ -255,18 +255,18 @@ uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d)
     if (err) {
         return err;
     }
-    if (src.space != NRN_SPACE_DEV && dst.space != NRN_SPACE_DEV) {
+    if (src.space != NHW_SPACE_DEV && dst.space != NHW_SPACE_DEV) {
         bounce = g_malloc(TRN_CHUNK);
     }
     while (len) {
         uint64_t n = MIN(MIN(src.left, dst.left), MIN(len, TRN_CHUNK));
 
         if (trn_queue_aborting(q)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         if (!n) {
             /* The guest shortened its list after validation. */
-            return NRN_ERR_BAD_SGL;
+            return NISA_ERR_BAD_SGL;
         }
         err = trn_move(s, &src, &dst, n, bounce);
         if (!err) {
@@ -280,5 +280,5 @@ uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d)
         }
         len -= n;
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }

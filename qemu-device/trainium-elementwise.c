@@ -12,68 +12,68 @@
 
 /* The opcodes trn_insn_elementwise() is never called with. */
 #define TRN_NOT_ELEMENTWISE                                                 \
-    case NRN_INSN_NOP:                                                      \
-    case NRN_INSN_REDUCE:                                                   \
-    case NRN_INSN_SOFTMAX:                                                  \
-    case NRN_INSN_MATMUL:                                                   \
-    case NRN_INSN_GATHER:                                                   \
-    case NRN_INSN_SCATTER_ADD:                                              \
-    case NRN_NUM_OPCODES
+    case NISA_INSN_NOP:                                                      \
+    case NISA_INSN_REDUCE:                                                   \
+    case NISA_INSN_SOFTMAX:                                                  \
+    case NISA_INSN_MATMUL:                                                   \
+    case NISA_INSN_GATHER:                                                   \
+    case NISA_INSN_SCATTER_ADD:                                              \
+    case NISA_NUM_OPCODES
 
 /* Floating-point functions; false for one that has none (BITNOT). */
-static bool trn_unary(enum nrn_unary fn, const double *x, double *o,
+static bool trn_unary(enum nisa_unary fn, const double *x, double *o,
                       uint64_t n)
 {
     uint64_t i;
 
     switch (fn) {
-    case NRN_UN_NEG:
+    case NISA_UN_NEG:
         for (i = 0; i < n; i++) {
             o[i] = -x[i];
         }
         break;
-    case NRN_UN_ABS:
+    case NISA_UN_ABS:
         for (i = 0; i < n; i++) {
             o[i] = fabs(x[i]);
         }
         break;
-    case NRN_UN_EXP:
+    case NISA_UN_EXP:
         for (i = 0; i < n; i++) {
             o[i] = exp(x[i]);
         }
         break;
-    case NRN_UN_LOG:
+    case NISA_UN_LOG:
         for (i = 0; i < n; i++) {
             o[i] = log(x[i]);
         }
         break;
-    case NRN_UN_SQRT:
+    case NISA_UN_SQRT:
         for (i = 0; i < n; i++) {
             o[i] = sqrt(x[i]);
         }
         break;
-    case NRN_UN_RSQRT:
+    case NISA_UN_RSQRT:
         for (i = 0; i < n; i++) {
             o[i] = 1.0 / sqrt(x[i]);
         }
         break;
-    case NRN_UN_RECIP:
+    case NISA_UN_RECIP:
         for (i = 0; i < n; i++) {
             o[i] = 1.0 / x[i];
         }
         break;
-    case NRN_UN_RELU:
+    case NISA_UN_RELU:
         /* NaN stays NaN: the comparison is false. */
         for (i = 0; i < n; i++) {
             o[i] = x[i] <= 0 ? 0.0 : x[i];
         }
         break;
-    case NRN_UN_GELU_ERF:
+    case NISA_UN_GELU_ERF:
         for (i = 0; i < n; i++) {
             o[i] = 0.5 * x[i] * (1.0 + erf(x[i] * M_SQRT1_2));
         }
         break;
-    case NRN_UN_GELU_TANH:
+    case NISA_UN_GELU_TANH:
         for (i = 0; i < n; i++) {
             double v = x[i];
 
@@ -81,52 +81,52 @@ static bool trn_unary(enum nrn_unary fn, const double *x, double *o,
                                          (v + 0.044715 * v * v * v)));
         }
         break;
-    case NRN_UN_SILU:
+    case NISA_UN_SILU:
         for (i = 0; i < n; i++) {
             o[i] = x[i] / (1.0 + exp(-x[i]));
         }
         break;
-    case NRN_UN_SIGMOID:
+    case NISA_UN_SIGMOID:
         for (i = 0; i < n; i++) {
             o[i] = 1.0 / (1.0 + exp(-x[i]));
         }
         break;
-    case NRN_UN_TANH:
+    case NISA_UN_TANH:
         for (i = 0; i < n; i++) {
             o[i] = tanh(x[i]);
         }
         break;
-    case NRN_UN_SIN:
+    case NISA_UN_SIN:
         for (i = 0; i < n; i++) {
             o[i] = sin(x[i]);
         }
         break;
-    case NRN_UN_COS:
+    case NISA_UN_COS:
         for (i = 0; i < n; i++) {
             o[i] = cos(x[i]);
         }
         break;
-    case NRN_UN_SQUARE:
+    case NISA_UN_SQUARE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] * x[i];
         }
         break;
-    case NRN_UN_SIGN:
+    case NISA_UN_SIGN:
         for (i = 0; i < n; i++) {
             o[i] = isnan(x[i]) ? x[i] : (double)((x[i] > 0) - (x[i] < 0));
         }
         break;
-    case NRN_UN_ERF:
+    case NISA_UN_ERF:
         for (i = 0; i < n; i++) {
             o[i] = erf(x[i]);
         }
         break;
-    case NRN_UN_FLOOR:
+    case NISA_UN_FLOOR:
         for (i = 0; i < n; i++) {
             o[i] = floor(x[i]);
         }
         break;
-    case NRN_UN_GELU_ERF_GRAD:
+    case NISA_UN_GELU_ERF_GRAD:
         /* d/dx x * Phi(x) = Phi(x) + x * phi(x) */
         for (i = 0; i < n; i++) {
             double v = x[i];
@@ -135,7 +135,7 @@ static bool trn_unary(enum nrn_unary fn, const double *x, double *o,
                    v * exp(-0.5 * v * v) * 0.3989422804014327;
         }
         break;
-    case NRN_UN_GELU_TANH_GRAD:
+    case NISA_UN_GELU_TANH_GRAD:
         for (i = 0; i < n; i++) {
             double v = x[i], k = 0.7978845608028654;
             double t = tanh(k * (v + 0.044715 * v * v * v));
@@ -144,7 +144,7 @@ static bool trn_unary(enum nrn_unary fn, const double *x, double *o,
                    0.5 * v * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * v * v);
         }
         break;
-    case NRN_UN_SILU_GRAD:
+    case NISA_UN_SILU_GRAD:
         /* d/dx x * s(x) = s(x) * (1 + x * (1 - s(x))) */
         for (i = 0; i < n; i++) {
             double sg = 1.0 / (1.0 + exp(-x[i]));
@@ -152,62 +152,62 @@ static bool trn_unary(enum nrn_unary fn, const double *x, double *o,
             o[i] = sg * (1.0 + x[i] * (1.0 - sg));
         }
         break;
-    case NRN_UN_BITNOT:
-    case NRN_NUM_UNARY:
+    case NISA_UN_BITNOT:
+    case NISA_NUM_UNARY:
         return false;
     }
     return true;
 }
 
 /* Floating-point operators; false for one that has none (bitwise). */
-static bool trn_binary(enum nrn_binary op, const double *x, const double *y,
+static bool trn_binary(enum nisa_binary op, const double *x, const double *y,
                        double alpha, double *o, uint64_t n)
 {
     uint64_t i;
 
     switch (op) {
-    case NRN_BIN_ADD:
+    case NISA_BIN_ADD:
         for (i = 0; i < n; i++) {
             o[i] = x[i] + alpha * y[i];
         }
         break;
-    case NRN_BIN_SUB:
+    case NISA_BIN_SUB:
         for (i = 0; i < n; i++) {
             o[i] = x[i] - alpha * y[i];
         }
         break;
-    case NRN_BIN_MUL:
+    case NISA_BIN_MUL:
         for (i = 0; i < n; i++) {
             o[i] = x[i] * y[i];
         }
         break;
-    case NRN_BIN_DIV:
+    case NISA_BIN_DIV:
         for (i = 0; i < n; i++) {
             o[i] = x[i] / y[i];
         }
         break;
-    case NRN_BIN_MAX:
+    case NISA_BIN_MAX:
         /* NaN propagates, as torch.maximum does. */
         for (i = 0; i < n; i++) {
             o[i] = isnan(x[i]) || isnan(y[i]) ? NAN : fmax(x[i], y[i]);
         }
         break;
-    case NRN_BIN_MIN:
+    case NISA_BIN_MIN:
         for (i = 0; i < n; i++) {
             o[i] = isnan(x[i]) || isnan(y[i]) ? NAN : fmin(x[i], y[i]);
         }
         break;
-    case NRN_BIN_POW:
+    case NISA_BIN_POW:
         for (i = 0; i < n; i++) {
             o[i] = pow(x[i], y[i]);
         }
         break;
-    case NRN_BIN_FLOORDIV:
+    case NISA_BIN_FLOORDIV:
         for (i = 0; i < n; i++) {
             o[i] = floor(x[i] / y[i]);
         }
         break;
-    case NRN_BIN_REM:
+    case NISA_BIN_REM:
         /* The sign of the divisor, as torch.remainder and Python's %. */
         for (i = 0; i < n; i++) {
             double r = fmod(x[i], y[i]);
@@ -215,52 +215,52 @@ static bool trn_binary(enum nrn_binary op, const double *x, const double *y,
             o[i] = r != 0 && (r < 0) != (y[i] < 0) ? r + y[i] : r;
         }
         break;
-    case NRN_BIN_AND:
-    case NRN_BIN_OR:
-    case NRN_BIN_XOR:
-    case NRN_NUM_BINARY:
+    case NISA_BIN_AND:
+    case NISA_BIN_OR:
+    case NISA_BIN_XOR:
+    case NISA_NUM_BINARY:
         return false;
     }
     return true;
 }
 
-static bool trn_compare(enum nrn_compare cmp, const double *x,
+static bool trn_compare(enum nisa_compare cmp, const double *x,
                         const double *y, double *o, uint64_t n)
 {
     uint64_t i;
 
     switch (cmp) {
-    case NRN_CMP_EQ:
+    case NISA_CMP_EQ:
         for (i = 0; i < n; i++) {
             o[i] = x[i] == y[i];
         }
         break;
-    case NRN_CMP_NE:
+    case NISA_CMP_NE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] != y[i];
         }
         break;
-    case NRN_CMP_LT:
+    case NISA_CMP_LT:
         for (i = 0; i < n; i++) {
             o[i] = x[i] < y[i];
         }
         break;
-    case NRN_CMP_LE:
+    case NISA_CMP_LE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] <= y[i];
         }
         break;
-    case NRN_CMP_GT:
+    case NISA_CMP_GT:
         for (i = 0; i < n; i++) {
             o[i] = x[i] > y[i];
         }
         break;
-    case NRN_CMP_GE:
+    case NISA_CMP_GE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] >= y[i];
         }
         break;
-    case NRN_NUM_COMPARE:
+    case NISA_NUM_COMPARE:
         return false;
     }
     return true;
@@ -273,63 +273,63 @@ static bool trn_compare(enum nrn_compare cmp, const double *x,
  * Returns false for a function that has no integer form (the caller
  * computes in double).
  */
-static bool trn_unary_i64(enum nrn_unary fn, bool is_bool, const int64_t *x,
+static bool trn_unary_i64(enum nisa_unary fn, bool is_bool, const int64_t *x,
                           int64_t *o, uint64_t n)
 {
     uint64_t i;
 
     switch (fn) {
-    case NRN_UN_NEG:
+    case NISA_UN_NEG:
         for (i = 0; i < n; i++) {
             o[i] = (int64_t)(0 - (uint64_t)x[i]);
         }
         return true;
-    case NRN_UN_ABS:
+    case NISA_UN_ABS:
         for (i = 0; i < n; i++) {
             o[i] = x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i];
         }
         return true;
-    case NRN_UN_SQUARE:
+    case NISA_UN_SQUARE:
         for (i = 0; i < n; i++) {
             o[i] = (int64_t)((uint64_t)x[i] * (uint64_t)x[i]);
         }
         return true;
-    case NRN_UN_SIGN:
+    case NISA_UN_SIGN:
         for (i = 0; i < n; i++) {
             o[i] = (x[i] > 0) - (x[i] < 0);
         }
         return true;
-    case NRN_UN_RELU:
+    case NISA_UN_RELU:
         for (i = 0; i < n; i++) {
             o[i] = MAX(x[i], 0);
         }
         return true;
-    case NRN_UN_FLOOR:
+    case NISA_UN_FLOOR:
         memcpy(o, x, n * sizeof(*o));
         return true;
-    case NRN_UN_BITNOT:
+    case NISA_UN_BITNOT:
         /* A bool's bitwise not is its logical not, as in PyTorch. */
         for (i = 0; i < n; i++) {
             o[i] = is_bool ? !x[i] : ~x[i];
         }
         return true;
-    case NRN_UN_EXP:
-    case NRN_UN_LOG:
-    case NRN_UN_SQRT:
-    case NRN_UN_RSQRT:
-    case NRN_UN_RECIP:
-    case NRN_UN_GELU_ERF:
-    case NRN_UN_GELU_TANH:
-    case NRN_UN_SILU:
-    case NRN_UN_SIGMOID:
-    case NRN_UN_TANH:
-    case NRN_UN_SIN:
-    case NRN_UN_COS:
-    case NRN_UN_ERF:
-    case NRN_UN_GELU_ERF_GRAD:
-    case NRN_UN_GELU_TANH_GRAD:
-    case NRN_UN_SILU_GRAD:
-    case NRN_NUM_UNARY:
+    case NISA_UN_EXP:
+    case NISA_UN_LOG:
+    case NISA_UN_SQRT:
+    case NISA_UN_RSQRT:
+    case NISA_UN_RECIP:
+    case NISA_UN_GELU_ERF:
+    case NISA_UN_GELU_TANH:
+    case NISA_UN_SILU:
+    case NISA_UN_SIGMOID:
+    case NISA_UN_TANH:
+    case NISA_UN_SIN:
+    case NISA_UN_COS:
+    case NISA_UN_ERF:
+    case NISA_UN_GELU_ERF_GRAD:
+    case NISA_UN_GELU_TANH_GRAD:
+    case NISA_UN_SILU_GRAD:
+    case NISA_NUM_UNARY:
         break;
     }
     return false;
@@ -361,114 +361,114 @@ static int64_t trn_rem_i64(int64_t x, int64_t y)
     return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
 }
 
-static bool trn_binary_i64(enum nrn_binary op, const int64_t *x,
+static bool trn_binary_i64(enum nisa_binary op, const int64_t *x,
                            const int64_t *y, int64_t alpha, int64_t *o,
                            uint64_t n)
 {
     uint64_t i;
 
     switch (op) {
-    case NRN_BIN_ADD:
+    case NISA_BIN_ADD:
         for (i = 0; i < n; i++) {
             o[i] = (int64_t)((uint64_t)x[i] + (uint64_t)alpha * (uint64_t)y[i]);
         }
         return true;
-    case NRN_BIN_SUB:
+    case NISA_BIN_SUB:
         for (i = 0; i < n; i++) {
             o[i] = (int64_t)((uint64_t)x[i] - (uint64_t)alpha * (uint64_t)y[i]);
         }
         return true;
-    case NRN_BIN_MUL:
+    case NISA_BIN_MUL:
         for (i = 0; i < n; i++) {
             o[i] = (int64_t)((uint64_t)x[i] * (uint64_t)y[i]);
         }
         return true;
-    case NRN_BIN_DIV:
+    case NISA_BIN_DIV:
         /* Truncating toward zero, as C. */
         for (i = 0; i < n; i++) {
             o[i] = y[i] == 0 ? 0 : y[i] == -1 ? (int64_t)(0 - (uint64_t)x[i]) :
                    x[i] / y[i];
         }
         return true;
-    case NRN_BIN_MAX:
+    case NISA_BIN_MAX:
         for (i = 0; i < n; i++) {
             o[i] = MAX(x[i], y[i]);
         }
         return true;
-    case NRN_BIN_MIN:
+    case NISA_BIN_MIN:
         for (i = 0; i < n; i++) {
             o[i] = MIN(x[i], y[i]);
         }
         return true;
-    case NRN_BIN_AND:
+    case NISA_BIN_AND:
         for (i = 0; i < n; i++) {
             o[i] = x[i] & y[i];
         }
         return true;
-    case NRN_BIN_OR:
+    case NISA_BIN_OR:
         for (i = 0; i < n; i++) {
             o[i] = x[i] | y[i];
         }
         return true;
-    case NRN_BIN_XOR:
+    case NISA_BIN_XOR:
         for (i = 0; i < n; i++) {
             o[i] = x[i] ^ y[i];
         }
         return true;
-    case NRN_BIN_FLOORDIV:
+    case NISA_BIN_FLOORDIV:
         for (i = 0; i < n; i++) {
             o[i] = trn_floordiv_i64(x[i], y[i]);
         }
         return true;
-    case NRN_BIN_REM:
+    case NISA_BIN_REM:
         for (i = 0; i < n; i++) {
             o[i] = trn_rem_i64(x[i], y[i]);
         }
         return true;
-    case NRN_BIN_POW:
-    case NRN_NUM_BINARY:
+    case NISA_BIN_POW:
+    case NISA_NUM_BINARY:
         break;
     }
     return false;
 }
 
-static bool trn_compare_i64(enum nrn_compare cmp, const int64_t *x,
+static bool trn_compare_i64(enum nisa_compare cmp, const int64_t *x,
                             const int64_t *y, int64_t *o, uint64_t n)
 {
     uint64_t i;
 
     switch (cmp) {
-    case NRN_CMP_EQ:
+    case NISA_CMP_EQ:
         for (i = 0; i < n; i++) {
             o[i] = x[i] == y[i];
         }
         return true;
-    case NRN_CMP_NE:
+    case NISA_CMP_NE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] != y[i];
         }
         return true;
-    case NRN_CMP_LT:
+    case NISA_CMP_LT:
         for (i = 0; i < n; i++) {
             o[i] = x[i] < y[i];
         }
         return true;
-    case NRN_CMP_LE:
+    case NISA_CMP_LE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] <= y[i];
         }
         return true;
-    case NRN_CMP_GT:
+    case NISA_CMP_GT:
         for (i = 0; i < n; i++) {
             o[i] = x[i] > y[i];
         }
         return true;
-    case NRN_CMP_GE:
+    case NISA_CMP_GE:
         for (i = 0; i < n; i++) {
             o[i] = x[i] >= y[i];
         }
         return true;
-    case NRN_NUM_COMPARE:
+    case NISA_NUM_COMPARE:
         break;
     }
     return false;
@@ -486,37 +486,37 @@ static bool trn_f64_to_i64(double d, int64_t *out)
 }
 
 /* How many tensor sources, and which flags, each opcode takes. */
-static uint32_t trn_ew_check(TrnKernel *k, const struct nrn_insn *in,
+static uint32_t trn_ew_check(TrnKernel *k, const struct nisa_insn *in,
                              unsigned *nsrc)
 {
-    enum nrn_opcode op = le16_to_cpu(in->opcode);
+    enum nisa_opcode op = le16_to_cpu(in->opcode);
     uint32_t flags = le32_to_cpu(in->flags);
     unsigned sub = le16_to_cpu(in->subop);
     uint32_t allowed = 0;
     unsigned limit = 1;
 
     switch (op) {
-    case NRN_INSN_FILL:
+    case NISA_INSN_FILL:
         *nsrc = 0;
         break;
-    case NRN_INSN_COPY:
+    case NISA_INSN_COPY:
         *nsrc = 1;
         break;
-    case NRN_INSN_UNARY:
+    case NISA_INSN_UNARY:
         *nsrc = 1;
-        limit = NRN_NUM_UNARY;
+        limit = NISA_NUM_UNARY;
         break;
-    case NRN_INSN_BINARY:
-        allowed = NRN_IF_SCALAR | NRN_IF_REVERSE;
-        limit = NRN_NUM_BINARY;
-        *nsrc = flags & NRN_IF_SCALAR ? 1 : 2;
+    case NISA_INSN_BINARY:
+        allowed = NISA_IF_SCALAR | NISA_IF_REVERSE;
+        limit = NISA_NUM_BINARY;
+        *nsrc = flags & NISA_IF_SCALAR ? 1 : 2;
         break;
-    case NRN_INSN_COMPARE:
-        allowed = NRN_IF_SCALAR;
-        limit = NRN_NUM_COMPARE;
-        *nsrc = flags & NRN_IF_SCALAR ? 1 : 2;
+    case NISA_INSN_COMPARE:
+        allowed = NISA_IF_SCALAR;
+        limit = NISA_NUM_COMPARE;
+        *nsrc = flags & NISA_IF_SCALAR ? 1 : 2;
         break;
-    case NRN_INSN_WHERE:
+    case NISA_INSN_WHERE:
         *nsrc = 3;
         break;
     TRN_NOT_ELEMENTWISE:
@@ -529,7 +529,7 @@ static uint32_t trn_ew_check(TrnKernel *k, const struct nrn_insn *in,
     if (sub >= limit) {
         return trn_bad_insn(k, "unknown subop");
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 typedef struct TrnEwBufs {
@@ -545,7 +545,7 @@ typedef struct TrnEwBufs {
 
 /* One elementwise instruction, its operands checked. */
 typedef struct TrnEw {
-    enum nrn_opcode op;
+    enum nisa_opcode op;
     unsigned sub;
     uint32_t flags;
     unsigned nsrc;
@@ -564,13 +564,13 @@ typedef struct TrnEw {
  */
 static bool trn_ew_integer(TrnEw *e)
 {
-    unsigned first = e->op == NRN_INSN_WHERE ? 1 : 0;
-    bool use_scalar = (e->op == NRN_INSN_BINARY ||
-                       e->op == NRN_INSN_COMPARE) &&
-                      (e->flags & NRN_IF_SCALAR);
+    unsigned first = e->op == NISA_INSN_WHERE ? 1 : 0;
+    bool use_scalar = (e->op == NISA_INSN_BINARY ||
+                       e->op == NISA_INSN_COMPARE) &&
+                      (e->flags & NISA_IF_SCALAR);
     int64_t dummy[1] = { 0 };
 
-    if (e->op == NRN_INSN_FILL || !trn_is_int(e->dst.dtype)) {
+    if (e->op == NISA_INSN_FILL || !trn_is_int(e->dst.dtype)) {
         return false;
     }
     for (unsigned i = first; i < e->nsrc; i++) {
@@ -585,17 +585,17 @@ static bool trn_ew_integer(TrnEw *e)
         return false;
     }
     switch (e->op) {
-    case NRN_INSN_UNARY:
+    case NISA_INSN_UNARY:
         e->wrap = true;
         return trn_unary_i64(e->sub, false, dummy, dummy, 0);
-    case NRN_INSN_BINARY:
+    case NISA_INSN_BINARY:
         e->wrap = true;
         return trn_binary_i64(e->sub, dummy, dummy, 0, dummy, 0);
-    case NRN_INSN_COPY:
-    case NRN_INSN_COMPARE:
-    case NRN_INSN_WHERE:
+    case NISA_INSN_COPY:
+    case NISA_INSN_COMPARE:
+    case NISA_INSN_WHERE:
         return true;
-    case NRN_INSN_FILL:
+    case NISA_INSN_FILL:
     TRN_NOT_ELEMENTWISE:
     default:
         return false;
@@ -604,10 +604,10 @@ static bool trn_ew_integer(TrnEw *e)
 
 static bool trn_ew_bitwise(const TrnEw *e)
 {
-    return (e->op == NRN_INSN_UNARY && e->sub == NRN_UN_BITNOT) ||
-           (e->op == NRN_INSN_BINARY &&
-            (e->sub == NRN_BIN_AND || e->sub == NRN_BIN_OR ||
-             e->sub == NRN_BIN_XOR));
+    return (e->op == NISA_INSN_UNARY && e->sub == NISA_UN_BITNOT) ||
+           (e->op == NISA_INSN_BINARY &&
+            (e->sub == NISA_BIN_AND || e->sub == NISA_BIN_OR ||
+             e->sub == NISA_BIN_XOR));
 }
 
 /* One chunk of @n elements from @start, exactly on int64. */
@@ -618,43 +618,43 @@ static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
     unsigned i;
 
     for (i = 0; i < e->nsrc; i++) {
-        if (e->op == NRN_INSN_WHERE && i == 0) {
+        if (e->op == NISA_INSN_WHERE && i == 0) {
             trn_gather(&e->src[0], start, n, buf->a);
             continue;
         }
         trn_gather_i64(&e->src[i], start, n,
                        i == 0 ? buf->ia : i == 1 ? buf->ib : buf->ic);
     }
-    if ((e->op == NRN_INSN_BINARY || e->op == NRN_INSN_COMPARE) &&
-        (e->flags & NRN_IF_SCALAR)) {
+    if ((e->op == NISA_INSN_BINARY || e->op == NISA_INSN_COMPARE) &&
+        (e->flags & NISA_IF_SCALAR)) {
         for (uint64_t j = 0; j < n; j++) {
             buf->ib[j] = e->iscalar;
         }
     }
-    if (e->flags & NRN_IF_REVERSE) {
+    if (e->flags & NISA_IF_REVERSE) {
         x = buf->ib;
         y = buf->ia;
     }
     switch (e->op) {
-    case NRN_INSN_COPY:
+    case NISA_INSN_COPY:
         memcpy(buf->io, buf->ia, n * sizeof(int64_t));
         break;
-    case NRN_INSN_UNARY:
-        trn_unary_i64(e->sub, e->src[0].dtype == NRN_BOOL, buf->ia, buf->io,
+    case NISA_INSN_UNARY:
+        trn_unary_i64(e->sub, e->src[0].dtype == NISA_BOOL, buf->ia, buf->io,
                       n);
         break;
-    case NRN_INSN_BINARY:
+    case NISA_INSN_BINARY:
         trn_binary_i64(e->sub, x, y, e->ialpha, buf->io, n);
         break;
-    case NRN_INSN_COMPARE:
+    case NISA_INSN_COMPARE:
         trn_compare_i64(e->sub, buf->ia, buf->ib, buf->io, n);
         break;
-    case NRN_INSN_WHERE:
+    case NISA_INSN_WHERE:
         for (uint64_t j = 0; j < n; j++) {
             buf->io[j] = buf->a[j] != 0 ? buf->ib[j] : buf->ic[j];
         }
         break;
-    case NRN_INSN_FILL:
+    case NISA_INSN_FILL:
     TRN_NOT_ELEMENTWISE:
     default:
         g_assert_not_reached(); /* trn_ew_integer() admitted only these */
@@ -674,35 +674,35 @@ static void trn_ew_chunk_f64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
         trn_gather(&e->src[i], start, n, i == 0 ? buf->a :
                    i == 1 ? buf->b : buf->c);
     }
-    if ((e->op == NRN_INSN_BINARY || e->op == NRN_INSN_COMPARE) &&
-        (e->flags & NRN_IF_SCALAR)) {
+    if ((e->op == NISA_INSN_BINARY || e->op == NISA_INSN_COMPARE) &&
+        (e->flags & NISA_IF_SCALAR)) {
         for (j = 0; j < n; j++) {
             buf->b[j] = e->scalar;
         }
     }
-    if (e->flags & NRN_IF_REVERSE) {
+    if (e->flags & NISA_IF_REVERSE) {
         x = buf->b;
         y = buf->a;
     }
     switch (e->op) {
-    case NRN_INSN_FILL:
+    case NISA_INSN_FILL:
         for (j = 0; j < n; j++) {
             buf->o[j] = e->scalar;
         }
         break;
-    case NRN_INSN_COPY:
+    case NISA_INSN_COPY:
         memcpy(buf->o, buf->a, n * sizeof(double));
         break;
-    case NRN_INSN_UNARY:
+    case NISA_INSN_UNARY:
         trn_unary(e->sub, buf->a, buf->o, n);
         break;
-    case NRN_INSN_BINARY:
+    case NISA_INSN_BINARY:
         trn_binary(e->sub, x, y, e->alpha, buf->o, n);
         break;
-    case NRN_INSN_COMPARE:
+    case NISA_INSN_COMPARE:
         trn_compare(e->sub, buf->a, buf->b, buf->o, n);
         break;
-    case NRN_INSN_WHERE:
+    case NISA_INSN_WHERE:
         for (j = 0; j < n; j++) {
             buf->o[j] = buf->a[j] != 0 ? buf->b[j] : buf->c[j];
         }
@@ -726,21 +726,21 @@ static uint32_t trn_ew_memmove(TrnKernel *k, TrnEw *e)
     uint8_t *d = e->dst.data, *s = e->src[0].data;
 
     if (d == s) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
     for (uint64_t done = 0; done < bytes; done += piece) {
         uint64_t n = MIN(piece, bytes - done);
         uint64_t at = d < s ? done : bytes - done - n;
 
         if (done && trn_queue_aborting(k->q)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         memmove(d + at, s + at, n);
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
-uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
 {
     g_autofree TrnEwBufs *buf = NULL;
     g_autofree TrnEw *e = g_new0(TrnEw, 1);
@@ -766,8 +766,8 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in)
     if (err) {
         return err;
     }
-    if (e->op != NRN_INSN_BINARY ||
-        (e->sub != NRN_BIN_ADD && e->sub != NRN_BIN_SUB)) {
+    if (e->op != NISA_INSN_BINARY ||
+        (e->sub != NISA_BIN_ADD && e->sub != NISA_BIN_SUB)) {
         e->alpha = 1.0;
     }
     e->integer = trn_ew_integer(e);
@@ -775,9 +775,9 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in)
         return trn_bad_insn(k, "bitwise operation on a non-integer operand");
     }
     if (!e->dst.numel) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
-    if (e->op == NRN_INSN_COPY && e->src[0].dtype == e->dst.dtype &&
+    if (e->op == NISA_INSN_COPY && e->src[0].dtype == e->dst.dtype &&
         e->src[0].contiguous && e->dst.contiguous) {
         return trn_ew_memmove(k, e);
     }
@@ -787,7 +787,7 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in)
         uint64_t n = MIN(TRN_CHUNK_ELEMS, e->dst.numel - start);
 
         if (trn_tick(k, n)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         if (e->integer) {
             trn_ew_chunk_i64(e, buf, start, n);
@@ -795,5 +795,5 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in)
             trn_ew_chunk_f64(e, buf, start, n);
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }

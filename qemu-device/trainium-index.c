@@ -1,16 +1,16 @@
 /*
  * Virtual Trainium accelerator: indexed instructions.
  *
- * GATHER, @subop NRN_IDX_SELECT (index_select, embedding):
+ * GATHER, @subop NISA_IDX_SELECT (index_select, embedding):
  *   dst[.., l, ..] = src0[.., src1[l], ..] along @axis, src1 1-D;
- * GATHER, NRN_IDX_ELEMENT (torch.gather):
+ * GATHER, NISA_IDX_ELEMENT (torch.gather):
  *   dst[c] = src0[c with c[axis] = src1[c]], src1 of dst's shape;
- * SCATTER_ADD, NRN_IDX_SELECT (index_add_, the backward of index_select):
+ * SCATTER_ADD, NISA_IDX_SELECT (index_add_, the backward of index_select):
  *   dst[.., src1[l], ..] += src0[.., l, ..];
- * SCATTER_ADD, NRN_IDX_ELEMENT (scatter_add_, the backward of gather):
+ * SCATTER_ADD, NISA_IDX_ELEMENT (scatter_add_, the backward of gather):
  *   dst[c with c[axis] = src1[c]] += src0[c].
  * Indices are int32 or int64 and must lie in [0, extent of the axis); every
- * index is checked before anything is written (NRN_ERR_BAD_INDEX).
+ * index is checked before anything is written (NISA_ERR_BAD_INDEX).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,14 +25,14 @@ typedef struct TrnIndexed {
     uint64_t outer, inner;  /* around the axis, in the iterated tensor */
 } TrnIndexed;
 
-static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
+static uint32_t trn_indexed_init(TrnKernel *k, const struct nisa_insn *in,
                                  bool scatter, TrnIndexed *x)
 {
     unsigned mode = le16_to_cpu(in->subop), ndim = in->dst.ndim, d;
     int32_t axis = (int32_t)le32_to_cpu(in->axis);
     uint32_t err;
 
-    if (mode >= NRN_NUM_IDX || in->flags) {
+    if (mode >= NISA_NUM_IDX || in->flags) {
         return trn_bad_insn(k, "bad index mode or flags");
     }
     err = trn_view_init(k, &in->dst, scatter ? TRN_READ | TRN_WRITE :
@@ -46,22 +46,22 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
     if (err) {
         return err;
     }
-    if (x->idx.dtype != NRN_I32 && x->idx.dtype != NRN_I64) {
+    if (x->idx.dtype != NISA_I32 && x->idx.dtype != NISA_I64) {
         return trn_bad_insn(k, "indices must be int32 or int64");
     }
     if (in->src[0].ndim != ndim || ndim == 0 ||
         axis < -(int32_t)ndim || axis >= (int32_t)ndim) {
         return trn_bad_insn(k, "bad ranks or axis for an indexed instruction");
     }
-    x->axis = NRN_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
-    if (mode == NRN_IDX_SELECT) {
+    x->axis = NISA_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
+    if (mode == NISA_IDX_SELECT) {
         const TrnView *big = scatter ? &x->dst : &x->src;
         const TrnView *small = scatter ? &x->src : &x->dst;
 
         if (in->src[1].ndim != 1 || small->shape[x->axis] != x->idx.numel) {
             return trn_bad_insn(k, "index length differs from the axis");
         }
-        for (d = 0; d < NRN_MAX_DIMS; d++) {
+        for (d = 0; d < NISA_MAX_DIMS; d++) {
             if (d != x->axis && big->shape[d] != small->shape[d]) {
                 return trn_bad_insn(k, "shapes differ off the axis");
             }
@@ -73,7 +73,7 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
         if (!trn_same_shape(&x->idx, it)) {
             return trn_bad_insn(k, "index shape differs");
         }
-        for (d = 0; d < NRN_MAX_DIMS; d++) {
+        for (d = 0; d < NISA_MAX_DIMS; d++) {
             if (d != x->axis && it->shape[d] > other->shape[d]) {
                 return trn_bad_insn(k, "index larger than the tensor off the axis");
             }
@@ -83,10 +83,10 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
     for (d = 0; d < x->axis; d++) {
         x->outer *= x->dst.shape[d];
     }
-    for (d = x->axis + 1; d < NRN_MAX_DIMS; d++) {
+    for (d = x->axis + 1; d < NISA_MAX_DIMS; d++) {
         x->inner *= x->dst.shape[d];
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 /*
@@ -94,7 +94,7 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nrn_insn *in,
  * where they are used, not kept: nothing is allocated by their number.
  * They were all checked before anything was written (trn_check_indices());
  * checking again at use keeps a guest that rewrites them meanwhile inside
- * the tensor (the instruction then fails with NRN_ERR_BAD_INDEX).
+ * the tensor (the instruction then fails with NISA_ERR_BAD_INDEX).
  */
 static bool trn_index(const TrnView *idx, const uint8_t *p, uint64_t limit,
                       uint64_t *out)
@@ -118,21 +118,21 @@ static uint32_t trn_check_indices(TrnKernel *k, const TrnView *idx,
         uint64_t n = MIN(TRN_CHUNK_ELEMS, idx->numel - s);
 
         if (trn_tick(k, n)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         trn_gather_i64(idx, s, n, buf);
         for (uint64_t j = 0; j < n; j++) {
             if (buf[j] < 0 || (uint64_t)buf[j] >= limit) {
-                return NRN_ERR_BAD_INDEX;
+                return NISA_ERR_BAD_INDEX;
             }
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
-static void trn_step(const TrnView *v, uint64_t c[NRN_MAX_DIMS])
+static void trn_step(const TrnView *v, uint64_t c[NISA_MAX_DIMS])
 {
-    for (unsigned d = NRN_MAX_DIMS; d-- > 0;) {
+    for (unsigned d = NISA_MAX_DIMS; d-- > 0;) {
         if (++c[d] < v->shape[d] || d == 0) {
             return;
         }
@@ -185,17 +185,17 @@ static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
             uint64_t ix, bigpos, smallpos = (o * L + l) * x->inner;
 
             if (trn_tick(k, 1)) {
-                return NRN_ERR_ABORTED;
+                return NISA_ERR_ABORTED;
             }
             if (!trn_index(&x->idx, ip, limit, &ix)) {
-                return NRN_ERR_BAD_INDEX;
+                return NISA_ERR_BAD_INDEX;
             }
             bigpos = (o * limit + ix) * x->inner;
             for (uint64_t j = 0; j < x->inner; j += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, x->inner - j);
 
                 if (trn_tick(k, n)) {
-                    return NRN_ERR_ABORTED;
+                    return NISA_ERR_ABORTED;
                 }
                 if (scatter) {
                     trn_move_row(x, true, bigpos + j, smallpos + j, n,
@@ -207,7 +207,7 @@ static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
             }
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 /* gather / scatter_add: element by element over the index tensor. */
@@ -216,17 +216,17 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
 {
     const TrnView *it = &x->idx;
     bool integer = trn_is_int(x->dst.dtype) && trn_is_int(x->src.dtype);
-    uint64_t c[NRN_MAX_DIMS] = { 0 }, t[NRN_MAX_DIMS];
+    uint64_t c[NISA_MAX_DIMS] = { 0 }, t[NISA_MAX_DIMS];
 
     for (uint64_t e = 0; e < it->numel; e++, trn_step(it, c)) {
         void *dp, *sp;
 
         if (trn_tick(k, 1)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         memcpy(t, c, sizeof(t));
         if (!trn_index(it, trn_elem(it, c), limit, &t[x->axis])) {
-            return NRN_ERR_BAD_INDEX;
+            return NISA_ERR_BAD_INDEX;
         }
         dp = trn_elem(&x->dst, scatter ? t : c);
         sp = trn_elem(&x->src, scatter ? c : t);
@@ -247,10 +247,10 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
             trn_store(x->dst.dtype, dp, v);
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
-static uint32_t trn_indexed(TrnKernel *k, const struct nrn_insn *in,
+static uint32_t trn_indexed(TrnKernel *k, const struct nisa_insn *in,
                             bool scatter)
 {
     TrnIndexed x;
@@ -263,24 +263,24 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nrn_insn *in,
     }
     limit = scatter ? x.dst.shape[x.axis] : x.src.shape[x.axis];
     err = trn_check_indices(k, &x.idx, limit);
-    if (err == NRN_ERR_BAD_INDEX) {
+    if (err == NISA_ERR_BAD_INDEX) {
         TRN_GUEST_ERR(index, "queue %u: an index outside [0, %" PRIu64 ")",
                       k->q->idx, limit);
     }
     if (err || !x.dst.numel || !x.src.numel) {
         return err;
     }
-    if (le16_to_cpu(in->subop) == NRN_IDX_SELECT) {
+    if (le16_to_cpu(in->subop) == NISA_IDX_SELECT) {
         return trn_select(k, &x, scatter, limit);
     }
     return trn_element(k, &x, scatter, limit);
 }
-uint32_t trn_insn_gather(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in)
 {
     return trn_indexed(k, in, false);
 }
 
-uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nisa_insn *in)
 {
     return trn_indexed(k, in, true);
 }

@@ -33,37 +33,37 @@ typedef struct TrnKernel {
     TrnQueue *q;
     TrnState *s;
     unsigned nslots;
-    TrnSlot slots[NRN_MAX_SLOTS];
+    TrnSlot slots[NHW_MAX_SLOTS];
     uint64_t work;               /* since the last check for a reset */
     uint64_t ninsns;
-    struct nrn_insn *code;       /* the kernel, copied out once */
+    struct nisa_insn *code;       /* the kernel, copied out once */
     uint64_t dirty_lo, dirty_hi; /* device memory the instruction writes */
 } TrnKernel;
 
 /*
  * A validated tensor operand: every element it names lies inside its slot.
- * Dimensions are right-aligned and padded to NRN_MAX_DIMS with shape 1; the
+ * Dimensions are right-aligned and padded to NISA_MAX_DIMS with shape 1; the
  * product of the extents (an extent of 0 counting as 1) is at most
- * NRN_MAX_ELEMS, so no product of extents a caller forms can overflow.
+ * NISA_MAX_ELEMS, so no product of extents a caller forms can overflow.
  */
 typedef struct TrnView {
     uint8_t *data;        /* element (0, 0, 0, 0) */
     uint8_t dtype;
     unsigned esize;
-    uint64_t shape[NRN_MAX_DIMS];
-    int64_t stride[NRN_MAX_DIMS];
+    uint64_t shape[NISA_MAX_DIMS];
+    int64_t stride[NISA_MAX_DIMS];
     uint64_t numel;
     bool contiguous;      /* row-major, no gaps */
 } TrnView;
 
-#define TRN_READ  NRN_ACCESS_READ
-#define TRN_WRITE NRN_ACCESS_WRITE
+#define TRN_READ  NISA_ACCESS_READ
+#define TRN_WRITE NISA_ACCESS_WRITE
 
 /* trainium-tensor.c */
-uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
+uint32_t trn_view_init(TrnKernel *k, const struct nisa_tensor *t,
                        uint32_t access, TrnView *v);
 bool trn_same_shape(const TrnView *a, const TrnView *b);
-void *trn_elem(const TrnView *v, const uint64_t idx[NRN_MAX_DIMS]);
+void *trn_elem(const TrnView *v, const uint64_t idx[NISA_MAX_DIMS]);
 double trn_load(uint8_t dtype, const void *p);
 void trn_store(uint8_t dtype, void *p, double x);
 void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out);
@@ -74,7 +74,7 @@ double trn_f64(uint64_t bits);
 /* Integer elements, exactly (I32, I64, BOOL; see "Numerics"). */
 static inline bool trn_is_int(uint8_t dtype)
 {
-    return dtype == NRN_I32 || dtype == NRN_I64 || dtype == NRN_BOOL;
+    return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL;
 }
 int64_t trn_load_i64(uint8_t dtype, const void *p);
 /* Store @x: I32 wraps modulo 2^32 with @wrap, else saturates. */
@@ -86,7 +86,7 @@ void trn_scatter_i64(const TrnView *v, uint64_t start, uint64_t n,
 
 /*
  * Account @work done by the instruction; every TRN_ABORT_GRAIN of it, see
- * whether the queue is being reset (true: give up with NRN_ERR_ABORTED) or
+ * whether the queue is being reset (true: give up with NISA_ERR_ABORTED) or
  * paused (waits here until resumed). Call it in every loop whose trip count
  * a guest value sets.
  */
@@ -101,28 +101,28 @@ static inline bool trn_tick(TrnKernel *k, uint64_t work)
 }
 
 /* trainium-elementwise.c */
-uint32_t trn_insn_elementwise(TrnKernel *k, const struct nrn_insn *in);
+uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-reduce.c */
-uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in);
-uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in);
+uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in);
+uint32_t trn_insn_softmax(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-matmul.c */
-uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in);
+uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-index.c */
-uint32_t trn_insn_gather(TrnKernel *k, const struct nrn_insn *in);
-uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nrn_insn *in);
+uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in);
+uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-core.c */
-TrnKernel *trn_kernel_load(TrnQueue *q, const struct nrn_launch_desc *d,
+TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,
                            uint64_t max_insns, uint32_t *err);
 uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit);
-uint32_t trn_kernel_run(TrnKernel *k, const struct nrn_launch_desc *d);
+uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d);
 void trn_kernel_free(TrnKernel *k);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrnKernel, trn_kernel_free)
 
-/* Log a malformed instruction and return NRN_ERR_BAD_INSN. */
+/* Log a malformed instruction and return NISA_ERR_BAD_INSN. */
 uint32_t trn_bad_insn(TrnKernel *k, const char *why);
 
 #endif /* HW_MISC_TRAINIUM_ISA_H */

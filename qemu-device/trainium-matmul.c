@@ -1,8 +1,8 @@
 /*
  * Virtual Trainium accelerator: MATMUL, on OpenBLAS's sgemm.
  *
- * dst[b] = src0[b] @ src1[b] (+ src2[b] with NRN_IF_BIAS) (+ dst[b] with
- * NRN_IF_ACCUMULATE), for the batch dimensions b (the first two of four;
+ * dst[b] = src0[b] @ src1[b] (+ src2[b] with NISA_IF_BIAS) (+ dst[b] with
+ * NISA_IF_ACCUMULATE), for the batch dimensions b (the first two of four;
  * broadcast by zero strides). Products accumulate in float32.
  *
  * The work is split into tiles of at most TRN_TILE rows, columns and inner
@@ -49,7 +49,7 @@ static void trn_mat(const TrnView *v, uint64_t r0, uint64_t c0, uint64_t rows,
     uint8_t *data = v->data + ((int64_t)r0 * sr + (int64_t)c0 * sc) *
                     (int64_t)v->esize;
 
-    if (v->dtype == NRN_F32) {
+    if (v->dtype == NISA_F32) {
         if (sc == 1 && sr >= (int64_t)MAX(cols, 1) && sr <= INT_MAX) {
             m->p = (const float *)data;
             m->trans = CblasNoTrans;
@@ -105,7 +105,7 @@ static void trn_span(const TrnView *v, uint8_t **lo, uint8_t **hi)
 {
     int64_t l = 0, h = 0;
 
-    for (unsigned d = 0; d < NRN_MAX_DIMS; d++) {
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
         int64_t e = (int64_t)(v->shape[d] - 1) * v->stride[d];
 
         if (e > 0) {
@@ -186,14 +186,14 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
         } else if (!biasb && !acc) {
             trn_epilogue(&cblk, NULL, false, NULL, t->x, t->y);
         }
-        return trn_tick(k, m * n) ? NRN_ERR_ABORTED : NRN_ERR_NONE;
+        return trn_tick(k, m * n) ? NISA_ERR_ABORTED : NISA_ERR_NONE;
     }
     for (uint64_t k0 = 0; k0 < K; k0 += TRN_TILE) {
         uint64_t kk = MIN(TRN_TILE, K - k0);
         TrnMat am, bm;
 
         if (trn_tick(k, m * n * kk)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         trn_mat(ab, m0, k0, m, kk, t->a, &am);
         trn_mat(bb, k0, n0, kk, n, t->b, &bm);
@@ -204,18 +204,18 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
     if (!direct) {
         trn_epilogue(&cblk, biasb ? &bblk : NULL, acc, t->c, t->x, t->y);
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
-uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in)
 {
     uint32_t flags = le32_to_cpu(in->flags), err;
-    bool acc = flags & NRN_IF_ACCUMULATE, has_bias = flags & NRN_IF_BIAS;
+    bool acc = flags & NISA_IF_ACCUMULATE, has_bias = flags & NISA_IF_BIAS;
     g_autofree TrnTiles *tiles = NULL;
     TrnView a, b, c, bias;
     uint64_t M, N, K;
 
-    if (flags & ~(NRN_IF_ACCUMULATE | NRN_IF_BIAS) || in->subop) {
+    if (flags & ~(NISA_IF_ACCUMULATE | NISA_IF_BIAS) || in->subop) {
         return trn_bad_insn(k, "bad matmul flags");
     }
     err = trn_view_init(k, &in->src[0], TRN_READ, &a);
@@ -243,7 +243,7 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
         return trn_bad_insn(k, "matmul shapes do not match");
     }
     if (!c.numel) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
 
     tiles = g_new(TrnTiles, 1);
@@ -252,7 +252,7 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
             TrnView cb = trn_batch(&c, b0, b1);
             TrnView ab = trn_batch(&a, b0, b1), bb = trn_batch(&b, b0, b1);
             TrnView biasb = has_bias ? trn_batch(&bias, b0, b1) : cb;
-            bool direct = c.dtype == NRN_F32 && cb.stride[3] == 1 &&
+            bool direct = c.dtype == NISA_F32 && cb.stride[3] == 1 &&
                           cb.stride[2] >= (int64_t)N && cb.stride[2] <= INT_MAX &&
                           !trn_overlap(&cb, &ab) && !trn_overlap(&cb, &bb) &&
                           !(has_bias && trn_overlap(&cb, &biasb));
@@ -271,5 +271,5 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nrn_insn *in)
             }
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }

@@ -25,7 +25,7 @@ static const char *trn_qname(TrnQueue *q)
 /* Called with q->lock held. The queue stops taking descriptors. */
 static void trn_queue_halt(TrnQueue *q, uint32_t err)
 {
-    q->status |= NRN_QSTATUS_HALTED;
+    q->status |= NHW_QSTATUS_HALTED;
     q->error = err;
     q->err_pending = true;
     qemu_bh_schedule(q->bh);
@@ -34,24 +34,24 @@ static void trn_queue_halt(TrnQueue *q, uint32_t err)
 
 static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k)
 {
-    const struct nrn_copy_desc *c = (const void *)raw;
+    const struct nhw_copy_desc *c = (const void *)raw;
 
-    switch ((enum nrn_desc_op)raw[0]) {
-    case NRN_OP_NOP:
-        return NRN_ERR_NONE;
-    case NRN_OP_COPY:
+    switch ((enum nhw_desc_op)raw[0]) {
+    case NHW_OP_NOP:
+        return NISA_ERR_NONE;
+    case NHW_OP_COPY:
         if (q->is_core) {
             break;
         }
         return trn_exec_copy(q, c);
-    case NRN_OP_LAUNCH:
+    case NHW_OP_LAUNCH:
         if (!q->is_core) {
             break;
         }
-        return k ? trn_kernel_run(k, (const struct nrn_launch_desc *)raw) :
-               NRN_ERR_BAD_DESC;
+        return k ? trn_kernel_run(k, (const struct nhw_launch_desc *)raw) :
+               NISA_ERR_BAD_DESC;
     }
-    return NRN_ERR_BAD_OP;
+    return NISA_ERR_BAD_OP;
 }
 
 /* Has DONE reached the IRQ_AT mark? Called with q->lock held. */
@@ -63,8 +63,8 @@ static bool trn_queue_irq_due(TrnQueue *q)
 /* Can the descriptor at HEAD be taken? Called with q->lock held. */
 static bool trn_queue_ready(TrnQueue *q)
 {
-    return !q->abort && !q->paused && (q->ctrl & NRN_QCTRL_ENABLE) &&
-           !(q->status & NRN_QSTATUS_HALTED) && q->head != q->tail;
+    return !q->abort && !q->paused && (q->ctrl & NHW_QCTRL_ENABLE) &&
+           !(q->status & NHW_QSTATUS_HALTED) && q->head != q->tail;
 }
 
 /*
@@ -75,22 +75,22 @@ static bool trn_queue_ready(TrnQueue *q)
 static uint64_t trn_desc_cost(const uint8_t *raw, const TrnKernel *k,
                               uint64_t limit)
 {
-    const struct nrn_copy_desc *c = (const void *)raw;
+    const struct nhw_copy_desc *c = (const void *)raw;
     uint64_t cost;
 
-    switch ((enum nrn_desc_op)raw[0]) {
-    case NRN_OP_NOP:
+    switch ((enum nhw_desc_op)raw[0]) {
+    case NHW_OP_NOP:
         return 0;
-    case NRN_OP_COPY:
+    case NHW_OP_COPY:
         cost = le64_to_cpu(c->len) / 4;
-        if (c->src_space == NRN_SPACE_SGL) {
+        if (c->src_space == NHW_SPACE_SGL) {
             cost += le32_to_cpu(c->src_nseg);
         }
-        if (c->dst_space == NRN_SPACE_SGL) {
+        if (c->dst_space == NHW_SPACE_SGL) {
             cost += le32_to_cpu(c->dst_nseg);
         }
         return cost;
-    case NRN_OP_LAUNCH:
+    case NHW_OP_LAUNCH:
         return k ? trn_kernel_cost(k, limit) : UINT64_MAX;
     }
     return 0;
@@ -106,13 +106,13 @@ static uint64_t trn_desc_cost(const uint8_t *raw, const TrnKernel *k,
 static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
 {
     TrnState *s = q->s;
-    uint8_t raw[NRN_DESC_SIZE];
-    uint32_t slot = q->head, err, status, kerr = NRN_ERR_NONE;
-    uint64_t entry = q->ring_base_latched + (uint64_t)slot * NRN_DESC_SIZE;
+    uint8_t raw[NHW_DESC_SIZE];
+    uint32_t slot = q->head, err, status, kerr = NISA_ERR_NONE;
+    uint64_t entry = q->ring_base_latched + (uint64_t)slot * NHW_DESC_SIZE;
     g_autoptr(TrnKernel) k = NULL;
 
     q->running = true;
-    q->status |= NRN_QSTATUS_BUSY;
+    q->status |= NHW_QSTATUS_BUSY;
     qemu_mutex_unlock(&q->lock);
 
     /* Copy the descriptor out of guest memory before looking at it. */
@@ -124,16 +124,16 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
             TRN_GUEST_ERR(ring_entry, "queue %u: ring entry %u at 0x%"
                           PRIx64 " is not readable memory", q->idx, slot,
                           entry);
-            trn_queue_halt(q, NRN_ERR_RING);
+            trn_queue_halt(q, NISA_ERR_RING);
         }
         return true;
     }
-    if (raw[0] == NRN_OP_LAUNCH && q->is_core) {
+    if (raw[0] == NHW_OP_LAUNCH && q->is_core) {
         /*
          * Copy the kernel out once. Inline, a kernel of more instructions
          * than the budget is over it (each costs at least 1): not copied.
          */
-        k = trn_kernel_load(q, (const struct nrn_launch_desc *)raw,
+        k = trn_kernel_load(q, (const struct nhw_launch_desc *)raw,
                             budget ? *budget : UINT64_MAX, &kerr);
     }
     if (budget && !kerr) {
@@ -147,15 +147,15 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         *budget -= cost;
     }
     trace_trainium_desc_start(q->idx, slot, raw[0], ldl_le_p(raw + 4));
-    if (qatomic_read(&q->fault) & NRN_FAULT_FAIL_NEXT) {
-        qatomic_and(&q->fault, ~NRN_FAULT_FAIL_NEXT);
-        err = NRN_ERR_INJECTED;
+    if (qatomic_read(&q->fault) & NHW_FAULT_FAIL_NEXT) {
+        qatomic_and(&q->fault, ~NHW_FAULT_FAIL_NEXT);
+        err = NISA_ERR_INJECTED;
     } else if (kerr) {
         err = kerr;
     } else {
         err = trn_exec(q, raw, k);
     }
-    if (err && err != NRN_ERR_ABORTED) {
+    if (err && err != NISA_ERR_ABORTED) {
         TRN_GUEST_ERR(desc_failed, "queue %u: descriptor %u (op %u, tag %u) "
                       "failed with error %u", q->idx, slot, raw[0],
                       ldl_le_p(raw + 4), err);
@@ -167,9 +167,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         /* A reset took the queue away; it owns head and tail now. */
         return true;
     }
-    status = cpu_to_le32(NRN_DESC_DONE | err);
-    if (trn_host_rw(s, entry + NRN_DESC_STATUS_OFF, &status, 4, true)) {
-        trn_queue_halt(q, NRN_ERR_RING);
+    status = cpu_to_le32(NHW_DESC_DONE | err);
+    if (trn_host_rw(s, entry + NHW_DESC_STATUS_OFF, &status, 4, true)) {
+        trn_queue_halt(q, NISA_ERR_RING);
         return true;
     }
     /*
@@ -179,7 +179,7 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     q->head = (slot + 1) & (q->ring_size_latched - 1);
     q->done++;
     trace_trainium_desc_done(q->idx, slot, err);
-    if ((raw[1] & NRN_DESC_F_IRQ) || trn_queue_irq_due(q)) {
+    if ((raw[1] & NHW_DESC_F_IRQ) || trn_queue_irq_due(q)) {
         q->irq_armed = false;
         q->irq_pending = true;
     }
@@ -199,13 +199,13 @@ static void *trn_queue_thread(void *opaque)
         }
         if (!trn_queue_ready(q)) {
             q->hung = false;
-            q->status &= ~NRN_QSTATUS_BUSY;
+            q->status &= ~NHW_QSTATUS_BUSY;
             qemu_cond_broadcast(&q->idle);
             qemu_cond_wait(&q->kick, &q->lock);
             continue;
         }
-        q->status |= NRN_QSTATUS_BUSY;
-        if (q->fault & NRN_FAULT_HANG) {
+        q->status |= NHW_QSTATUS_BUSY;
+        if (q->fault & NHW_FAULT_HANG) {
             /* Hold the descriptor until a reset or the hook lets go. */
             if (!q->hung) {
                 trace_trainium_desc_hang(q->idx, q->head);
@@ -245,8 +245,8 @@ static void trn_queue_raise_locked(TrnQueue *q)
         }
     }
     if (err) {
-        s->int_status |= NRN_INT_ERROR;
-        if (!(s->int_mask & NRN_INT_ERROR) && msix_enabled(PCI_DEVICE(s))) {
+        s->int_status |= NHW_INT_ERROR;
+        if (!(s->int_mask & NHW_INT_ERROR) && msix_enabled(PCI_DEVICE(s))) {
             trace_trainium_irq(s->nqueues);
             msix_notify(PCI_DEVICE(s), s->nqueues);
         }
@@ -276,7 +276,7 @@ static void trn_queue_quiesce_locked(TrnQueue *q)
 void trn_queue_reset(TrnQueue *q, bool device)
 {
     qemu_mutex_lock(&q->lock);
-    if (!device && (q->fault & NRN_FAULT_STUCK)) {
+    if (!device && (q->fault & NHW_FAULT_STUCK)) {
         /* Test hook: only a device reset gets this queue back. */
         qemu_mutex_unlock(&q->lock);
         trace_trainium_queue_stuck(q->idx);
@@ -306,7 +306,7 @@ void trn_queue_pause(TrnQueue *q, bool pause)
     qemu_mutex_lock(&q->lock);
     qatomic_set(&q->paused, pause);
     if (pause) {
-        /* No kick: a worker held by NRN_FAULT_HANG stays hung. */
+        /* No kick: a worker held by NHW_FAULT_HANG stays hung. */
         while (q->running && !q->parked) {
             qemu_cond_wait(&q->idle, &q->lock);
         }
@@ -351,25 +351,25 @@ bool trn_queue_hung(TrnQueue *q)
 /* ENABLE latches the ring registers, after checking them. */
 static void trn_queue_enable(TrnQueue *q)
 {
-    if (q->ring_size < 2 || q->ring_size > NRN_RING_MAX ||
+    if (q->ring_size < 2 || q->ring_size > NHW_RING_MAX ||
         !is_power_of_2(q->ring_size)) {
         TRN_GUEST_ERR(ring, "queue %u: ring at 0x%" PRIx64 " of %u entries: "
                       "the size is not a power of two in [2, 4096]", q->idx,
                       q->ring_base, q->ring_size);
-        trn_queue_halt(q, NRN_ERR_RING);
+        trn_queue_halt(q, NISA_ERR_RING);
         return;
     }
-    if (q->ring_base & (NRN_RING_ALIGN - 1)) {
+    if (q->ring_base & (NHW_RING_ALIGN - 1)) {
         TRN_GUEST_ERR(ring, "queue %u: ring at 0x%" PRIx64 " of %u entries: "
                       "the base is not 64-byte aligned", q->idx,
                       q->ring_base, q->ring_size);
-        trn_queue_halt(q, NRN_ERR_RING);
+        trn_queue_halt(q, NISA_ERR_RING);
         return;
     }
     q->ring_base_latched = q->ring_base;
     q->ring_size_latched = q->ring_size;
-    q->ctrl |= NRN_QCTRL_ENABLE;
-    q->status |= NRN_QSTATUS_ENABLED;
+    q->ctrl |= NHW_QCTRL_ENABLE;
+    q->status |= NHW_QSTATUS_ENABLED;
     qemu_cond_broadcast(&q->kick);
 }
 
@@ -386,15 +386,15 @@ static void trn_queue_doorbell_locked(TrnQueue *q)
     uint64_t budget = q->s->inline_budget;
     unsigned n = 0;
 
-    if (budget && !q->running && !(q->status & NRN_QSTATUS_BUSY) &&
-        !(q->fault & NRN_FAULT_HANG) && bql_locked()) {
+    if (budget && !q->running && !(q->status & NHW_QSTATUS_BUSY) &&
+        !(q->fault & NHW_FAULT_HANG) && bql_locked()) {
         while (trn_queue_ready(q) && trn_queue_run_one(q, &budget)) {
             n++;
         }
         if (n) {
             trace_trainium_doorbell_inline(q->idx, n);
             if (!trn_queue_ready(q)) {
-                q->status &= ~NRN_QSTATUS_BUSY;
+                q->status &= ~NHW_QSTATUS_BUSY;
             }
             qemu_cond_broadcast(&q->idle);
             trn_queue_raise_locked(q);
@@ -412,40 +412,40 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
 
     qemu_mutex_lock(&q->lock);
     switch (reg) {
-    case NRN_QREG_RING_LO:
+    case NHW_QREG_RING_LO:
         val = (uint32_t)q->ring_base;
         break;
-    case NRN_QREG_RING_HI:
+    case NHW_QREG_RING_HI:
         val = q->ring_base >> 32;
         break;
-    case NRN_QREG_RING_SIZE:
+    case NHW_QREG_RING_SIZE:
         val = q->ring_size;
         break;
-    case NRN_QREG_CTRL:
+    case NHW_QREG_CTRL:
         val = q->ctrl;
         break;
-    case NRN_QREG_HEAD:
+    case NHW_QREG_HEAD:
         val = q->head;
         break;
-    case NRN_QREG_TAIL:
+    case NHW_QREG_TAIL:
         val = q->tail;
         break;
-    case NRN_QREG_STATUS:
-        val = q->status | (q->irq_armed ? NRN_QSTATUS_IRQ_ARMED : 0);
+    case NHW_QREG_STATUS:
+        val = q->status | (q->irq_armed ? NHW_QSTATUS_IRQ_ARMED : 0);
         break;
-    case NRN_QREG_ERROR:
+    case NHW_QREG_ERROR:
         val = q->error;
         break;
-    case NRN_QREG_DONE_LO:
+    case NHW_QREG_DONE_LO:
         val = (uint32_t)q->done;
         break;
-    case NRN_QREG_DONE_HI:
+    case NHW_QREG_DONE_HI:
         val = q->done >> 32;
         break;
-    case NRN_QREG_FAULT:
+    case NHW_QREG_FAULT:
         val = q->s->fault_injection ? q->fault : 0;
         break;
-    case NRN_QREG_IRQ_AT:
+    case NHW_QREG_IRQ_AT:
         val = q->irq_at;
         break;
     default:
@@ -459,40 +459,40 @@ uint64_t trn_queue_read(TrnQueue *q, hwaddr reg)
 
 void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
 {
-    if (reg == NRN_QREG_CTRL && (val & NRN_QCTRL_RESET)) {
+    if (reg == NHW_QREG_CTRL && (val & NHW_QCTRL_RESET)) {
         trn_queue_reset(q, false);
         return;
     }
     qemu_mutex_lock(&q->lock);
     switch (reg) {
-    case NRN_QREG_RING_LO:
-    case NRN_QREG_RING_HI:
-    case NRN_QREG_RING_SIZE:
-        if (q->ctrl & NRN_QCTRL_ENABLE) {
+    case NHW_QREG_RING_LO:
+    case NHW_QREG_RING_HI:
+    case NHW_QREG_RING_SIZE:
+        if (q->ctrl & NHW_QCTRL_ENABLE) {
             TRN_GUEST_ERR(qreg_write, "queue %u: ring register 0x%"
                           HWADDR_PRIx " written while enabled: 0x%x",
                           q->idx, reg, val);
             break;
         }
-        if (reg == NRN_QREG_RING_LO) {
+        if (reg == NHW_QREG_RING_LO) {
             q->ring_base = deposit64(q->ring_base, 0, 32, val);
-        } else if (reg == NRN_QREG_RING_HI) {
+        } else if (reg == NHW_QREG_RING_HI) {
             q->ring_base = deposit64(q->ring_base, 32, 32, val);
         } else {
             q->ring_size = val;
         }
         break;
-    case NRN_QREG_CTRL:
-        if ((val & NRN_QCTRL_ENABLE) && !(q->ctrl & NRN_QCTRL_ENABLE)) {
+    case NHW_QREG_CTRL:
+        if ((val & NHW_QCTRL_ENABLE) && !(q->ctrl & NHW_QCTRL_ENABLE)) {
             trn_queue_enable(q);
-        } else if (!(val & NRN_QCTRL_ENABLE)) {
+        } else if (!(val & NHW_QCTRL_ENABLE)) {
             /* Disabling stops taking descriptors; HEAD/TAIL stay. */
-            q->ctrl &= ~NRN_QCTRL_ENABLE;
-            q->status &= ~NRN_QSTATUS_ENABLED;
+            q->ctrl &= ~NHW_QCTRL_ENABLE;
+            q->status &= ~NHW_QSTATUS_ENABLED;
         }
         break;
-    case NRN_QREG_TAIL:
-        if (!(q->ctrl & NRN_QCTRL_ENABLE) || val >= q->ring_size_latched) {
+    case NHW_QREG_TAIL:
+        if (!(q->ctrl & NHW_QCTRL_ENABLE) || val >= q->ring_size_latched) {
             TRN_GUEST_ERR(doorbell, "queue %u: doorbell %u with the ring "
                           "disabled or of %u entries", q->idx, val,
                           q->ring_size_latched);
@@ -502,7 +502,7 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
         q->tail = val;
         trn_queue_doorbell_locked(q);
         break;
-    case NRN_QREG_IRQ_AT:
+    case NHW_QREG_IRQ_AT:
         q->irq_at = val;
         q->irq_armed = true;
         trace_trainium_irq_at(q->idx, val, (uint32_t)q->done);
@@ -512,13 +512,13 @@ void trn_queue_write(TrnQueue *q, hwaddr reg, uint32_t val)
             trn_queue_raise_locked(q);
         }
         break;
-    case NRN_QREG_FAULT:
+    case NHW_QREG_FAULT:
         if (!q->s->fault_injection) {
             TRN_GUEST_ERR(fault, "queue %u: FAULT 0x%x written, but "
                           "fault-injection=off", q->idx, val);
             break;
         }
-        q->fault = val & (NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK);
+        q->fault = val & (NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK);
         trace_trainium_fault(q->idx, q->fault);
         qemu_cond_broadcast(&q->kick);
         break;

@@ -25,49 +25,49 @@ static uint32_t trn_axis(TrnKernel *k, const TrnView *v, int32_t axis,
 
     if (ndim == 0 && (axis == 0 || axis == -1)) {
         *ax = (TrnAxis){ 1, 1, 1 };
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
     if (axis < -(int32_t)ndim || axis >= (int32_t)ndim) {
         return trn_bad_insn(k, "axis out of range");
     }
-    a = NRN_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
+    a = NISA_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
     *ax = (TrnAxis){ 1, v->shape[a], 1 };
     for (d = 0; d < a; d++) {
         ax->outer *= v->shape[d];
     }
-    for (d = a + 1; d < NRN_MAX_DIMS; d++) {
+    for (d = a + 1; d < NISA_MAX_DIMS; d++) {
         ax->inner *= v->shape[d];
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 /* Fold @x (n lanes) into the accumulators. */
-static void trn_fold(enum nrn_reduce red, double *acc, double *arg, const double *x,
+static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const double *x,
                      uint64_t n, uint64_t i)
 {
     uint64_t j;
 
     switch (red) {
-    case NRN_RED_SUM:
-    case NRN_RED_MEAN:
+    case NISA_RED_SUM:
+    case NISA_RED_MEAN:
         for (j = 0; j < n; j++) {
             acc[j] += x[j];
         }
         break;
-    case NRN_RED_MAX:
+    case NISA_RED_MAX:
         for (j = 0; j < n; j++) {
             acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmax(acc[j], x[j]);
         }
         break;
-    case NRN_RED_MIN:
+    case NISA_RED_MIN:
         for (j = 0; j < n; j++) {
             acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmin(acc[j], x[j]);
         }
         break;
-    case NRN_RED_ARGMAX:
-    case NRN_RED_ARGMIN:
+    case NISA_RED_ARGMAX:
+    case NISA_RED_ARGMIN:
         for (j = 0; j < n; j++) {
-            bool better = red == NRN_RED_ARGMAX ? x[j] > acc[j] : x[j] < acc[j];
+            bool better = red == NISA_RED_ARGMAX ? x[j] > acc[j] : x[j] < acc[j];
 
             if (!isnan(acc[j]) && (isnan(x[j]) || better)) {
                 acc[j] = x[j];
@@ -75,15 +75,15 @@ static void trn_fold(enum nrn_reduce red, double *acc, double *arg, const double
             }
         }
         break;
-    case NRN_NUM_REDUCE:
+    case NISA_NUM_REDUCE:
         break; /* refused by trn_insn_reduce() */
     }
 }
 
 static void trn_fold_init(unsigned red, double *acc, double *arg, uint64_t n)
 {
-    double init = red == NRN_RED_MAX || red == NRN_RED_ARGMAX ? -INFINITY :
-                  red == NRN_RED_MIN || red == NRN_RED_ARGMIN ? INFINITY : 0;
+    double init = red == NISA_RED_MAX || red == NISA_RED_ARGMAX ? -INFINITY :
+                  red == NISA_RED_MIN || red == NISA_RED_ARGMIN ? INFINITY : 0;
 
     for (uint64_t j = 0; j < n; j++) {
         acc[j] = init;
@@ -91,7 +91,7 @@ static void trn_fold_init(unsigned red, double *acc, double *arg, uint64_t n)
     }
 }
 
-uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned red = le16_to_cpu(in->subop), d;
     g_autofree double *acc = g_new(double, TRN_CHUNK_ELEMS);
@@ -101,7 +101,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
     TrnAxis ax;
     uint32_t err;
 
-    if (red >= NRN_NUM_REDUCE || in->flags) {
+    if (red >= NISA_NUM_REDUCE || in->flags) {
         return trn_bad_insn(k, "bad reduction or flags");
     }
     err = trn_view_init(k, &in->src[0], TRN_READ, &src);
@@ -119,21 +119,21 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
     if (dst.numel != ax.outer * ax.inner) {
         return trn_bad_insn(k, "reduction destination has the wrong shape");
     }
-    for (d = 0; d < NRN_MAX_DIMS; d++) {
+    for (d = 0; d < NISA_MAX_DIMS; d++) {
         if (dst.shape[d] != src.shape[d] && dst.shape[d] != 1) {
             return trn_bad_insn(k, "reduction destination has the wrong shape");
         }
     }
-    if (ax.len == 0 && red != NRN_RED_SUM && red != NRN_RED_MEAN) {
+    if (ax.len == 0 && red != NISA_RED_SUM && red != NISA_RED_MEAN) {
         return trn_bad_insn(k, "max/min of an empty axis");
     }
     if (!dst.numel) {
-        return NRN_ERR_NONE;
+        return NISA_ERR_NONE;
     }
 
     for (uint64_t o = 0; o < ax.outer; o++) {
         if (trn_tick(k, 1)) {
-            return NRN_ERR_ABORTED;
+            return NISA_ERR_ABORTED;
         }
         if (ax.inner == 1) {
             /* Along the last axis: a row, folded chunk by chunk. */
@@ -144,7 +144,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax.len - i0);
 
                 if (trn_tick(k, n)) {
-                    return NRN_ERR_ABORTED;
+                    return NISA_ERR_ABORTED;
                 }
                 trn_gather(&src, o * ax.len + i0, n, x);
                 for (uint64_t j = 0; j < n; j++) {
@@ -153,10 +153,10 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
             }
             acc[0] = a;
             arg[0] = g;
-            if (red == NRN_RED_MEAN) {
+            if (red == NISA_RED_MEAN) {
                 acc[0] /= (double)ax.len;
             }
-            trn_scatter(&dst, o, 1, red >= NRN_RED_ARGMAX ? arg : acc);
+            trn_scatter(&dst, o, 1, red >= NISA_RED_ARGMAX ? arg : acc);
             continue;
         }
         for (uint64_t j0 = 0; j0 < ax.inner; j0 += TRN_CHUNK_ELEMS) {
@@ -165,21 +165,21 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
             trn_fold_init(red, acc, arg, n);
             for (uint64_t i = 0; i < ax.len; i++) {
                 if (trn_tick(k, n)) {
-                    return NRN_ERR_ABORTED;
+                    return NISA_ERR_ABORTED;
                 }
                 trn_gather(&src, (o * ax.len + i) * ax.inner + j0, n, x);
                 trn_fold(red, acc, arg, x, n, i);
             }
-            if (red == NRN_RED_MEAN) {
+            if (red == NISA_RED_MEAN) {
                 for (uint64_t j = 0; j < n; j++) {
                     acc[j] /= (double)ax.len;
                 }
             }
             trn_scatter(&dst, o * ax.inner + j0, n,
-                        red >= NRN_RED_ARGMAX ? arg : acc);
+                        red >= NISA_RED_ARGMAX ? arg : acc);
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 /*
@@ -187,7 +187,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nrn_insn *in)
  * m)), softmax = exp(x - m) / s, log-softmax = x - m - log(s). Three passes
  * over the source.
  */
-uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
+uint32_t trn_insn_softmax(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned variant = le16_to_cpu(in->subop);
     g_autofree double *m = g_new(double, TRN_CHUNK_ELEMS);
@@ -198,7 +198,7 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
     uint32_t err;
     uint64_t step;
 
-    if (variant >= NRN_NUM_SOFTMAX || in->flags) {
+    if (variant >= NISA_NUM_SOFTMAX || in->flags) {
         return trn_bad_insn(k, "bad softmax variant or flags");
     }
     err = trn_view_init(k, &in->src[0], TRN_READ, &src);
@@ -234,7 +234,7 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
                     uint64_t lin = (o * ax.len + i) * ax.inner + j0;
 
                     if (trn_tick(k, cnt * n)) {
-                        return NRN_ERR_ABORTED;
+                        return NISA_ERR_ABORTED;
                     }
                     trn_gather(&src, lin, ax.inner == 1 ? cnt : n, x);
                     for (uint64_t c = 0; c < cnt; c++) {
@@ -259,13 +259,13 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
                 uint64_t tot = ax.inner == 1 ? cnt : n;
 
                 if (trn_tick(k, tot)) {
-                    return NRN_ERR_ABORTED;
+                    return NISA_ERR_ABORTED;
                 }
                 trn_gather(&src, lin, tot, x);
                 for (uint64_t e = 0; e < tot; e++) {
                     uint64_t lane = ax.inner == 1 ? 0 : e;
 
-                    x[e] = variant == NRN_SM_SOFTMAX ?
+                    x[e] = variant == NISA_SM_SOFTMAX ?
                            exp(x[e] - m[lane]) / s[lane] :
                            x[e] - m[lane] - log(s[lane]);
                 }
@@ -274,5 +274,5 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nrn_insn *in)
             }
         }
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }

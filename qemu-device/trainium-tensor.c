@@ -33,7 +33,7 @@ double trn_f64(uint64_t bits)
  * extent are computed without overflow, and the lowest and highest byte
  * any index reaches must lie inside the slot, empty operands included.
  */
-uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
+uint32_t trn_view_init(TrnKernel *k, const struct nisa_tensor *t,
                        uint32_t access, TrnView *v)
 {
     unsigned nd = t->ndim, first, d;
@@ -42,33 +42,33 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
     const TrnSlot *slot;
     int64_t expect;
 
-    if (t->rsvd0 || t->rsvd1 || nd > NRN_MAX_DIMS ||
-        t->dtype >= NRN_NUM_DTYPES) {
+    if (t->rsvd0 || t->rsvd1 || nd > NISA_MAX_DIMS ||
+        t->dtype >= NISA_NUM_DTYPES) {
         return trn_bad_insn(k, "malformed tensor operand");
     }
-    for (d = nd; d < NRN_MAX_DIMS; d++) {
+    for (d = nd; d < NISA_MAX_DIMS; d++) {
         if (t->shape[d] || t->strides[d]) {
             return trn_bad_insn(k, "shape or stride set past ndim");
         }
     }
     if (t->slot >= k->nslots) {
-        return NRN_ERR_BAD_SLOT;
+        return NISA_ERR_BAD_SLOT;
     }
     slot = &k->slots[t->slot];
     if ((slot->access & access) != access) {
-        return NRN_ERR_ACCESS;
+        return NISA_ERR_ACCESS;
     }
 
     memset(v, 0, sizeof(*v));
     v->dtype = t->dtype;
-    v->esize = nrn_dtype_size(t->dtype);
+    v->esize = nisa_dtype_size(t->dtype);
     v->numel = 1;
     if (off % v->esize) {
         return trn_bad_insn(k, "operand offset not a multiple of its element size");
     }
     /* Right-align: the last dimension is always index 3. */
-    first = NRN_MAX_DIMS - nd;
-    for (d = 0; d < NRN_MAX_DIMS; d++) {
+    first = NISA_MAX_DIMS - nd;
+    for (d = 0; d < NISA_MAX_DIMS; d++) {
         v->shape[d] = 1;
         v->stride[d] = 0;
     }
@@ -82,14 +82,14 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
      * every product of extents a caller forms (outer, inner...); the
      * element count itself is at most the bound.
      */
-    for (d = 0; d < NRN_MAX_DIMS; d++) {
+    for (d = 0; d < NISA_MAX_DIMS; d++) {
         if (umul64_overflow(bound, MAX(v->shape[d], 1), &bound) ||
-            bound > NRN_MAX_ELEMS) {
+            bound > NISA_MAX_ELEMS) {
             return trn_bad_insn(k, "operand has too many elements");
         }
         v->numel *= v->shape[d];
     }
-    for (d = 0; d < NRN_MAX_DIMS && v->numel; d++) {
+    for (d = 0; d < NISA_MAX_DIMS && v->numel; d++) {
         /* |(2^32 - 1) * s| < 2^95: four of them fit an __int128. */
         __int128 ext = (__int128)(v->shape[d] - 1) * v->stride[d];
 
@@ -103,7 +103,7 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
     start = off + lo * v->esize;
     end = v->numel ? off + (hi + 1) * v->esize : off;
     if (start < 0 || end > (__int128)slot->size) {
-        return NRN_ERR_SLOT_RANGE;
+        return NISA_ERR_SLOT_RANGE;
     }
     v->data = k->s->mem_ptr + slot->base + (uint64_t)off;
     if ((access & TRN_WRITE) && v->numel) {
@@ -122,13 +122,13 @@ uint32_t trn_view_init(TrnKernel *k, const struct nrn_tensor *t,
 
     v->contiguous = true;
     expect = 1;
-    for (d = NRN_MAX_DIMS; d-- > 0;) {
+    for (d = NISA_MAX_DIMS; d-- > 0;) {
         if (v->shape[d] != 1 && v->stride[d] != expect) {
             v->contiguous = false;
         }
         expect *= (int64_t)v->shape[d];
     }
-    return NRN_ERR_NONE;
+    return NISA_ERR_NONE;
 }
 
 bool trn_same_shape(const TrnView *a, const TrnView *b)
@@ -136,11 +136,11 @@ bool trn_same_shape(const TrnView *a, const TrnView *b)
     return !memcmp(a->shape, b->shape, sizeof(a->shape));
 }
 
-void *trn_elem(const TrnView *v, const uint64_t idx[NRN_MAX_DIMS])
+void *trn_elem(const TrnView *v, const uint64_t idx[NISA_MAX_DIMS])
 {
     int64_t e = 0;
 
-    for (unsigned d = 0; d < NRN_MAX_DIMS; d++) {
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
         e += (int64_t)idx[d] * v->stride[d];
     }
     return v->data + e * (int64_t)v->esize;
@@ -195,18 +195,18 @@ static inline int64_t trn_to_int(double x, double lo, double hi)
 double trn_load(uint8_t dtype, const void *p)
 {
     switch (dtype) {
-    case NRN_F32: {
+    case NISA_F32: {
         uint32_t u = ldl_le_p(p);
         float f;
 
         memcpy(&f, &u, 4);
         return f;
     }
-    case NRN_BF16:
+    case NISA_BF16:
         return trn_bf16_to_f32(lduw_le_p(p));
-    case NRN_I32:
+    case NISA_I32:
         return (int32_t)ldl_le_p(p);
-    case NRN_I64:
+    case NISA_I64:
         return (double)(int64_t)ldq_le_p(p);
     default:
         return *(const uint8_t *)p != 0;
@@ -216,19 +216,19 @@ double trn_load(uint8_t dtype, const void *p)
 void trn_store(uint8_t dtype, void *p, double x)
 {
     switch (dtype) {
-    case NRN_F32: {
+    case NISA_F32: {
         float f = trn_to_f32(x);
 
         memcpy(p, &f, 4);
         break;
     }
-    case NRN_BF16:
+    case NISA_BF16:
         stw_le_p(p, trn_f32_to_bf16(trn_to_f32(x)));
         break;
-    case NRN_I32:
+    case NISA_I32:
         stl_le_p(p, (uint32_t)trn_to_int(x, INT32_MIN, INT32_MAX));
         break;
-    case NRN_I64:
+    case NISA_I64:
         stq_le_p(p, (uint64_t)trn_to_int(x, -9223372036854775808.0,
                                          9223372036854775807.0));
         break;
@@ -240,9 +240,9 @@ void trn_store(uint8_t dtype, void *p, double x)
 
 /* Coordinates of element @linear in row-major order of @v's shape. */
 static void trn_coords(const TrnView *v, uint64_t linear,
-                       uint64_t idx[NRN_MAX_DIMS])
+                       uint64_t idx[NISA_MAX_DIMS])
 {
-    for (unsigned d = NRN_MAX_DIMS; d-- > 0;) {
+    for (unsigned d = NISA_MAX_DIMS; d-- > 0;) {
         idx[d] = linear % v->shape[d];
         linear /= v->shape[d];
     }
@@ -254,7 +254,7 @@ static void trn_coords(const TrnView *v, uint64_t linear,
  */
 #define TRN_WALK(v, start, n, RUN)                                          \
     do {                                                                    \
-        uint64_t idx_[NRN_MAX_DIMS], done_ = 0;                             \
+        uint64_t idx_[NISA_MAX_DIMS], done_ = 0;                             \
         trn_coords((v), (start), idx_);                                     \
         while (done_ < (n)) {                                               \
             uint64_t cnt_ = MIN((n) - done_, (v)->shape[3] - idx_[3]);      \
@@ -263,7 +263,7 @@ static void trn_coords(const TrnView *v, uint64_t linear,
             RUN(p_, st_, cnt_, done_);                                      \
             done_ += cnt_;                                                  \
             idx_[3] += cnt_;                                                \
-            for (unsigned d_ = NRN_MAX_DIMS - 1;                            \
+            for (unsigned d_ = NISA_MAX_DIMS - 1;                            \
                  d_ > 0 && idx_[d_] == (v)->shape[d_]; d_--) {              \
                 idx_[d_] = 0;                                               \
                 idx_[d_ - 1]++;                                             \
@@ -276,7 +276,7 @@ void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out)
 #define GATHER_RUN(p, st, cnt, pos)                                         \
     do {                                                                    \
         double *o = out + (pos);                                            \
-        if (v->dtype == NRN_F32) {                                          \
+        if (v->dtype == NISA_F32) {                                          \
             const float *f = (const float *)(p);                            \
             if ((st) == 1) {                                                \
                 for (uint64_t j = 0; j < (cnt); j++) {                      \
@@ -304,7 +304,7 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
 #define SCATTER_RUN(p, st, cnt, pos)                                        \
     do {                                                                    \
         const double *s = in + (pos);                                       \
-        if (v->dtype == NRN_F32) {                                          \
+        if (v->dtype == NISA_F32) {                                          \
             float *f = (float *)(p);                                        \
             for (uint64_t j = 0; j < (cnt); j++) {                          \
                 f[(int64_t)j * (st)] = trn_to_f32(s[j]);                    \
@@ -323,11 +323,11 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
 int64_t trn_load_i64(uint8_t dtype, const void *p)
 {
     switch (dtype) {
-    case NRN_I32:
+    case NISA_I32:
         return (int32_t)ldl_le_p(p);
-    case NRN_I64:
+    case NISA_I64:
         return (int64_t)ldq_le_p(p);
-    case NRN_BOOL:
+    case NISA_BOOL:
         return *(const uint8_t *)p != 0;
     default:
         /* Not an integer type: through double, truncating (saturated). */
@@ -339,19 +339,19 @@ int64_t trn_load_i64(uint8_t dtype, const void *p)
 void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap)
 {
     switch (dtype) {
-    case NRN_I32:
+    case NISA_I32:
         if (!wrap) {
             x = MIN(MAX(x, INT32_MIN), INT32_MAX);
         }
         stl_le_p(p, (uint32_t)x);
         break;
-    case NRN_I64:
+    case NISA_I64:
         stq_le_p(p, (uint64_t)x);
         break;
-    case NRN_BOOL:
+    case NISA_BOOL:
         *(uint8_t *)p = x != 0;
         break;
-    case NRN_F32: {
+    case NISA_F32: {
         /* One rounding, int64 to float32 directly. */
         float f = (float)x;
 

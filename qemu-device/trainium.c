@@ -23,40 +23,40 @@
 
 static uint32_t trn_caps(TrnState *s)
 {
-    return NRN_CAP_DMA | NRN_CAP_DMA_SGL | NRN_CAP_COMPUTE | NRN_CAP_BF16 |
-           NRN_CAP_IRQ_AT | (s->fault_injection ? NRN_CAP_FAULT_INJECT : 0);
+    return NHW_CAP_DMA | NHW_CAP_DMA_SGL | NHW_CAP_COMPUTE | NHW_CAP_BF16 |
+           NHW_CAP_IRQ_AT | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0);
 }
 
 static uint64_t trn_global_read(TrnState *s, hwaddr addr)
 {
     switch (addr) {
-    case NRN_REG_ID:
-        return NRN_ID_MAGIC;
-    case NRN_REG_VERSION:
-        return NRN_MODEL_VERSION;
-    case NRN_REG_CAPS:
+    case NHW_REG_ID:
+        return NHW_ID_MAGIC;
+    case NHW_REG_VERSION:
+        return NHW_MODEL_VERSION;
+    case NHW_REG_CAPS:
         return trn_caps(s);
-    case NRN_REG_QUEUES:
+    case NHW_REG_QUEUES:
         return s->dma_queues | (s->cores << 8);
-    case NRN_REG_MEM_SIZE_LO:
+    case NHW_REG_MEM_SIZE_LO:
         return (uint32_t)s->mem_size;
-    case NRN_REG_MEM_SIZE_HI:
+    case NHW_REG_MEM_SIZE_HI:
         return s->mem_size >> 32;
-    case NRN_REG_SCRATCH:
+    case NHW_REG_SCRATCH:
         return s->scratch;
-    case NRN_REG_ISA_VERSION:
-        return NRN_ISA_VERSION;
-    case NRN_REG_CTRL:
+    case NHW_REG_ISA_VERSION:
+        return NISA_ISA_VERSION;
+    case NHW_REG_CTRL:
         return 0;
-    case NRN_REG_STATUS:
-        return NRN_STATUS_READY;
-    case NRN_REG_INT_STATUS:
+    case NHW_REG_STATUS:
+        return NHW_STATUS_READY;
+    case NHW_REG_INT_STATUS:
         return s->int_status;
-    case NRN_REG_INT_MASK:
+    case NHW_REG_INT_MASK:
         return s->int_mask;
-    case NRN_REG_ERR_QUEUE:
+    case NHW_REG_ERR_QUEUE:
         return s->err_queue;
-    case NRN_REG_ERR_CODE:
+    case NHW_REG_ERR_CODE:
         return s->err_code;
     }
     TRN_GUEST_ERR(mmio_read, "read of unknown register 0x%" HWADDR_PRIx,
@@ -69,10 +69,10 @@ static uint64_t trn_mmio_read(void *opaque, hwaddr addr, unsigned size)
     TrnState *s = opaque;
     uint64_t val;
 
-    if (addr >= NRN_QREG_BASE(0) && addr < NRN_QREG_BASE(s->nqueues)) {
-        unsigned q = (addr - NRN_QREG_BASE(0)) / 0x100;
+    if (addr >= NHW_QREG_BASE(0) && addr < NHW_QREG_BASE(s->nqueues)) {
+        unsigned q = (addr - NHW_QREG_BASE(0)) / 0x100;
 
-        val = trn_queue_read(&s->queues[q], addr - NRN_QREG_BASE(q));
+        val = trn_queue_read(&s->queues[q], addr - NHW_QREG_BASE(q));
     } else {
         val = trn_global_read(s, addr);
     }
@@ -97,19 +97,19 @@ static void trn_reset_all(TrnState *s)
 static void trn_global_write(TrnState *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
-    case NRN_REG_SCRATCH:
+    case NHW_REG_SCRATCH:
         s->scratch = val;
         return;
-    case NRN_REG_CTRL:
-        if (val & NRN_CTRL_RESET) {
+    case NHW_REG_CTRL:
+        if (val & NHW_CTRL_RESET) {
             trace_trainium_reset("register");
             trn_reset_all(s);
         }
         return;
-    case NRN_REG_INT_STATUS:
+    case NHW_REG_INT_STATUS:
         s->int_status &= ~val;
         return;
-    case NRN_REG_INT_MASK:
+    case NHW_REG_INT_MASK:
         s->int_mask = val;
         return;
     }
@@ -123,10 +123,10 @@ static void trn_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     TrnState *s = opaque;
 
     trace_trainium_mmio_write(addr, val);
-    if (addr >= NRN_QREG_BASE(0) && addr < NRN_QREG_BASE(s->nqueues)) {
-        unsigned q = (addr - NRN_QREG_BASE(0)) / 0x100;
+    if (addr >= NHW_QREG_BASE(0) && addr < NHW_QREG_BASE(s->nqueues)) {
+        unsigned q = (addr - NHW_QREG_BASE(0)) / 0x100;
 
-        trn_queue_write(&s->queues[q], addr - NRN_QREG_BASE(q), val);
+        trn_queue_write(&s->queues[q], addr - NHW_QREG_BASE(q), val);
     } else {
         trn_global_write(s, addr, val);
     }
@@ -193,8 +193,8 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
     }
 
     memory_region_init_io(&s->regs, OBJECT(s), &trn_mmio_ops, s,
-                          "trainium-regs", NRN_BAR_REGS_SIZE);
-    pci_register_bar(pdev, NRN_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                          "trainium-regs", NHW_BAR_REGS_SIZE);
+    pci_register_bar(pdev, NHW_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->regs);
 
     if (!memory_region_init_ram(&s->mem, OBJECT(s), "trainium-mem",
@@ -202,12 +202,12 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->mem_ptr = memory_region_get_ram_ptr(&s->mem);
-    pci_register_bar(pdev, NRN_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
+    pci_register_bar(pdev, NHW_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->mem);
 
     /* One vector per queue, then the error vector. */
-    if (msix_init_exclusive_bar(pdev, s->nqueues + 1, NRN_BAR_MSIX, errp)) {
+    if (msix_init_exclusive_bar(pdev, s->nqueues + 1, NHW_BAR_MSIX, errp)) {
         return;
     }
     for (i = 0; i <= s->nqueues; i++) {
@@ -259,7 +259,7 @@ static void trn_reset_hold(Object *obj, ResetType type)
  * queues are paused since the VM stopped (trn_vm_state_change()), so the
  * state saved is between two checks of a descriptor; one that was running
  * is not complete (HEAD stays on it) and runs again from its start at the
- * destination. A queue held by NRN_FAULT_HANG refuses migration.
+ * destination. A queue held by NHW_FAULT_HANG refuses migration.
  */
 static int trn_pre_save(void *opaque)
 {
@@ -300,12 +300,12 @@ static int trn_queue_post_load(void *opaque, int version_id)
     TrnQueue *q = opaque;
     uint32_t n = q->ring_size_latched;
 
-    if (n > NRN_RING_MAX || (n && !is_power_of_2(n)) ||
+    if (n > NHW_RING_MAX || (n && !is_power_of_2(n)) ||
         (n && (q->head >= n || q->tail >= n)) ||
-        ((q->ctrl & NRN_QCTRL_ENABLE) && n < 2) ||
-        (q->ring_base_latched & (NRN_RING_ALIGN - 1)) ||
-        (q->ctrl & ~NRN_QCTRL_ENABLE) ||
-        (q->fault & ~(NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK)) ||
+        ((q->ctrl & NHW_QCTRL_ENABLE) && n < 2) ||
+        (q->ring_base_latched & (NHW_RING_ALIGN - 1)) ||
+        (q->ctrl & ~NHW_QCTRL_ENABLE) ||
+        (q->fault & ~(NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK)) ||
         (!q->s->fault_injection && q->fault)) {
         error_report("trainium: queue %u: invalid migration state", q->idx);
         return -EINVAL;
@@ -391,12 +391,12 @@ static void trn_class_init(ObjectClass *oc, void *data)
 
     pc->realize = trn_realize;
     pc->exit = trn_exit;
-    pc->vendor_id = NRN_PCI_VENDOR_ID;
-    pc->device_id = NRN_PCI_DEVICE_ID;
-    pc->subsystem_vendor_id = NRN_PCI_VENDOR_ID;
-    pc->subsystem_id = NRN_PCI_SUBSYS_ID;
-    pc->revision = NRN_PCI_REVISION;
-    pc->class_id = NRN_PCI_CLASS;
+    pc->vendor_id = NHW_PCI_VENDOR_ID;
+    pc->device_id = NHW_PCI_DEVICE_ID;
+    pc->subsystem_vendor_id = NHW_PCI_VENDOR_ID;
+    pc->subsystem_id = NHW_PCI_SUBSYS_ID;
+    pc->revision = NHW_PCI_REVISION;
+    pc->class_id = NHW_PCI_CLASS;
     rc->phases.hold = trn_reset_hold;
     dc->desc = "Virtual Trainium accelerator";
     dc->vmsd = &trn_vmstate;

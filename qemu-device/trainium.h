@@ -60,7 +60,7 @@ struct TrnQueue {
     bool paused;          /* VM stopped: take no new descriptor, park */
     bool parked;          /* the running descriptor waits for un-pause */
     bool running;         /* a descriptor is executing, @lock dropped */
-    bool hung;            /* NRN_FAULT_HANG holds a descriptor */
+    bool hung;            /* NHW_FAULT_HANG holds a descriptor */
     bool irq_armed;       /* IRQ_AT written and not reached yet */
     bool irq_pending;     /* completion interrupt to raise from the BH */
     bool err_pending;     /* error interrupt to raise from the BH */
@@ -92,7 +92,7 @@ struct TrnState {
     uint32_t err_code;
 
     uint32_t nqueues;
-    TrnQueue queues[NRN_MAX_QUEUES];
+    TrnQueue queues[NHW_MAX_QUEUES];
     VMChangeStateEntry *vmse;  /* pauses the queues while the VM is stopped */
 };
 
@@ -109,7 +109,7 @@ void trn_irq_update(TrnState *s);
 /* trainium-dma.c: host and device memory access for the workers */
 uint32_t trn_host_rw(TrnState *s, uint64_t addr, void *buf, uint64_t len,
                      bool to_host);
-uint32_t trn_exec_copy(TrnQueue *q, const struct nrn_copy_desc *d);
+uint32_t trn_exec_copy(TrnQueue *q, const struct nhw_copy_desc *d);
 
 /*
  * Where a running descriptor checks whether it must give up (reset,

@@ -15,7 +15,7 @@
 FIXTURE(core) {
 	int fd;
 	uint32_t kbo, a, b, c, host, timeline;
-	struct nrn_insn *code;
+	struct nisa_insn *code;
 	float *pa, *pb, *pc;
 	uint64_t ksize_map;
 };
@@ -53,7 +53,7 @@ FIXTURE_TEARDOWN(core)
 
 /* Run @n instructions with slots a (r), b (r), c (rw); wait; return status. */
 static int run(struct __test_metadata *_metadata, FIXTURE_DATA(core) *self,
-	       const struct nrn_insn *insns, unsigned int n, uint32_t *dev_err)
+	       const struct nisa_insn *insns, unsigned int n, uint32_t *dev_err)
 {
 	struct drm_neuron_bo_ref bos[3] = {
 		{ self->a, DRM_NEURON_ACCESS_READ }, { self->b, DRM_NEURON_ACCESS_READ },
@@ -75,13 +75,13 @@ static int run(struct __test_metadata *_metadata, FIXTURE_DATA(core) *self,
 
 TEST_F(core, elementwise_and_matmul)
 {
-	struct nrn_insn k[2] = {
-		{ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_ADD, .alpha = nt_f64(2.0),
-		  .dst = nt_tensor(2, NRN_F32, 0, N, 0),
-		  .src = { nt_tensor(0, NRN_F32, 0, N, 0), nt_tensor(1, NRN_F32, 0, N, 0) } },
-		{ .opcode = NRN_INSN_MATMUL,
-		  .dst = nt_tensor(2, NRN_F32, 4 * N, 16, 16),
-		  .src = { nt_tensor(0, NRN_F32, 0, 16, 16), nt_tensor(1, NRN_F32, 0, 16, 16) } },
+	struct nisa_insn k[2] = {
+		{ .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_ADD, .alpha = nt_f64(2.0),
+		  .dst = nt_tensor(2, NISA_F32, 0, N, 0),
+		  .src = { nt_tensor(0, NISA_F32, 0, N, 0), nt_tensor(1, NISA_F32, 0, N, 0) } },
+		{ .opcode = NISA_INSN_MATMUL,
+		  .dst = nt_tensor(2, NISA_F32, 4 * N, 16, 16),
+		  .src = { nt_tensor(0, NISA_F32, 0, 16, 16), nt_tensor(1, NISA_F32, 0, 16, 16) } },
 	};
 
 	ASSERT_EQ(0, run(_metadata, self, k, 2, NULL));
@@ -105,7 +105,7 @@ TEST_F(core, submit_bad)
 	struct drm_neuron_bo_ref nobo = { 0xdead, DRM_NEURON_ACCESS_READ };
 	struct drm_neuron_bo_ref many[DRM_NEURON_MAX_BOS + 1];
 	struct drm_neuron_submit s;
-	size_t isz = sizeof(struct nrn_insn);
+	size_t isz = sizeof(struct nisa_insn);
 	uint64_t ncores;
 
 	ASSERT_EQ(0, nt_param(self->fd, DRM_NEURON_PARAM_NUM_CORES, &ncores));
@@ -144,20 +144,20 @@ TEST_F(core, submit_bad)
 /* The device's verdict on a bad instruction reaches WAIT, with its code. */
 TEST_F(core, device_errors)
 {
-	struct nrn_insn bad_slot = { .opcode = NRN_INSN_FILL,
-				     .dst = nt_tensor(5, NRN_F32, 0, 4, 0) };
-	struct nrn_insn past_end = { .opcode = NRN_INSN_FILL,
-				     .dst = nt_tensor(2, NRN_F32, N * N * 4 - 4, 4, 0) };
-	struct nrn_insn ro = { .opcode = NRN_INSN_FILL, .dst = nt_tensor(0, NRN_F32, 0, 4, 0) };
-	struct nrn_insn nop = { .opcode = NRN_INSN_NOP };
+	struct nisa_insn bad_slot = { .opcode = NISA_INSN_FILL,
+				     .dst = nt_tensor(5, NISA_F32, 0, 4, 0) };
+	struct nisa_insn past_end = { .opcode = NISA_INSN_FILL,
+				     .dst = nt_tensor(2, NISA_F32, N * N * 4 - 4, 4, 0) };
+	struct nisa_insn ro = { .opcode = NISA_INSN_FILL, .dst = nt_tensor(0, NISA_F32, 0, 4, 0) };
+	struct nisa_insn nop = { .opcode = NISA_INSN_NOP };
 	uint32_t code;
 
 	EXPECT_EQ(-EIO, run(_metadata, self, &bad_slot, 1, &code));
-	EXPECT_EQ(6, code); /* NRN_ERR_BAD_SLOT */
+	EXPECT_EQ(6, code); /* NISA_ERR_BAD_SLOT */
 	EXPECT_EQ(-EIO, run(_metadata, self, &past_end, 1, &code));
-	EXPECT_EQ(8, code); /* NRN_ERR_SLOT_RANGE */
+	EXPECT_EQ(8, code); /* NISA_ERR_SLOT_RANGE */
 	EXPECT_EQ(-EIO, run(_metadata, self, &ro, 1, &code));
-	EXPECT_EQ(7, code); /* NRN_ERR_ACCESS */
+	EXPECT_EQ(7, code); /* NISA_ERR_ACCESS */
 	EXPECT_EQ(0, run(_metadata, self, &nop, 1, &code));
 	EXPECT_EQ(0, code);
 }
@@ -172,10 +172,10 @@ TEST_F(core, chains_across_queues)
 		{ self->a, DRM_NEURON_ACCESS_READ | DRM_NEURON_ACCESS_WRITE },
 		{ self->b, DRM_NEURON_ACCESS_READ },
 	};
-	struct nrn_insn k = { .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_MUL,
-			      .dst = nt_tensor(0, NRN_F32, 0, N, 0),
-			      .src = { nt_tensor(0, NRN_F32, 0, N, 0), nt_tensor(1, NRN_F32, 0, N, 0) } };
-	struct nrn_insn bad = { .opcode = 200 };
+	struct nisa_insn k = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_MUL,
+			      .dst = nt_tensor(0, NISA_F32, 0, N, 0),
+			      .src = { nt_tensor(0, NISA_F32, 0, N, 0), nt_tensor(1, NISA_F32, 0, N, 0) } };
+	struct nisa_insn bad = { .opcode = 200 };
 	struct drm_neuron_copy in = { .src_handle = self->host, .dst_handle = self->a, .size = N * 4 };
 	struct drm_neuron_copy out = { .src_handle = self->a, .dst_handle = self->host, .size = N * 4 };
 	struct drm_neuron_sync p[4];
@@ -226,7 +226,7 @@ TEST_F(core, chains_across_queues)
 	}
 	ASSERT_EQ(0, nt_wait(self->fd, self->timeline, 201, 10000, &status, &code));
 	EXPECT_EQ(-EIO, status);
-	EXPECT_EQ(9, code); /* NRN_ERR_BAD_INSN, passed on from the kernel */
+	EXPECT_EQ(9, code); /* NISA_ERR_BAD_INSN, passed on from the kernel */
 }
 
 TEST_HARNESS_MAIN

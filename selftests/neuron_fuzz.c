@@ -544,13 +544,13 @@ static void op_submit_core(struct ctx *c, bool mutate)
 	s.kernel_handle = c->kbo;
 	/* NOPs, or now and then a stretch of noise the device must refuse. */
 	if (chance(&c->r, 80)) {
-		s.kernel_size = (1 + below(&c->r, KBO_NOPS)) * sizeof(struct nrn_insn);
+		s.kernel_size = (1 + below(&c->r, KBO_NOPS)) * sizeof(struct nisa_insn);
 	} else {
-		uint64_t n = KBO_SIZE / sizeof(struct nrn_insn);
+		uint64_t n = KBO_SIZE / sizeof(struct nisa_insn);
 
-		s.kernel_offset = below(&c->r, n) * sizeof(struct nrn_insn);
+		s.kernel_offset = below(&c->r, n) * sizeof(struct nisa_insn);
 		s.kernel_size = (1 + below(&c->r, n - s.kernel_offset /
-					   sizeof(struct nrn_insn))) * sizeof(struct nrn_insn);
+					   sizeof(struct nisa_insn))) * sizeof(struct nisa_insn);
 	}
 	s.bos = (uintptr_t)refs;
 	s.bo_count = nref;
@@ -822,7 +822,7 @@ static int child(uint64_t seed, int parent_fd, const int shared_fd[2],
 		 unsigned long nops)
 {
 	struct ctx c = { .r = { seed } };
-	struct nrn_insn *k;
+	struct nisa_insn *k;
 	uint64_t sz;
 
 	c.lenient = chance(&c.r, 15);

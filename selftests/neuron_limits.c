@@ -293,7 +293,7 @@ TEST_F(lim, pinned_budget)
 	hook = !nt_fault(self->fd, 0, 0);
 	if (hook) {
 		/* A job that hangs keeps its megabyte until its timeout. */
-		ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NRN_FAULT_HANG */));
+		ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
 		ASSERT_EQ(0, copy1(self->fd, host, 0, dev, 0, MiB, sync));
 		EXPECT_EQ(pinned + (long long)MiB, nt_counter(self->fd, "pinned"));
 		EXPECT_EQ(-ENOMEM, copy1(self->fd, host, 0, dev, 0, 4096, sync2));
@@ -342,11 +342,11 @@ TEST_F(lim, submit_copy_and_sync_counts)
 
 /*
  * Compute jobs: up to DRM_NEURON_MAX_BOS buffer-table entries and
- * NRN_MAX_INSNS instructions; one more of either is -EINVAL.
+ * NISA_MAX_INSNS instructions; one more of either is -EINVAL.
  */
 TEST_F(lim, submit_bo_list_and_kernel_size)
 {
-	const uint64_t kmax = (uint64_t)NRN_MAX_INSNS * sizeof(struct nrn_insn);
+	const uint64_t kmax = (uint64_t)NISA_MAX_INSNS * sizeof(struct nisa_insn);
 	struct drm_neuron_bo_ref refs[DRM_NEURON_MAX_BOS + 1];
 	struct drm_neuron_sync out = { 0 };
 	uint32_t kbo, buf, zero;
@@ -365,19 +365,19 @@ TEST_F(lim, submit_bo_list_and_kernel_size)
 	for (int i = 0; i <= DRM_NEURON_MAX_BOS; i++)
 		refs[i] = (struct drm_neuron_bo_ref){ buf, DRM_NEURON_ACCESS_READ };
 
-	EXPECT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nrn_insn), refs,
+	EXPECT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nisa_insn), refs,
 				      DRM_NEURON_MAX_BOS, NULL, 0, &out));
 	EXPECT_EQ(0, wait_status(self->fd, out.handle));
-	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nrn_insn),
+	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nisa_insn),
 					    refs, DRM_NEURON_MAX_BOS + 1, NULL, 0, &out));
 
 	EXPECT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, kmax, NULL, 0, NULL, 0, &out));
 	EXPECT_EQ(0, wait_status(self->fd, out.handle));
 	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0,
-					    kmax + sizeof(struct nrn_insn), NULL, 0,
+					    kmax + sizeof(struct nisa_insn), NULL, 0,
 					    NULL, 0, &out));
 	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, 0, NULL, 0, NULL, 0, &out));
-	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nrn_insn) + 1,
+	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nisa_insn) + 1,
 					    NULL, 0, NULL, 0, &out));
 	/* Past the end of its buffer. */
 	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 8192, kmax, NULL, 0,

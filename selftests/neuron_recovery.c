@@ -58,7 +58,7 @@ TEST_F(rec, hang_times_out_and_queue_recovers)
 
 	memset(self->ph, 0x77, 4096);
 	memset(self->ph + 8192, 0, 4096);
-	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_a));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_b));
 	/* The first job hangs, and is failed by the timeout. */
@@ -90,12 +90,12 @@ TEST_F(rec, hang_of_scheduled_job_times_out)
 	int32_t status;
 
 	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync_g));
-	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, sync_g));
 	in.handle = sync_g;
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, &in, 1, self->sync_a));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, NULL, 0, self->sync_b));
-	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_fault(self->fd, 1, 0));
 	ASSERT_EQ(0, nt_wait(self->fd, sync_g, 0, 10000, &status, NULL));
 	EXPECT_EQ(0, status);
@@ -119,7 +119,7 @@ TEST_F(rec, stuck_queue_escalates_to_device_reset)
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_b));
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 10000, &status, NULL));
 	ASSERT_EQ(0, status);
-	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 | 4 /* NRN_FAULT_HANG | NRN_FAULT_STUCK */));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 | 4 /* NHW_FAULT_HANG | NHW_FAULT_STUCK */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &c, 1, NULL, 0, self->sync_a));
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 15000, &status, NULL));
 	EXPECT_EQ(-ETIMEDOUT, status);
@@ -139,11 +139,11 @@ TEST_F(rec, injected_failure_is_reported)
 	uint32_t code;
 	int32_t status;
 
-	ASSERT_EQ(0, nt_fault(self->fd, 1, 2 /* NRN_FAULT_FAIL_NEXT */));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 2 /* NHW_FAULT_FAIL_NEXT */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_a));
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, &code));
 	EXPECT_EQ(-EIO, status);
-	EXPECT_EQ(10, code); /* NRN_ERR_INJECTED */
+	EXPECT_EQ(10, code); /* NISA_ERR_INJECTED */
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &c, 1, NULL, 0, self->sync_a));
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, &code));
 	EXPECT_EQ(0, status);

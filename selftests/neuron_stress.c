@@ -23,17 +23,17 @@ struct worker {
 };
 
 static int one_round(struct worker *w, uint32_t host, uint32_t dev, uint32_t kbo,
-		     float *ph, struct nrn_insn *code, int iter)
+		     float *ph, struct nisa_insn *code, int iter)
 {
 	struct drm_neuron_copy in = { .src_handle = host, .dst_handle = dev,
 				      .size = ELEMS * 4 };
 	struct drm_neuron_copy out = { .src_handle = dev, .dst_handle = host,
 				       .size = ELEMS * 4, .dst_offset = ELEMS * 4 };
 	struct drm_neuron_bo_ref bo = { dev, DRM_NEURON_ACCESS_READ | DRM_NEURON_ACCESS_WRITE };
-	struct nrn_insn k = { .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_MUL,
-			      .flags = NRN_IF_SCALAR, .scalar = nt_f64(3.0),
-			      .dst = nt_tensor(0, NRN_F32, 0, ELEMS, 0),
-			      .src = { nt_tensor(0, NRN_F32, 0, ELEMS, 0) } };
+	struct nisa_insn k = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_MUL,
+			      .flags = NISA_IF_SCALAR, .scalar = nt_f64(3.0),
+			      .dst = nt_tensor(0, NISA_F32, 0, ELEMS, 0),
+			      .src = { nt_tensor(0, NISA_F32, 0, ELEMS, 0) } };
 	struct drm_neuron_sync p[3];
 	uint32_t tl;
 	int32_t status;
@@ -76,7 +76,7 @@ static void *worker_thread(void *arg)
 	uint32_t host, dev, kbo;
 	uint64_t sz;
 	float *ph;
-	struct nrn_insn *code;
+	struct nisa_insn *code;
 
 	if (nt_bo_create(w->fd, 2 * ELEMS * 4, DRM_NEURON_BO_HOST, &host) ||
 	    nt_bo_create(w->fd, ELEMS * 4, DRM_NEURON_BO_DEVICE, &dev) ||

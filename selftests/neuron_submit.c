@@ -74,7 +74,7 @@ TEST_F(sub, order_holds_across_paths)
 	ASSERT_EQ(0, status);
 
 	/* The gate: a job held by queue 1 until the hook lets it go. */
-	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NRN_FAULT_HANG */));
+	ASSERT_EQ(0, nt_fault(self->fd, 1, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 1, &gate, 1, NULL, 0, sync_g));
 	in.handle = sync_g;
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &a, 1, &in, 1, self->sync_a));
@@ -164,11 +164,11 @@ TEST_F(sub, long_direct_work_ahead_is_not_a_hang)
 	long long resets = nt_counter(self->fd, "queue_resets");
 	struct drm_neuron_bo_ref bos[3];
 	struct drm_neuron_sync first = { 0 };
-	struct nrn_insn *code, mm = {
-		.opcode = NRN_INSN_MATMUL,
-		.dst = nt_tensor(2, NRN_F32, 0, GEMM, GEMM),
-		.src = { nt_tensor(0, NRN_F32, 0, GEMM, GEMM),
-			 nt_tensor(1, NRN_F32, 0, GEMM, GEMM) },
+	struct nisa_insn *code, mm = {
+		.opcode = NISA_INSN_MATMUL,
+		.dst = nt_tensor(2, NISA_F32, 0, GEMM, GEMM),
+		.src = { nt_tensor(0, NISA_F32, 0, GEMM, GEMM),
+			 nt_tensor(1, NISA_F32, 0, GEMM, GEMM) },
 	};
 	uint32_t kbo, m[3], sync_s;
 	double t0, one, job_ms;

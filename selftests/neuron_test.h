@@ -180,10 +180,10 @@ static inline int nt_submit_kernel(int fd, uint32_t core, uint32_t kbo,
 }
 
 /* A contiguous tensor operand. */
-static inline struct nrn_tensor nt_tensor(unsigned int slot, unsigned int dtype,
+static inline struct nisa_tensor nt_tensor(unsigned int slot, unsigned int dtype,
 					  uint64_t offset, uint32_t d0, uint32_t d1)
 {
-	struct nrn_tensor t = { .slot = slot, .dtype = dtype, .offset = offset };
+	struct nisa_tensor t = { .slot = slot, .dtype = dtype, .offset = offset };
 
 	t.ndim = d1 ? 2 : 1;
 	t.shape[0] = d0;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <drm/neuron_isa.h>	/* enum nrn_dtype, nrn_unary, ... (the ISA) */
+#include <drm/neuron_isa.h>	/* enum nisa_dtype, nisa_unary, ... (the ISA) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,7 +149,7 @@ int nrn_copy_buffer(struct nrn_buffer *dst, size_t dst_off,
 /* ---- Compiled kernels ---------------------------------------------------- */
 
 /*
- * A kernel is a sequence of ISA instructions (struct nrn_insn) whose tensor
+ * A kernel is a sequence of ISA instructions (struct nisa_insn) whose tensor
  * operands name slots 0 .. nslots-1, bound to buffers at launch. It can be
  * built instruction by instruction, saved in the compiled-kernel format
  * (a header with magic, version, checksum and slot count, then the
@@ -158,21 +158,21 @@ int nrn_copy_buffer(struct nrn_buffer *dst, size_t dst_off,
 int nrn_kernel_create(unsigned int nslots, struct nrn_kernel **kp);
 void nrn_kernel_destroy(struct nrn_kernel *k);
 /* Append one instruction; it is checked against the slot count. */
-int nrn_kernel_append(struct nrn_kernel *k, const struct nrn_insn *insn);
+int nrn_kernel_append(struct nrn_kernel *k, const struct nisa_insn *insn);
 unsigned int nrn_kernel_count(const struct nrn_kernel *k);
 unsigned int nrn_kernel_slots(const struct nrn_kernel *k);
-const struct nrn_insn *nrn_kernel_insns(const struct nrn_kernel *k);
+const struct nisa_insn *nrn_kernel_insns(const struct nrn_kernel *k);
 /* Serialized form: *bufp is malloc()ed, the caller frees it. */
 int nrn_kernel_serialize(const struct nrn_kernel *k, void **bufp, size_t *lenp);
 int nrn_kernel_deserialize(const void *buf, size_t len, struct nrn_kernel **kp);
 int nrn_kernel_save(const struct nrn_kernel *k, const char *path);
 int nrn_kernel_load(const char *path, struct nrn_kernel **kp);
-/* A kernel's access to a slot's buffer: NRN_ACCESS_* of the ISA header. */
-/* Run @k on @s with @bufs[i] as slot i, with access NRN_ACCESS_* in @access. */
+/* A kernel's access to a slot's buffer: NISA_ACCESS_* of the ISA header. */
+/* Run @k on @s with @bufs[i] as slot i, with access NISA_ACCESS_* in @access. */
 int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *k,
 		      struct nrn_buffer *const *bufs, const uint32_t *access);
 /* One instruction as text (for neuron-objdump), into @out. */
-int nrn_insn_format(const struct nrn_insn *insn, char *out, size_t size);
+int nrn_insn_format(const struct nisa_insn *insn, char *out, size_t size);
 
 /* ---- Operations ----------------------------------------------------------- */
 
@@ -188,7 +188,7 @@ int nrn_insn_format(const struct nrn_insn *insn, char *out, size_t size);
 struct nrn_tensor_desc {
 	struct nrn_buffer *buf;
 	uint64_t offset;
-	enum nrn_dtype dtype;
+	enum nisa_dtype dtype;
 	unsigned int ndim;
 	int64_t shape[NRN_TENSOR_MAX_DIMS];
 	int64_t strides[NRN_TENSOR_MAX_DIMS];
@@ -196,7 +196,7 @@ struct nrn_tensor_desc {
 
 /* Fill in a contiguous (row-major) descriptor. */
 void nrn_tensor_contiguous(struct nrn_tensor_desc *t, struct nrn_buffer *buf,
-			   uint64_t offset, enum nrn_dtype dtype,
+			   uint64_t offset, enum nisa_dtype dtype,
 			   unsigned int ndim, const int64_t *shape);
 
 int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
@@ -204,24 +204,24 @@ int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 /* dst = src, converting the element type; any strides. */
 int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		const struct nrn_tensor_desc *src);
-int nrn_op_unary(struct nrn_stream *s, enum nrn_unary fn,
+int nrn_op_unary(struct nrn_stream *s, enum nisa_unary fn,
 		 const struct nrn_tensor_desc *dst,
 		 const struct nrn_tensor_desc *src);
 /* dst = a op (alpha * b); alpha only matters for add and sub. */
-int nrn_op_binary(struct nrn_stream *s, enum nrn_binary op,
+int nrn_op_binary(struct nrn_stream *s, enum nisa_binary op,
 		  const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *a,
 		  const struct nrn_tensor_desc *b, double alpha);
 /* dst = a op (alpha * scalar), or with @reverse: (alpha * scalar) op a. */
-int nrn_op_binary_scalar(struct nrn_stream *s, enum nrn_binary op,
+int nrn_op_binary_scalar(struct nrn_stream *s, enum nisa_binary op,
 			 const struct nrn_tensor_desc *dst,
 			 const struct nrn_tensor_desc *a, double scalar,
 			 double alpha, int reverse);
-int nrn_op_compare(struct nrn_stream *s, enum nrn_compare cmp,
+int nrn_op_compare(struct nrn_stream *s, enum nisa_compare cmp,
 		   const struct nrn_tensor_desc *dst,
 		   const struct nrn_tensor_desc *a,
 		   const struct nrn_tensor_desc *b);
-int nrn_op_compare_scalar(struct nrn_stream *s, enum nrn_compare cmp,
+int nrn_op_compare_scalar(struct nrn_stream *s, enum nisa_compare cmp,
 			  const struct nrn_tensor_desc *dst,
 			  const struct nrn_tensor_desc *a, double scalar);
 /* dst = cond ? a : b */
@@ -239,19 +239,19 @@ int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *b,
 		  const struct nrn_tensor_desc *bias, int accumulate);
 /* Reduce @src along @axis into @dst (with or without the reduced dim). */
-int nrn_op_reduce(struct nrn_stream *s, enum nrn_reduce red,
+int nrn_op_reduce(struct nrn_stream *s, enum nisa_reduce red,
 		  const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *src, int axis);
-int nrn_op_softmax(struct nrn_stream *s, enum nrn_softmax variant,
+int nrn_op_softmax(struct nrn_stream *s, enum nisa_softmax variant,
 		   const struct nrn_tensor_desc *dst,
 		   const struct nrn_tensor_desc *src, int axis);
-/* index_select (NRN_IDX_SELECT) or gather (NRN_IDX_ELEMENT) along @axis. */
-int nrn_op_gather(struct nrn_stream *s, enum nrn_index_mode mode,
+/* index_select (NISA_IDX_SELECT) or gather (NISA_IDX_ELEMENT) along @axis. */
+int nrn_op_gather(struct nrn_stream *s, enum nisa_index_mode mode,
 		  const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *src,
 		  const struct nrn_tensor_desc *index, int axis);
-/* index_add_ (NRN_IDX_SELECT) or scatter_add_ (NRN_IDX_ELEMENT) into dst. */
-int nrn_op_scatter_add(struct nrn_stream *s, enum nrn_index_mode mode,
+/* index_add_ (NISA_IDX_SELECT) or scatter_add_ (NISA_IDX_ELEMENT) into dst. */
+int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
 		       const struct nrn_tensor_desc *dst,
 		       const struct nrn_tensor_desc *src,
 		       const struct nrn_tensor_desc *index, int axis);
@@ -261,7 +261,7 @@ int nrn_op_scatter_add(struct nrn_stream *s, enum nrn_index_mode mode,
 /* A message for a negative errno returned by libneuron (never NULL). */
 const char *nrn_strerror(int err);
 /*
- * The device's error code (NRN_ERR_*, docs/hardware.md) behind the last -EIO
+ * The device's error code (NISA_ERR_*, docs/hardware.md) behind the last -EIO
  * that a synchronisation of @s returned, and its name; 0 / "none" if none.
  */
 unsigned int nrn_stream_device_error(struct nrn_stream *s);

@@ -7,30 +7,30 @@
 
 #include "internal.h"
 
-static const char *const nrn_opcode_names[NRN_NUM_OPCODES] = {
+static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
 	"softmax", "matmul", "gather", "scatter_add",
 };
-static const char *const nrn_unary_names[NRN_NUM_UNARY] = {
+static const char *const nrn_unary_names[NISA_NUM_UNARY] = {
 	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu_erf",
 	"gelu_tanh", "silu", "sigmoid", "tanh", "sin", "cos", "square", "sign",
 	"erf", "floor", "gelu_erf_grad", "gelu_tanh_grad", "silu_grad", "bitnot",
 };
-static const char *const nrn_binary_names[NRN_NUM_BINARY] = {
+static const char *const nrn_binary_names[NISA_NUM_BINARY] = {
 	"add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor",
 	"floordiv", "rem",
 };
-static const char *const nrn_compare_names[NRN_NUM_COMPARE] = {
+static const char *const nrn_compare_names[NISA_NUM_COMPARE] = {
 	"eq", "ne", "lt", "le", "gt", "ge",
 };
-static const char *const nrn_reduce_names[NRN_NUM_REDUCE] = {
+static const char *const nrn_reduce_names[NISA_NUM_REDUCE] = {
 	"sum", "mean", "max", "min", "argmax", "argmin",
 };
-static const char *const nrn_softmax_names[NRN_NUM_SOFTMAX] = {
+static const char *const nrn_softmax_names[NISA_NUM_SOFTMAX] = {
 	"softmax", "log_softmax",
 };
-static const char *const nrn_index_names[NRN_NUM_IDX] = { "select", "element" };
-static const char *const nrn_dtype_names[NRN_NUM_DTYPES] = {
+static const char *const nrn_index_names[NISA_NUM_IDX] = { "select", "element" };
+static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
 	"f32", "bf16", "i32", "i64", "bool",
 };
 
@@ -60,42 +60,42 @@ static void nrn_put(struct nrn_out *o, const char *fmt, ...)
 }
 
 static void nrn_put_tensor(struct nrn_out *o, const char *name,
-			   const struct nrn_tensor *t)
+			   const struct nisa_tensor *t)
 {
 	nrn_put(o, " %s=s%u+%llu:%s[", name, t->slot, (unsigned long long)t->offset,
-		t->dtype < NRN_NUM_DTYPES ? nrn_dtype_names[t->dtype] : "?");
-	for (unsigned int d = 0; d < t->ndim && d < NRN_MAX_DIMS; d++)
+		t->dtype < NISA_NUM_DTYPES ? nrn_dtype_names[t->dtype] : "?");
+	for (unsigned int d = 0; d < t->ndim && d < NISA_MAX_DIMS; d++)
 		nrn_put(o, "%s%u", d ? "," : "", t->shape[d]);
 	nrn_put(o, "]/(");
-	for (unsigned int d = 0; d < t->ndim && d < NRN_MAX_DIMS; d++)
+	for (unsigned int d = 0; d < t->ndim && d < NISA_MAX_DIMS; d++)
 		nrn_put(o, "%s%lld", d ? "," : "", (long long)t->strides[d]);
 	nrn_put(o, ")");
 }
 
-static const char *nrn_subop_name(const struct nrn_insn *in)
+static const char *nrn_subop_name(const struct nisa_insn *in)
 {
 	const char *const *names = NULL;
 	unsigned int n = 0;
 
 	switch (in->opcode) {
-	case NRN_INSN_UNARY:
-		names = nrn_unary_names, n = NRN_NUM_UNARY;
+	case NISA_INSN_UNARY:
+		names = nrn_unary_names, n = NISA_NUM_UNARY;
 		break;
-	case NRN_INSN_BINARY:
-		names = nrn_binary_names, n = NRN_NUM_BINARY;
+	case NISA_INSN_BINARY:
+		names = nrn_binary_names, n = NISA_NUM_BINARY;
 		break;
-	case NRN_INSN_COMPARE:
-		names = nrn_compare_names, n = NRN_NUM_COMPARE;
+	case NISA_INSN_COMPARE:
+		names = nrn_compare_names, n = NISA_NUM_COMPARE;
 		break;
-	case NRN_INSN_REDUCE:
-		names = nrn_reduce_names, n = NRN_NUM_REDUCE;
+	case NISA_INSN_REDUCE:
+		names = nrn_reduce_names, n = NISA_NUM_REDUCE;
 		break;
-	case NRN_INSN_SOFTMAX:
-		names = nrn_softmax_names, n = NRN_NUM_SOFTMAX;
+	case NISA_INSN_SOFTMAX:
+		names = nrn_softmax_names, n = NISA_NUM_SOFTMAX;
 		break;
-	case NRN_INSN_GATHER:
-	case NRN_INSN_SCATTER_ADD:
-		names = nrn_index_names, n = NRN_NUM_IDX;
+	case NISA_INSN_GATHER:
+	case NISA_INSN_SCATTER_ADD:
+		names = nrn_index_names, n = NISA_NUM_IDX;
 		break;
 	default:
 		return NULL;
@@ -111,13 +111,13 @@ static double nrn_double(uint64_t bits)
 	return d;
 }
 
-NRN_EXPORT int nrn_insn_format(const struct nrn_insn *in, char *out, size_t size)
+NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t size)
 {
-	static const unsigned int nsrc[NRN_NUM_OPCODES] = {
-		[NRN_INSN_COPY] = 1, [NRN_INSN_UNARY] = 1, [NRN_INSN_BINARY] = 2,
-		[NRN_INSN_COMPARE] = 2, [NRN_INSN_WHERE] = 3, [NRN_INSN_REDUCE] = 1,
-		[NRN_INSN_SOFTMAX] = 1, [NRN_INSN_MATMUL] = 3, [NRN_INSN_GATHER] = 2,
-		[NRN_INSN_SCATTER_ADD] = 2,
+	static const unsigned int nsrc[NISA_NUM_OPCODES] = {
+		[NISA_INSN_COPY] = 1, [NISA_INSN_UNARY] = 1, [NISA_INSN_BINARY] = 2,
+		[NISA_INSN_COMPARE] = 2, [NISA_INSN_WHERE] = 3, [NISA_INSN_REDUCE] = 1,
+		[NISA_INSN_SOFTMAX] = 1, [NISA_INSN_MATMUL] = 3, [NISA_INSN_GATHER] = 2,
+		[NISA_INSN_SCATTER_ADD] = 2,
 	};
 	struct nrn_out o = { out, size, 0 };
 	const char *sub;
@@ -125,7 +125,7 @@ NRN_EXPORT int nrn_insn_format(const struct nrn_insn *in, char *out, size_t size
 
 	if (!in || !out || !size)
 		return -EINVAL;
-	if (in->opcode >= NRN_NUM_OPCODES) {
+	if (in->opcode >= NISA_NUM_OPCODES) {
 		nrn_put(&o, "(bad opcode %u)", in->opcode);
 		return o.overflow ? -ENOSPC : 0;
 	}
@@ -133,13 +133,13 @@ NRN_EXPORT int nrn_insn_format(const struct nrn_insn *in, char *out, size_t size
 	sub = nrn_subop_name(in);
 	if (sub)
 		nrn_put(&o, ".%s", sub);
-	if (in->opcode == NRN_INSN_NOP)
+	if (in->opcode == NISA_INSN_NOP)
 		return o.overflow ? -ENOSPC : 0;
 	nrn_put_tensor(&o, "dst", &in->dst);
 	n = nsrc[in->opcode];
-	if (in->flags & NRN_IF_SCALAR)
+	if (in->flags & NISA_IF_SCALAR)
 		n--;
-	if (in->opcode == NRN_INSN_MATMUL && !(in->flags & NRN_IF_BIAS))
+	if (in->opcode == NISA_INSN_MATMUL && !(in->flags & NISA_IF_BIAS))
 		n--;
 	for (unsigned int i = 0; i < n; i++) {
 		char name[16];
@@ -147,17 +147,17 @@ NRN_EXPORT int nrn_insn_format(const struct nrn_insn *in, char *out, size_t size
 		snprintf(name, sizeof(name), "src%u", i);
 		nrn_put_tensor(&o, name, &in->src[i]);
 	}
-	if (in->opcode == NRN_INSN_FILL || in->flags & NRN_IF_SCALAR)
+	if (in->opcode == NISA_INSN_FILL || in->flags & NISA_IF_SCALAR)
 		nrn_put(&o, " scalar=%g", nrn_double(in->scalar));
-	if (in->opcode == NRN_INSN_BINARY &&
-	    (in->subop == NRN_BIN_ADD || in->subop == NRN_BIN_SUB))
+	if (in->opcode == NISA_INSN_BINARY &&
+	    (in->subop == NISA_BIN_ADD || in->subop == NISA_BIN_SUB))
 		nrn_put(&o, " alpha=%g", nrn_double(in->alpha));
-	if (in->opcode == NRN_INSN_REDUCE || in->opcode == NRN_INSN_SOFTMAX ||
-	    in->opcode == NRN_INSN_GATHER || in->opcode == NRN_INSN_SCATTER_ADD)
+	if (in->opcode == NISA_INSN_REDUCE || in->opcode == NISA_INSN_SOFTMAX ||
+	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD)
 		nrn_put(&o, " axis=%d", in->axis);
-	if (in->flags & NRN_IF_REVERSE)
+	if (in->flags & NISA_IF_REVERSE)
 		nrn_put(&o, " reverse");
-	if (in->flags & NRN_IF_ACCUMULATE)
+	if (in->flags & NISA_IF_ACCUMULATE)
 		nrn_put(&o, " accumulate");
 	return o.overflow ? -ENOSPC : 0;
 }

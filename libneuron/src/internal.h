@@ -43,7 +43,7 @@ struct nrn_kernel {
 	unsigned int nslots;
 	unsigned int count;
 	unsigned int cap;
-	struct nrn_insn *insns;
+	struct nisa_insn *insns;
 };
 
 /* A region of a stream's ring buffer in use until its point completes. */
@@ -99,7 +99,7 @@ void nrn_buffer_put(struct nrn_buffer *buf);
 
 int nrn_kernel_init(struct nrn_kernel *k, unsigned int nslots);
 void nrn_kernel_fini(struct nrn_kernel *k);
-int nrn_kernel_push(struct nrn_kernel *k, const struct nrn_insn *insn);
+int nrn_kernel_push(struct nrn_kernel *k, const struct nisa_insn *insn);
 
 /* A ring of @size bytes of mapped memory. */
 int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r, size_t size,
@@ -121,6 +121,6 @@ void nrn_ring_commit_locked(struct nrn_stream *s, struct nrn_ring *ring,
 int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 			   uint32_t access, unsigned int *slot);
 /* Append one instruction to the batch (flushing when it is full). */
-int nrn_stream_push_locked(struct nrn_stream *s, const struct nrn_insn *insn);
+int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn);
 
 #endif /* NRN_INTERNAL_H */

@@ -3,7 +3,7 @@
  * Compiled kernels: an instruction list with its slot count, built one
  * instruction at a time, and its serialized form:
  *
- *   struct nrn_kernel_file (little-endian), then count * struct nrn_insn.
+ *   struct nrn_kernel_file (little-endian), then count * struct nisa_insn.
  *
  * The checksum is FNV-1a 64 over the instructions; loading checks the
  * magic, the format and ISA versions, the sizes and the checksum.
@@ -55,14 +55,14 @@ void nrn_kernel_fini(struct nrn_kernel *k)
 	k->insns = NULL;
 }
 
-int nrn_kernel_push(struct nrn_kernel *k, const struct nrn_insn *insn)
+int nrn_kernel_push(struct nrn_kernel *k, const struct nisa_insn *insn)
 {
 	if (k->count == k->cap) {
 		unsigned int cap = k->cap ? 2 * k->cap : 64;
-		struct nrn_insn *n;
+		struct nisa_insn *n;
 
-		if (cap > NRN_MAX_INSNS)
-			cap = NRN_MAX_INSNS;
+		if (cap > NISA_MAX_INSNS)
+			cap = NISA_MAX_INSNS;
 		if (k->count == cap)
 			return -E2BIG;
 		n = realloc(k->insns, cap * sizeof(*n));
@@ -99,11 +99,11 @@ NRN_EXPORT void nrn_kernel_destroy(struct nrn_kernel *k)
 
 /* The slots an instruction's tensors name must exist. */
 static int nrn_insn_check_slots(const struct nrn_kernel *k,
-				const struct nrn_insn *insn)
+				const struct nisa_insn *insn)
 {
-	if (insn->opcode >= NRN_NUM_OPCODES)
+	if (insn->opcode >= NISA_NUM_OPCODES)
 		return -EINVAL;
-	if (insn->opcode == NRN_INSN_NOP)
+	if (insn->opcode == NISA_INSN_NOP)
 		return 0;
 	if (insn->dst.slot >= k->nslots)
 		return -EINVAL;
@@ -114,7 +114,7 @@ static int nrn_insn_check_slots(const struct nrn_kernel *k,
 }
 
 NRN_EXPORT int nrn_kernel_append(struct nrn_kernel *k,
-				 const struct nrn_insn *insn)
+				 const struct nisa_insn *insn)
 {
 	int ret;
 
@@ -134,7 +134,7 @@ NRN_EXPORT unsigned int nrn_kernel_slots(const struct nrn_kernel *k)
 	return k->nslots;
 }
 
-NRN_EXPORT const struct nrn_insn *nrn_kernel_insns(const struct nrn_kernel *k)
+NRN_EXPORT const struct nisa_insn *nrn_kernel_insns(const struct nrn_kernel *k)
 {
 	return k->insns;
 }
@@ -142,10 +142,10 @@ NRN_EXPORT const struct nrn_insn *nrn_kernel_insns(const struct nrn_kernel *k)
 NRN_EXPORT int nrn_kernel_serialize(const struct nrn_kernel *k, void **bufp,
 				    size_t *lenp)
 {
-	size_t body = (size_t)k->count * sizeof(struct nrn_insn);
+	size_t body = (size_t)k->count * sizeof(struct nisa_insn);
 	struct nrn_kernel_file h = {
 		.magic = NRN_KERNEL_MAGIC, .format = NRN_KERNEL_FORMAT,
-		.isa_version = NRN_ISA_VERSION, .nslots = k->nslots,
+		.isa_version = NISA_ISA_VERSION, .nslots = k->nslots,
 		.count = k->count, .checksum = nrn_fnv1a(k->insns, body),
 	};
 	char *buf;
@@ -174,11 +174,11 @@ NRN_EXPORT int nrn_kernel_deserialize(const void *buf, size_t len,
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, NRN_KERNEL_MAGIC, sizeof(h.magic)))
 		return -EINVAL;
-	if (h.format != NRN_KERNEL_FORMAT || h.isa_version != NRN_ISA_VERSION)
+	if (h.format != NRN_KERNEL_FORMAT || h.isa_version != NISA_ISA_VERSION)
 		return -ENOTSUP;
-	if (h.count > NRN_MAX_INSNS || h.nslots > DRM_NEURON_MAX_BOS || h.reserved)
+	if (h.count > NISA_MAX_INSNS || h.nslots > DRM_NEURON_MAX_BOS || h.reserved)
 		return -EINVAL;
-	body = (size_t)h.count * sizeof(struct nrn_insn);
+	body = (size_t)h.count * sizeof(struct nisa_insn);
 	if (len != sizeof(h) + body)
 		return -EINVAL;
 	if (nrn_fnv1a((const char *)buf + sizeof(h), body) != h.checksum)
@@ -187,7 +187,7 @@ NRN_EXPORT int nrn_kernel_deserialize(const void *buf, size_t len,
 	if (ret)
 		return ret;
 	for (unsigned int i = 0; i < h.count; i++) {
-		struct nrn_insn insn;
+		struct nisa_insn insn;
 
 		memcpy(&insn, (const char *)buf + sizeof(h) + i * sizeof(insn),
 		       sizeof(insn));
@@ -269,12 +269,12 @@ NRN_EXPORT int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *
 		return -EINVAL;
 	for (unsigned int i = 0; i < k->nslots; i++) {
 		if (!bufs[i] || bufs[i]->dev != s->dev || bufs[i]->mem != NRN_MEM_DEVICE ||
-		    !access[i] || access[i] & ~(NRN_ACCESS_READ | NRN_ACCESS_WRITE))
+		    !access[i] || access[i] & ~(NISA_ACCESS_READ | NISA_ACCESS_WRITE))
 			return -EINVAL;
 		refs[i] = (struct drm_neuron_bo_ref){ .handle = bufs[i]->handle,
 						      .access = access[i] };
 	}
-	len = (size_t)k->count * sizeof(struct nrn_insn);
+	len = (size_t)k->count * sizeof(struct nisa_insn);
 	pthread_mutex_lock(&s->lock);
 	/* Batched operations come first, in issue order. */
 	ret = nrn_stream_flush_locked(s);

@@ -4,7 +4,7 @@
  * the stream's batch. It does what the ISA leaves to software: NumPy-style
  * broadcasting (as zero strides), merging dimensions that are contiguous in
  * every operand (fewer, longer loops on the card), and splitting operands of
- * more than NRN_MAX_DIMS dimensions into one instruction per leading index.
+ * more than NISA_MAX_DIMS dimensions into one instruction per leading index.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,7 +40,7 @@ struct nrn_space {
 
 NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
 				      struct nrn_buffer *buf, uint64_t offset,
-				      enum nrn_dtype dtype, unsigned int ndim,
+				      enum nisa_dtype dtype, unsigned int ndim,
 				      const int64_t *shape)
 {
 	int64_t stride = 1;
@@ -61,7 +61,7 @@ static int64_t nrn_numel(const int64_t *shape, unsigned int ndim);
 
 static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t)
 {
-	if (!t || t->ndim > MAXD || (unsigned int)t->dtype >= NRN_NUM_DTYPES)
+	if (!t || t->ndim > MAXD || (unsigned int)t->dtype >= NISA_NUM_DTYPES)
 		return -EINVAL;
 	/* An empty tensor may have no memory at all. */
 	if (!t->buf)
@@ -70,7 +70,7 @@ static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *
 		return -EXDEV;
 	if (t->buf->mem != NRN_MEM_DEVICE)
 		return -EINVAL;
-	if (t->offset % nrn_dtype_size(t->dtype))
+	if (t->offset % nisa_dtype_size(t->dtype))
 		return -EINVAL;
 	for (unsigned int d = 0; d < t->ndim; d++)
 		if (t->shape[d] < 0 || t->shape[d] > UINT32_MAX)
@@ -168,12 +168,12 @@ static void nrn_space_coalesce(struct nrn_space *sp, unsigned int keep,
 }
 
 /* The ISA operand for @o over the last @nd dims of the space, at @extra bytes. */
-static struct nrn_tensor nrn_isa_tensor(const struct nrn_space *sp,
+static struct nisa_tensor nrn_isa_tensor(const struct nrn_space *sp,
 					const struct nrn_opnd *o, unsigned int slot,
 					unsigned int first, unsigned int nd,
 					uint64_t extra)
 {
-	struct nrn_tensor t = {
+	struct nisa_tensor t = {
 		.slot = (uint8_t)slot, .dtype = (uint8_t)o->t->dtype,
 		.ndim = (uint8_t)nd, .offset = o->offset + extra,
 	};
@@ -218,13 +218,13 @@ static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
 
 /*
  * Encode @tmpl with its operands from the space: op[0] is dst, op[1..] the
- * sources. Dimensions beyond the last NRN_MAX_DIMS are looped over, one
+ * sources. Dimensions beyond the last NISA_MAX_DIMS are looped over, one
  * instruction per index.
  */
 static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
-		    const struct nrn_insn *tmpl)
+		    const struct nisa_insn *tmpl)
 {
-	unsigned int nd = sp->ndim < NRN_MAX_DIMS ? sp->ndim : NRN_MAX_DIMS;
+	unsigned int nd = sp->ndim < NISA_MAX_DIMS ? sp->ndim : NISA_MAX_DIMS;
 	unsigned int first = sp->ndim - nd, slots[MAX_OPERANDS], i, d;
 	int64_t outer = nrn_numel(sp->shape, first), idx[MAXD] = { 0 };
 	int ret;
@@ -235,15 +235,15 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 	ret = nrn_bind_locked(s, sp, outer < NRN_BATCH_MAX_OPS ? (unsigned int)outer : 1,
 			      slots);
 	for (int64_t n = 0; !ret && n < outer; n++) {
-		struct nrn_insn in = *tmpl;
+		struct nisa_insn in = *tmpl;
 
 		for (i = 0; i < sp->nop; i++) {
 			uint64_t extra = 0;
-			struct nrn_tensor t;
+			struct nisa_tensor t;
 
 			for (d = 0; d < first; d++)
 				extra += idx[d] * sp->op[i].strides[d] *
-					 nrn_dtype_size(sp->op[i].t->dtype);
+					 nisa_dtype_size(sp->op[i].t->dtype);
 			t = nrn_isa_tensor(sp, &sp->op[i], slots[i], first, nd, extra);
 			if (i == 0 && sp->reduce_axis >= (int)first)
 				t.shape[sp->reduce_axis - first] = 1;
@@ -279,7 +279,7 @@ static uint64_t nrn_bits(double d)
 }
 
 /* Elementwise: dst and up to three sources broadcast to dst's shape. */
-static int nrn_elementwise(struct nrn_stream *s, const struct nrn_insn *tmpl,
+static int nrn_elementwise(struct nrn_stream *s, const struct nisa_insn *tmpl,
 			   const struct nrn_tensor_desc *dst,
 			   const struct nrn_tensor_desc *const *srcs,
 			   unsigned int nsrc)
@@ -297,9 +297,9 @@ static int nrn_elementwise(struct nrn_stream *s, const struct nrn_insn *tmpl,
 	if (!nrn_numel(dst->shape, dst->ndim))
 		return 0;
 	nrn_space_init(&sp, dst);
-	ret = nrn_space_add(&sp, dst, NRN_ACCESS_WRITE);
+	ret = nrn_space_add(&sp, dst, NISA_ACCESS_WRITE);
 	for (unsigned int i = 0; !ret && i < nsrc; i++)
-		ret = nrn_space_add(&sp, srcs[i], NRN_ACCESS_READ);
+		ret = nrn_space_add(&sp, srcs[i], NISA_ACCESS_READ);
 	if (ret)
 		return ret;
 	nrn_space_coalesce(&sp, 0, NULL);
@@ -309,7 +309,7 @@ static int nrn_elementwise(struct nrn_stream *s, const struct nrn_insn *tmpl,
 NRN_EXPORT int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 			   double value)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_FILL, .scalar = nrn_bits(value) };
+	struct nisa_insn in = { .opcode = NISA_INSN_FILL, .scalar = nrn_bits(value) };
 
 	return nrn_elementwise(s, &in, dst, NULL, 0);
 }
@@ -317,71 +317,71 @@ NRN_EXPORT int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *d
 NRN_EXPORT int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 			   const struct nrn_tensor_desc *src)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_COPY };
+	struct nisa_insn in = { .opcode = NISA_INSN_COPY };
 
 	return nrn_elementwise(s, &in, dst, &src, 1);
 }
 
-NRN_EXPORT int nrn_op_unary(struct nrn_stream *s, enum nrn_unary fn,
+NRN_EXPORT int nrn_op_unary(struct nrn_stream *s, enum nisa_unary fn,
 			    const struct nrn_tensor_desc *dst,
 			    const struct nrn_tensor_desc *src)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_UNARY, .subop = (uint16_t)fn };
+	struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = (uint16_t)fn };
 
-	if ((unsigned int)fn >= NRN_NUM_UNARY)
+	if ((unsigned int)fn >= NISA_NUM_UNARY)
 		return -EINVAL;
 	return nrn_elementwise(s, &in, dst, &src, 1);
 }
 
-NRN_EXPORT int nrn_op_binary(struct nrn_stream *s, enum nrn_binary op,
+NRN_EXPORT int nrn_op_binary(struct nrn_stream *s, enum nisa_binary op,
 			     const struct nrn_tensor_desc *dst,
 			     const struct nrn_tensor_desc *a,
 			     const struct nrn_tensor_desc *b, double alpha)
 {
 	const struct nrn_tensor_desc *srcs[2] = { a, b };
-	struct nrn_insn in = { .opcode = NRN_INSN_BINARY, .subop = (uint16_t)op,
+	struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = (uint16_t)op,
 			       .alpha = nrn_bits(alpha) };
 
-	if ((unsigned int)op >= NRN_NUM_BINARY)
+	if ((unsigned int)op >= NISA_NUM_BINARY)
 		return -EINVAL;
 	return nrn_elementwise(s, &in, dst, srcs, 2);
 }
 
-NRN_EXPORT int nrn_op_binary_scalar(struct nrn_stream *s, enum nrn_binary op,
+NRN_EXPORT int nrn_op_binary_scalar(struct nrn_stream *s, enum nisa_binary op,
 				    const struct nrn_tensor_desc *dst,
 				    const struct nrn_tensor_desc *a, double scalar,
 				    double alpha, int reverse)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_BINARY, .subop = (uint16_t)op,
-			       .flags = NRN_IF_SCALAR | (reverse ? NRN_IF_REVERSE : 0),
+	struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = (uint16_t)op,
+			       .flags = NISA_IF_SCALAR | (reverse ? NISA_IF_REVERSE : 0),
 			       .scalar = nrn_bits(scalar), .alpha = nrn_bits(alpha) };
 
-	if ((unsigned int)op >= NRN_NUM_BINARY)
+	if ((unsigned int)op >= NISA_NUM_BINARY)
 		return -EINVAL;
 	return nrn_elementwise(s, &in, dst, &a, 1);
 }
 
-NRN_EXPORT int nrn_op_compare(struct nrn_stream *s, enum nrn_compare cmp,
+NRN_EXPORT int nrn_op_compare(struct nrn_stream *s, enum nisa_compare cmp,
 			      const struct nrn_tensor_desc *dst,
 			      const struct nrn_tensor_desc *a,
 			      const struct nrn_tensor_desc *b)
 {
 	const struct nrn_tensor_desc *srcs[2] = { a, b };
-	struct nrn_insn in = { .opcode = NRN_INSN_COMPARE, .subop = (uint16_t)cmp };
+	struct nisa_insn in = { .opcode = NISA_INSN_COMPARE, .subop = (uint16_t)cmp };
 
-	if ((unsigned int)cmp >= NRN_NUM_COMPARE)
+	if ((unsigned int)cmp >= NISA_NUM_COMPARE)
 		return -EINVAL;
 	return nrn_elementwise(s, &in, dst, srcs, 2);
 }
 
-NRN_EXPORT int nrn_op_compare_scalar(struct nrn_stream *s, enum nrn_compare cmp,
+NRN_EXPORT int nrn_op_compare_scalar(struct nrn_stream *s, enum nisa_compare cmp,
 				     const struct nrn_tensor_desc *dst,
 				     const struct nrn_tensor_desc *a, double scalar)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_COMPARE, .subop = (uint16_t)cmp,
-			       .flags = NRN_IF_SCALAR, .scalar = nrn_bits(scalar) };
+	struct nisa_insn in = { .opcode = NISA_INSN_COMPARE, .subop = (uint16_t)cmp,
+			       .flags = NISA_IF_SCALAR, .scalar = nrn_bits(scalar) };
 
-	if ((unsigned int)cmp >= NRN_NUM_COMPARE)
+	if ((unsigned int)cmp >= NISA_NUM_COMPARE)
 		return -EINVAL;
 	return nrn_elementwise(s, &in, dst, &a, 1);
 }
@@ -392,7 +392,7 @@ NRN_EXPORT int nrn_op_where(struct nrn_stream *s, const struct nrn_tensor_desc *
 			    const struct nrn_tensor_desc *b)
 {
 	const struct nrn_tensor_desc *srcs[3] = { cond, a, b };
-	struct nrn_insn in = { .opcode = NRN_INSN_WHERE };
+	struct nisa_insn in = { .opcode = NISA_INSN_WHERE };
 
 	return nrn_elementwise(s, &in, dst, srcs, 3);
 }
@@ -413,7 +413,7 @@ static int nrn_axis(int axis, unsigned int ndim, unsigned int *out)
  * of extent 1 (kept or dropped) when @reduce. The axis stays a dimension of
  * its own; the others merge where they can.
  */
-static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
+static int nrn_axis_op(struct nrn_stream *s, struct nisa_insn *in,
 		       const struct nrn_tensor_desc *dst,
 		       const struct nrn_tensor_desc *src, int axis, bool reduce)
 {
@@ -459,17 +459,17 @@ static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
 		sp.ndim = 1;
 		sp.shape[0] = 1;
 		sp.nop = 2;
-		sp.op[0] = (struct nrn_opnd){ .t = dst, .access = NRN_ACCESS_WRITE,
+		sp.op[0] = (struct nrn_opnd){ .t = dst, .access = NISA_ACCESS_WRITE,
 					      .offset = dst->offset };
-		sp.op[1] = (struct nrn_opnd){ .t = src, .access = NRN_ACCESS_READ,
+		sp.op[1] = (struct nrn_opnd){ .t = src, .access = NISA_ACCESS_READ,
 					      .offset = src->offset };
 		in->axis = 0;
 		return nrn_emit(s, &sp, in);
 	}
 	nrn_space_init(&sp, src);
-	ret = nrn_space_add(&sp, &d, NRN_ACCESS_WRITE);
+	ret = nrn_space_add(&sp, &d, NISA_ACCESS_WRITE);
 	if (!ret)
-		ret = nrn_space_add(&sp, src, NRN_ACCESS_READ);
+		ret = nrn_space_add(&sp, src, NISA_ACCESS_READ);
 	if (ret)
 		return ret;
 	sp.op[0].t = dst;
@@ -479,7 +479,7 @@ static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
 		nrn_space_coalesce(&sp, 1u << ax, pos);
 		i = pos[ax];
 	}
-	if (sp.ndim > NRN_MAX_DIMS && i < sp.ndim - NRN_MAX_DIMS)
+	if (sp.ndim > NISA_MAX_DIMS && i < sp.ndim - NISA_MAX_DIMS)
 		return -E2BIG; /* the axis must be among the last four dims */
 	if (reduce)
 		sp.reduce_axis = (int)i;
@@ -488,33 +488,33 @@ static int nrn_axis_op(struct nrn_stream *s, struct nrn_insn *in,
 	return nrn_emit(s, &sp, in);
 }
 
-NRN_EXPORT int nrn_op_reduce(struct nrn_stream *s, enum nrn_reduce red,
+NRN_EXPORT int nrn_op_reduce(struct nrn_stream *s, enum nisa_reduce red,
 			     const struct nrn_tensor_desc *dst,
 			     const struct nrn_tensor_desc *src, int axis)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_REDUCE, .subop = (uint16_t)red };
+	struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = (uint16_t)red };
 
-	if ((unsigned int)red >= NRN_NUM_REDUCE)
+	if ((unsigned int)red >= NISA_NUM_REDUCE)
 		return -EINVAL;
 	return nrn_axis_op(s, &in, dst, src, axis, true);
 }
 
-NRN_EXPORT int nrn_op_softmax(struct nrn_stream *s, enum nrn_softmax variant,
+NRN_EXPORT int nrn_op_softmax(struct nrn_stream *s, enum nisa_softmax variant,
 			      const struct nrn_tensor_desc *dst,
 			      const struct nrn_tensor_desc *src, int axis)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_SOFTMAX, .subop = (uint16_t)variant };
+	struct nisa_insn in = { .opcode = NISA_INSN_SOFTMAX, .subop = (uint16_t)variant };
 
-	if ((unsigned int)variant >= NRN_NUM_SOFTMAX)
+	if ((unsigned int)variant >= NISA_NUM_SOFTMAX)
 		return -EINVAL;
 	return nrn_axis_op(s, &in, dst, src, axis, false);
 }
 
-/* An operand exactly as given (at most NRN_MAX_DIMS dims). */
-static struct nrn_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
+/* An operand exactly as given (at most NISA_MAX_DIMS dims). */
+static struct nisa_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
 				       unsigned int slot)
 {
-	struct nrn_tensor r = { .slot = (uint8_t)slot, .dtype = (uint8_t)t->dtype,
+	struct nisa_tensor r = { .slot = (uint8_t)slot, .dtype = (uint8_t)t->dtype,
 				.ndim = (uint8_t)t->ndim, .offset = t->offset };
 
 	for (unsigned int d = 0; d < t->ndim; d++) {
@@ -525,7 +525,7 @@ static struct nrn_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
 }
 
 /* Encode one instruction whose operands need no reshaping. */
-static int nrn_emit_plain(struct nrn_stream *s, struct nrn_insn *in,
+static int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
 			  const struct nrn_tensor_desc *const *ts,
 			  const uint32_t *access, unsigned int n)
 {
@@ -537,7 +537,7 @@ static int nrn_emit_plain(struct nrn_stream *s, struct nrn_insn *in,
 		ret = nrn_check_tensor(s, ts[i]);
 		if (ret)
 			return ret;
-		if (ts[i]->ndim > NRN_MAX_DIMS)
+		if (ts[i]->ndim > NISA_MAX_DIMS)
 			return -E2BIG;
 		sp.op[i] = (struct nrn_opnd){ .t = ts[i], .access = access[i] };
 	}
@@ -556,33 +556,33 @@ static int nrn_emit_plain(struct nrn_stream *s, struct nrn_insn *in,
 	return ret;
 }
 
-NRN_EXPORT int nrn_op_gather(struct nrn_stream *s, enum nrn_index_mode mode,
+NRN_EXPORT int nrn_op_gather(struct nrn_stream *s, enum nisa_index_mode mode,
 			     const struct nrn_tensor_desc *dst,
 			     const struct nrn_tensor_desc *src,
 			     const struct nrn_tensor_desc *index, int axis)
 {
 	const struct nrn_tensor_desc *ts[3] = { dst, src, index };
-	const uint32_t access[3] = { NRN_ACCESS_WRITE, NRN_ACCESS_READ, NRN_ACCESS_READ };
-	struct nrn_insn in = { .opcode = NRN_INSN_GATHER, .subop = (uint16_t)mode,
+	const uint32_t access[3] = { NISA_ACCESS_WRITE, NISA_ACCESS_READ, NISA_ACCESS_READ };
+	struct nisa_insn in = { .opcode = NISA_INSN_GATHER, .subop = (uint16_t)mode,
 			       .axis = axis };
 
-	if (!s || (unsigned int)mode >= NRN_NUM_IDX)
+	if (!s || (unsigned int)mode >= NISA_NUM_IDX)
 		return -EINVAL;
 	return nrn_emit_plain(s, &in, ts, access, 3);
 }
 
-NRN_EXPORT int nrn_op_scatter_add(struct nrn_stream *s, enum nrn_index_mode mode,
+NRN_EXPORT int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
 				  const struct nrn_tensor_desc *dst,
 				  const struct nrn_tensor_desc *src,
 				  const struct nrn_tensor_desc *index, int axis)
 {
 	const struct nrn_tensor_desc *ts[3] = { dst, src, index };
-	const uint32_t access[3] = { NRN_ACCESS_READ | NRN_ACCESS_WRITE,
-				     NRN_ACCESS_READ, NRN_ACCESS_READ };
-	struct nrn_insn in = { .opcode = NRN_INSN_SCATTER_ADD, .subop = (uint16_t)mode,
+	const uint32_t access[3] = { NISA_ACCESS_READ | NISA_ACCESS_WRITE,
+				     NISA_ACCESS_READ, NISA_ACCESS_READ };
+	struct nisa_insn in = { .opcode = NISA_INSN_SCATTER_ADD, .subop = (uint16_t)mode,
 			       .axis = axis };
 
-	if (!s || (unsigned int)mode >= NRN_NUM_IDX)
+	if (!s || (unsigned int)mode >= NISA_NUM_IDX)
 		return -EINVAL;
 	return nrn_emit_plain(s, &in, ts, access, 3);
 }
@@ -597,7 +597,7 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 			     const struct nrn_tensor_desc *b,
 			     const struct nrn_tensor_desc *bias, int accumulate)
 {
-	struct nrn_insn in = { .opcode = NRN_INSN_MATMUL };
+	struct nisa_insn in = { .opcode = NISA_INSN_MATMUL };
 	struct nrn_tensor_desc av, bv;
 	struct nrn_space sp;
 	unsigned int nd;
@@ -632,14 +632,14 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 	bv.shape[b->ndim - 2] = dst->shape[nd - 2];
 	bv.strides[b->ndim - 2] = 0;
 	nrn_space_init(&sp, dst);
-	ret = nrn_space_add(&sp, dst, NRN_ACCESS_WRITE |
-			    (accumulate ? NRN_ACCESS_READ : 0));
+	ret = nrn_space_add(&sp, dst, NISA_ACCESS_WRITE |
+			    (accumulate ? NISA_ACCESS_READ : 0));
 	if (!ret)
-		ret = nrn_space_add(&sp, &av, NRN_ACCESS_READ);
+		ret = nrn_space_add(&sp, &av, NISA_ACCESS_READ);
 	if (!ret)
-		ret = nrn_space_add(&sp, &bv, NRN_ACCESS_READ);
+		ret = nrn_space_add(&sp, &bv, NISA_ACCESS_READ);
 	if (!ret && bias)
-		ret = nrn_space_add(&sp, bias, NRN_ACCESS_READ);
+		ret = nrn_space_add(&sp, bias, NISA_ACCESS_READ);
 	if (ret)
 		return ret;
 	/* Restore the real matrix strides of a ([M, K]) and b ([K, N]). */
@@ -655,6 +655,6 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 	if (!sp.k && !bias && !accumulate)
 		return nrn_op_fill(s, dst, 0); /* an empty product: zeros */
 	nrn_space_coalesce(&sp, (1u << (nd - 1)) | (1u << (nd - 2)), NULL);
-	in.flags = (accumulate ? NRN_IF_ACCUMULATE : 0) | (bias ? NRN_IF_BIAS : 0);
+	in.flags = (accumulate ? NISA_IF_ACCUMULATE : 0) | (bias ? NISA_IF_BIAS : 0);
 	return nrn_emit(s, &sp, &in);
 }

@@ -200,7 +200,7 @@ void nrn_ring_commit_locked(struct nrn_stream *s, struct nrn_ring *r,
 int nrn_stream_flush_locked(struct nrn_stream *s)
 {
 	struct drm_neuron_bo_ref refs[DRM_NEURON_MAX_BOS];
-	size_t len = s->batch.count * sizeof(struct nrn_insn), off;
+	size_t len = s->batch.count * sizeof(struct nisa_insn), off;
 	struct drm_neuron_submit submit = { .engine = DRM_NEURON_ENGINE_CORE };
 	unsigned int i;
 	int ret;
@@ -306,7 +306,7 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 	return 0;
 }
 
-int nrn_stream_push_locked(struct nrn_stream *s, const struct nrn_insn *insn)
+int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 {
 	int ret = nrn_kernel_push(&s->batch, insn);
 

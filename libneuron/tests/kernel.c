@@ -10,9 +10,9 @@
 
 #include "t_helpers.h"
 
-static struct nrn_tensor tens(unsigned int slot, uint32_t n)
+static struct nisa_tensor tens(unsigned int slot, uint32_t n)
 {
-	return (struct nrn_tensor){ .slot = slot, .dtype = NRN_F32, .ndim = 1,
+	return (struct nisa_tensor){ .slot = slot, .dtype = NISA_F32, .ndim = 1,
 				    .shape = { n }, .strides = { 1 } };
 }
 
@@ -22,12 +22,12 @@ int main(void)
 	struct nrn_kernel *k, *back;
 	struct nrn_stream *s;
 	struct nrn_buffer *bufs[2];
-	uint32_t access[2] = { NRN_ACCESS_READ, NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+	uint32_t access[2] = { NISA_ACCESS_READ, NISA_ACCESS_READ | NISA_ACCESS_WRITE };
 	char path[] = "/tmp/neuron-kernel-XXXXXX";
 	float x[64], y[64];
 	double three = 3.0;
-	struct nrn_insn in = { .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_MUL,
-			       .flags = NRN_IF_SCALAR, .dst = tens(1, 64),
+	struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_MUL,
+			       .flags = NISA_IF_SCALAR, .dst = tens(1, 64),
 			       .src = { tens(0, 64) } };
 	void *blob;
 	size_t len;
@@ -36,8 +36,8 @@ int main(void)
 	memcpy(&in.scalar, &three, sizeof(three));
 	t_check_ret(nrn_kernel_create(2, &k), 0);
 	t_check_ret(nrn_kernel_append(k, &in), 0);
-	in.opcode = NRN_INSN_UNARY;
-	in.subop = NRN_UN_NEG;
+	in.opcode = NISA_INSN_UNARY;
+	in.subop = NISA_UN_NEG;
 	in.flags = 0;
 	in.src[0] = tens(1, 64);
 	t_check_ret(nrn_kernel_append(k, &in), 0);

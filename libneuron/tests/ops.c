@@ -33,7 +33,7 @@ static struct dt mk(unsigned int ndim, const int64_t *shape, unsigned int seed)
 	for (size_t i = 0; i < t.n; i++)
 		t.host[i] = (float)((int)((i * 2654435761u + seed * 97) % 2001) - 1000) / 250.0f;
 	t_check_ret(nrn_buffer_alloc(dev, (t.n ? t.n : 1) * 4, NRN_MEM_DEVICE, &t.buf), 0);
-	nrn_tensor_contiguous(&t.d, t.buf, 0, NRN_F32, ndim, shape);
+	nrn_tensor_contiguous(&t.d, t.buf, 0, NISA_F32, ndim, shape);
 	t_check_ret(nrn_copy_h2d(t.buf, 0, t.host, t.n * 4), 0);
 	return t;
 }
@@ -61,11 +61,11 @@ static void test_broadcast(void)
 	int64_t sa[3] = { 2, 3, 4 }, sb[2] = { 1, 4 };
 	struct dt a = mk(3, sa, 1), b = mk(2, sb, 2), o = mk(3, sa, 3);
 
-	t_check_ret(nrn_op_binary(s, NRN_BIN_ADD, &o.d, &a.d, &b.d, 0.5), 0);
+	t_check_ret(nrn_op_binary(s, NISA_BIN_ADD, &o.d, &a.d, &b.d, 0.5), 0);
 	rd(&o);
 	for (size_t i = 0; i < o.n; i++)
 		t_check(o.host[i] == (float)(a.host[i] + 0.5 * b.host[i % 4]));
-	t_check_ret(nrn_op_binary_scalar(s, NRN_BIN_DIV, &o.d, &a.d, 2.0, 1, 1), 0);
+	t_check_ret(nrn_op_binary_scalar(s, NISA_BIN_DIV, &o.d, &a.d, 2.0, 1, 1), 0);
 	rd(&o);
 	for (size_t i = 0; i < o.n; i++)
 		t_check(o.host[i] == (float)(2.0 / a.host[i]));
@@ -74,7 +74,7 @@ static void test_broadcast(void)
 		int64_t bad[1] = { 3 };
 		struct dt c = mk(1, bad, 4);
 
-		t_check_ret(nrn_op_binary(s, NRN_BIN_ADD, &o.d, &a.d, &c.d, 1), -EINVAL);
+		t_check_ret(nrn_op_binary(s, NISA_BIN_ADD, &o.d, &a.d, &c.d, 1), -EINVAL);
 		rm_dt(&c);
 	}
 	rm_dt(&a);
@@ -95,7 +95,7 @@ static void test_high_rank_and_views(void)
 	at.shape[5] = 2;
 	at.strides[4] = 1;
 	at.strides[5] = 3;
-	t_check_ret(nrn_op_unary(s, NRN_UN_NEG, &o.d, &at), 0);
+	t_check_ret(nrn_op_unary(s, NISA_UN_NEG, &o.d, &at), 0);
 	rd(&o);
 	for (size_t i = 0; i < o.n; i++) {
 		size_t r = i, src = 0;
@@ -170,7 +170,7 @@ static void test_reduce_softmax(void)
 	int64_t idx[20];
 
 	/* sum over the middle axis, the result without it */
-	t_check_ret(nrn_op_reduce(s, NRN_RED_SUM, &r.d, &x.d, 1), 0);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_SUM, &r.d, &x.d, 1), 0);
 	rd(&r);
 	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < 5; k++) {
@@ -182,8 +182,8 @@ static void test_reduce_softmax(void)
 		}
 	/* argmax over the middle axis, kept as extent 1, into int64 */
 	t_check_ret(nrn_buffer_alloc(dev, sizeof(idx), NRN_MEM_DEVICE, &ib), 0);
-	nrn_tensor_contiguous(&id, ib, 0, NRN_I64, 3, si);
-	t_check_ret(nrn_op_reduce(s, NRN_RED_ARGMAX, &id, &x.d, -2), 0);
+	nrn_tensor_contiguous(&id, ib, 0, NISA_I64, 3, si);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_ARGMAX, &id, &x.d, -2), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, idx, ib, 0, sizeof(idx)), 0);
 	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < 5; k++) {
@@ -195,7 +195,7 @@ static void test_reduce_softmax(void)
 			t_check(idx[i * 5 + k] == best);
 		}
 	/* log_softmax over the last axis */
-	t_check_ret(nrn_op_softmax(s, NRN_SM_LOG_SOFTMAX, &sm.d, &x.d, -1), 0);
+	t_check_ret(nrn_op_softmax(s, NISA_SM_LOG_SOFTMAX, &sm.d, &x.d, -1), 0);
 	rd(&sm);
 	for (int row = 0; row < 24; row++) {
 		double m = -INFINITY, z = 0;
@@ -208,7 +208,7 @@ static void test_reduce_softmax(void)
 			t_check(close_enough(sm.host[row * 5 + j],
 					     x.host[row * 5 + j] - m - log(z), 1e-6));
 	}
-	t_check_ret(nrn_op_reduce(s, NRN_RED_SUM, &r.d, &x.d, 3), -EINVAL);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_SUM, &r.d, &x.d, 3), -EINVAL);
 	nrn_buffer_free(ib);
 	rm_dt(&x);
 	rm_dt(&r);
@@ -225,13 +225,13 @@ static void test_gather_scatter(void)
 
 	t_check_ret(nrn_buffer_alloc(dev, sizeof(ids), NRN_MEM_DEVICE, &ib), 0);
 	t_check_ret(nrn_copy_h2d(ib, 0, ids, sizeof(ids)), 0);
-	nrn_tensor_contiguous(&id, ib, 0, NRN_I64, 1, sl);
-	t_check_ret(nrn_op_gather(s, NRN_IDX_SELECT, &o.d, &w.d, &id, 0), 0);
+	nrn_tensor_contiguous(&id, ib, 0, NISA_I64, 1, sl);
+	t_check_ret(nrn_op_gather(s, NISA_IDX_SELECT, &o.d, &w.d, &id, 0), 0);
 	rd(&o);
 	for (int l = 0; l < 3; l++)
 		t_check(!memcmp(&o.host[l * 4], &w.host[ids[l] * 4], 16));
 	t_check_ret(nrn_op_fill(s, &g.d, 0), 0);
-	t_check_ret(nrn_op_scatter_add(s, NRN_IDX_SELECT, &g.d, &o.d, &id, 0), 0);
+	t_check_ret(nrn_op_scatter_add(s, NISA_IDX_SELECT, &g.d, &o.d, &id, 0), 0);
 	rd(&g);
 	for (int c = 0; c < 4; c++) {
 		t_check(close_enough(g.host[9 * 4 + c], 2.0 * w.host[9 * 4 + c], 1e-6));
@@ -254,18 +254,18 @@ static void test_casts_compare_where(void)
 
 	t_check_ret(nrn_buffer_alloc(dev, 16, NRN_MEM_DEVICE, &bb), 0);
 	t_check_ret(nrn_buffer_alloc(dev, 8, NRN_MEM_DEVICE, &hb), 0);
-	nrn_tensor_contiguous(&bf, bb, 0, NRN_BF16, 1, sh);
-	nrn_tensor_contiguous(&mask, hb, 0, NRN_BOOL, 1, sh);
+	nrn_tensor_contiguous(&bf, bb, 0, NISA_BF16, 1, sh);
+	nrn_tensor_contiguous(&mask, hb, 0, NISA_BOOL, 1, sh);
 	t_check_ret(nrn_op_copy(s, &bf, &a.d), 0);
 	t_check_ret(nrn_op_copy(s, &o.d, &bf), 0);
 	rd(&o);
 	for (int i = 0; i < 8; i++)
 		t_check(close_enough(o.host[i], a.host[i], 1.0 / 128));
-	t_check_ret(nrn_op_compare_scalar(s, NRN_CMP_GE, &mask, &a.d, 0.0), 0);
+	t_check_ret(nrn_op_compare_scalar(s, NISA_CMP_GE, &mask, &a.d, 0.0), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, m, hb, 0, 8), 0);
 	for (int i = 0; i < 8; i++)
 		t_check(m[i] == (a.host[i] >= 0));
-	t_check_ret(nrn_op_unary(s, NRN_UN_RELU, &o.d, &a.d), 0);
+	t_check_ret(nrn_op_unary(s, NISA_UN_RELU, &o.d, &a.d), 0);
 	rd(&o);
 	for (int i = 0; i < 8; i++)
 		t_check(o.host[i] == (a.host[i] > 0 ? a.host[i] : 0));
@@ -275,7 +275,7 @@ static void test_casts_compare_where(void)
 		struct nrn_tensor_desc h;
 
 		t_check_ret(nrn_buffer_alloc(dev, 32, NRN_MEM_HOST, &host), 0);
-		nrn_tensor_contiguous(&h, host, 0, NRN_F32, 1, sh);
+		nrn_tensor_contiguous(&h, host, 0, NISA_F32, 1, sh);
 		t_check_ret(nrn_op_fill(s, &h, 1), -EINVAL);
 		nrn_buffer_free(host);
 	}

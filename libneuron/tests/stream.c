@@ -26,13 +26,13 @@ static void test_events(void)
 	t_check_ret(nrn_event_create(dev, &ev), 0);
 	t_check_ret(nrn_event_wait(ev, 0), -EINVAL); /* never recorded */
 	t_check_ret(nrn_buffer_alloc(dev, 4 << 16, NRN_MEM_DEVICE, &buf), 0);
-	nrn_tensor_contiguous(&t, buf, 0, NRN_F32, 1, shape);
+	nrn_tensor_contiguous(&t, buf, 0, NISA_F32, 1, shape);
 	/* a fills with 1 then adds 1; b waits for a's event, then doubles. */
 	t_check_ret(nrn_op_fill(a, &t, 1), 0);
-	t_check_ret(nrn_op_binary_scalar(a, NRN_BIN_ADD, &t, &t, 1, 1, 0), 0);
+	t_check_ret(nrn_op_binary_scalar(a, NISA_BIN_ADD, &t, &t, 1, 1, 0), 0);
 	t_check_ret(nrn_event_record(ev, a), 0);
 	t_check_ret(nrn_stream_wait_event(b, ev), 0);
-	t_check_ret(nrn_op_binary_scalar(b, NRN_BIN_MUL, &t, &t, 2, 1, 0), 0);
+	t_check_ret(nrn_op_binary_scalar(b, NISA_BIN_MUL, &t, &t, 2, 1, 0), 0);
 	t_check_ret(nrn_stream_copy_d2h(b, out, buf, 0, sizeof(out)), 0);
 	t_check(out[0] == 4 && out[3] == 4);
 	t_check_ret(nrn_event_wait(ev, -1), 0);
@@ -56,18 +56,18 @@ static void test_errors(void)
 	t_check_ret(nrn_stream_create(dev, &b), 0);
 	t_check_ret(nrn_buffer_alloc(dev, 4096, NRN_MEM_DEVICE, &buf), 0);
 	t_check_ret(nrn_buffer_alloc(dev, 4096, NRN_MEM_DEVICE, &idx), 0);
-	nrn_tensor_contiguous(&t, buf, 0, NRN_F32, 2, shape);
-	nrn_tensor_contiguous(&ti, idx, 0, NRN_I64, 1, ishape);
-	nrn_tensor_contiguous(&to, buf, 256, NRN_F32, 2, (int64_t[]){ 2, 4 });
+	nrn_tensor_contiguous(&t, buf, 0, NISA_F32, 2, shape);
+	nrn_tensor_contiguous(&ti, idx, 0, NISA_I64, 1, ishape);
+	nrn_tensor_contiguous(&to, buf, 256, NISA_F32, 2, (int64_t[]){ 2, 4 });
 	t_check_ret(nrn_stream_copy_h2d(a, idx, 0, bad_index, sizeof(bad_index)), 0);
 	/* An index out of range: the device fails the job. */
-	t_check_ret(nrn_op_gather(a, NRN_IDX_SELECT, &to, &t, &ti, 0), 0);
+	t_check_ret(nrn_op_gather(a, NISA_IDX_SELECT, &to, &t, &ti, 0), 0);
 	t_check_ret(nrn_op_fill(a, &t, 5), 0); /* after it, in the same chain */
 	t_check_ret(nrn_op_fill(b, &t, 3), 0);
 	t_check_ret(nrn_stream_sync(b), 0);    /* b is not affected */
 	t_check_ret(nrn_stream_sync(a), -EIO);
-	t_check(nrn_stream_device_error(a) == NRN_ERR_BAD_INDEX);
-	t_check(strcmp(nrn_device_error_name(NRN_ERR_BAD_INDEX), "index out of range") == 0);
+	t_check(nrn_stream_device_error(a) == NISA_ERR_BAD_INDEX);
+	t_check(strcmp(nrn_device_error_name(NISA_ERR_BAD_INDEX), "index out of range") == 0);
 	/* Reported once; the stream works again. */
 	t_check_ret(nrn_stream_sync(a), 0);
 	t_check_ret(nrn_op_fill(a, &t, 9), 0);
@@ -97,10 +97,10 @@ static void *worker(void *arg)
 		w->failures++;
 		return NULL;
 	}
-	nrn_tensor_contiguous(&t, buf, 0, NRN_F32, 1, shape);
+	nrn_tensor_contiguous(&t, buf, 0, NISA_F32, 1, shape);
 	for (int it = 0; it < 30; it++) {
 		if (nrn_op_fill(s, &t, w->id) ||
-		    nrn_op_binary_scalar(s, NRN_BIN_MUL, &t, &t, it, 1, 0) ||
+		    nrn_op_binary_scalar(s, NISA_BIN_MUL, &t, &t, it, 1, 0) ||
 		    nrn_stream_copy_d2h(s, out, buf, 0, sizeof(out))) {
 			w->failures++;
 			continue;

@@ -115,12 +115,12 @@ static void bench_null_job(int fd)
 	struct drm_gem_close close_bo = { 0 };
 	struct drm_neuron_submit submit = {
 		.engine = DRM_NEURON_ENGINE_CORE,
-		.kernel_size = sizeof(struct nrn_insn),
+		.kernel_size = sizeof(struct nisa_insn),
 	};
 	struct drm_neuron_wait wait = { .timeout_ns = -1 };
 	double *t = calloc((size_t)n, sizeof(double)), t0, p50, getparam;
 	double *g = calloc((size_t)n, sizeof(double));
-	struct nrn_insn *code;
+	struct nisa_insn *code;
 
 	if (!t || !g)
 		exit(1);
@@ -133,7 +133,7 @@ static void bench_null_job(int fd)
 		perror("mmap");
 		exit(1);
 	}
-	*code = (struct nrn_insn){ .opcode = NRN_INSN_NOP };
+	*code = (struct nisa_insn){ .opcode = NISA_INSN_NOP };
 	xioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &sync, "SYNCOBJ_CREATE");
 	submit.kernel_handle = bo.handle;
 	submit.out_sync.handle = sync.handle;
@@ -177,7 +177,7 @@ static void bench_null_job(int fd)
 
 static struct nrn_kernel *nop_kernel(void)
 {
-	struct nrn_insn nop = { .opcode = NRN_INSN_NOP };
+	struct nisa_insn nop = { .opcode = NISA_INSN_NOP };
 	struct nrn_kernel *k;
 
 	CHECK(nrn_kernel_create(0, &k));
@@ -308,9 +308,9 @@ static void bench_gemm(struct nrn_device *dev, struct nrn_stream *s)
 	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &a));
 	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &b));
 	CHECK(nrn_buffer_alloc(dev, n * n * 4, NRN_MEM_DEVICE, &c));
-	nrn_tensor_contiguous(&ta, a, 0, NRN_F32, 2, shape);
-	nrn_tensor_contiguous(&tb, b, 0, NRN_F32, 2, shape);
-	nrn_tensor_contiguous(&tc, c, 0, NRN_F32, 2, shape);
+	nrn_tensor_contiguous(&ta, a, 0, NISA_F32, 2, shape);
+	nrn_tensor_contiguous(&tb, b, 0, NISA_F32, 2, shape);
+	nrn_tensor_contiguous(&tc, c, 0, NISA_F32, 2, shape);
 	CHECK(nrn_op_fill(s, &ta, 0.5));
 	CHECK(nrn_op_fill(s, &tb, 0.25));
 	CHECK(nrn_stream_sync(s));
@@ -338,8 +338,8 @@ static void bench_small_ops(struct nrn_device *dev, struct nrn_stream *s)
 	struct nrn_kernel *k = nop_kernel();
 
 	CHECK(nrn_buffer_alloc(dev, 8192, NRN_MEM_DEVICE, &buf));
-	nrn_tensor_contiguous(&x, buf, 0, NRN_F32, 1, shape);
-	nrn_tensor_contiguous(&y, buf, 4096, NRN_F32, 1, shape);
+	nrn_tensor_contiguous(&x, buf, 0, NISA_F32, 1, shape);
+	nrn_tensor_contiguous(&y, buf, 4096, NISA_F32, 1, shape);
 	CHECK(nrn_op_fill(s, &x, 1));
 	CHECK(nrn_op_fill(s, &y, 2));
 	CHECK(nrn_stream_sync(s));
@@ -353,7 +353,7 @@ static void bench_small_ops(struct nrn_device *dev, struct nrn_stream *s)
 	null_p50 = pct(t, n, 0.5);
 	for (int i = 0; i < n; i++) {
 		t0 = now_us();
-		CHECK(nrn_op_binary(s, NRN_BIN_ADD, &x, &x, &y, 1.0));
+		CHECK(nrn_op_binary(s, NISA_BIN_ADD, &x, &x, &y, 1.0));
 		CHECK(nrn_stream_sync(s));
 		t[i] = now_us() - t0;
 	}
@@ -365,7 +365,7 @@ static void bench_small_ops(struct nrn_device *dev, struct nrn_stream *s)
 	    "that / null job round trip");
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
-		CHECK(nrn_op_binary(s, NRN_BIN_ADD, &x, &x, &y, 1.0));
+		CHECK(nrn_op_binary(s, NISA_BIN_ADD, &x, &x, &y, 1.0));
 	CHECK(nrn_stream_sync(s));
 	batched = now_us() - t0;
 	fig("ops_1000_synced_ms", synced / 1e3 * 1000 / n, "ms", "1000 adds, each synchronised");

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%s: neuron kernel, ISA %d, %u slots, %u instructions\n", argv[1],
-	       NRN_ISA_VERSION, nrn_kernel_slots(k), nrn_kernel_count(k));
+	       NISA_ISA_VERSION, nrn_kernel_slots(k), nrn_kernel_count(k));
 	for (unsigned int i = 0; i < nrn_kernel_count(k); i++) {
 		nrn_insn_format(&nrn_kernel_insns(k)[i], text, sizeof(text));
 		printf("%6u: %s\n", i, text);

@@ -19,7 +19,7 @@ typedef struct Core {
     Trn *t;
     unsigned q;
     uint64_t table;
-    struct nrn_slot slots[NRN_MAX_SLOTS];
+    struct nhw_slot slots[NHW_MAX_SLOTS];
     unsigned nslots;
 } Core;
 
@@ -28,13 +28,13 @@ static inline Core *core_start_with(const char *props)
     Core *c = g_new0(Core, 1);
 
     c->t = trn_start(props);
-    c->q = NRN_QUEUES_DMA(rd(c->t, NRN_REG_QUEUES));
+    c->q = NHW_QUEUES_DMA(rd(c->t, NHW_REG_QUEUES));
     ring_setup_q(c->t, c->q);
     c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
     /* Slots 0..3: 4 MiB windows, read-write. */
     for (unsigned i = 0; i < 4; i++) {
-        c->slots[i] = (struct nrn_slot){ .base = SLOT_BASE(i),
-            .size = SLOT_SIZE, .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+        c->slots[i] = (struct nhw_slot){ .base = SLOT_BASE(i),
+            .size = SLOT_SIZE, .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE };
     }
     c->nslots = 4;
     return c;
@@ -62,10 +62,10 @@ static inline void get(Core *c, unsigned slot, uint64_t off, void *p, size_t n)
 }
 
 /* A contiguous tensor operand of up to 4 dims (trailing zeros end it). */
-static inline struct nrn_tensor tn(unsigned slot, unsigned dtype, uint64_t off,
+static inline struct nisa_tensor tn(unsigned slot, unsigned dtype, uint64_t off,
                             uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
 {
-    struct nrn_tensor t = { .slot = slot, .dtype = dtype, .offset = off };
+    struct nisa_tensor t = { .slot = slot, .dtype = dtype, .offset = off };
     uint32_t dims[4] = { d0, d1, d2, d3 };
     int64_t stride = 1;
     unsigned n = 0;
@@ -91,10 +91,10 @@ static inline uint64_t f64bits(double d)
 }
 
 /* Run a kernel of @n instructions with the current slot table. */
-static inline uint32_t run_kernel(Core *c, const struct nrn_insn *insns, unsigned n)
+static inline uint32_t run_kernel(Core *c, const struct nisa_insn *insns, unsigned n)
 {
-    struct nrn_launch_desc d = {
-        .op = NRN_OP_LAUNCH, .nslots = c->nslots, .code_off = CODE_OFF,
+    struct nhw_launch_desc d = {
+        .op = NHW_OP_LAUNCH, .nslots = c->nslots, .code_off = CODE_OFF,
         .code_len = n * sizeof(*insns), .table_addr = c->table,
     };
 
@@ -103,7 +103,7 @@ static inline uint32_t run_kernel(Core *c, const struct nrn_insn *insns, unsigne
     return submit_q(c->t, c->q, &d);
 }
 
-static inline uint32_t run1(Core *c, struct nrn_insn in)
+static inline uint32_t run1(Core *c, struct nisa_insn in)
 {
     return run_kernel(c, &in, 1);
 }
@@ -118,6 +118,6 @@ static inline void randf(float *p, size_t n, unsigned seed)
     g_rand_free(r);
 }
 
-#define OK NRN_DESC_DONE
+#define OK NHW_DESC_DONE
 
 #endif /* TRAINIUM_CORE_QTEST_H */

@@ -12,7 +12,7 @@ static void test_elementwise(void)
     Core *c = core_start();
     enum { N = 3000 };
     float a[N], b[N], o[N];
-    struct nrn_insn in;
+    struct nisa_insn in;
 
     randf(a, N, 1);
     randf(b, N, 2);
@@ -21,9 +21,9 @@ static void test_elementwise(void)
     put(c, 1, 0, b, sizeof(b));
 
     /* add with alpha: exactly the float of a + 2b computed in double. */
-    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_ADD,
-        .alpha = f64bits(2.0), .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
-        .src = { tn(0, NRN_F32, 0, N, 0, 0, 0), tn(1, NRN_F32, 0, N, 0, 0, 0) } };
+    in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_ADD,
+        .alpha = f64bits(2.0), .dst = tn(2, NISA_F32, 0, N, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, N, 0, 0, 0), tn(1, NISA_F32, 0, N, 0, 0, 0) } };
     g_assert_cmphex(run1(c, in), ==, OK);
     get(c, 2, 0, o, sizeof(o));
     for (int i = 0; i < N; i++) {
@@ -31,15 +31,15 @@ static void test_elementwise(void)
     }
 
     /* div, max with NaN, pow */
-    for (unsigned op = NRN_BIN_MUL; op <= NRN_BIN_POW; op++) {
+    for (unsigned op = NISA_BIN_MUL; op <= NISA_BIN_POW; op++) {
         in.subop = op;
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int i = 0; i < N; i++) {
             double x = a[i], y = b[i];
-            double want = op == NRN_BIN_MUL ? x * y : op == NRN_BIN_DIV ? x / y :
-                          op == NRN_BIN_MAX ? fmax(x, y) :
-                          op == NRN_BIN_MIN ? fmin(x, y) : pow(x, y);
+            double want = op == NISA_BIN_MUL ? x * y : op == NISA_BIN_DIV ? x / y :
+                          op == NISA_BIN_MAX ? fmax(x, y) :
+                          op == NISA_BIN_MIN ? fmin(x, y) : pow(x, y);
             float w = (float)want;
 
             g_assert(o[i] == w || (isnan(o[i]) && isnan(w)));
@@ -48,10 +48,10 @@ static void test_elementwise(void)
     get(c, 2, 0, o, sizeof(o));
 
     /* scalar form and reverse: 1.5 - x */
-    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_SUB,
-        .flags = NRN_IF_SCALAR | NRN_IF_REVERSE, .scalar = f64bits(1.5),
-        .alpha = f64bits(1.0), .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
-        .src = { tn(0, NRN_F32, 0, N, 0, 0, 0) } };
+    in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_SUB,
+        .flags = NISA_IF_SCALAR | NISA_IF_REVERSE, .scalar = f64bits(1.5),
+        .alpha = f64bits(1.0), .dst = tn(2, NISA_F32, 0, N, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, N, 0, 0, 0) } };
     g_assert_cmphex(run1(c, in), ==, OK);
     get(c, 2, 0, o, sizeof(o));
     for (int i = 0; i < N; i++) {
@@ -59,41 +59,41 @@ static void test_elementwise(void)
     }
 
     /* Unary functions against the same formulas in double. */
-    for (unsigned fn = 0; fn < NRN_UN_BITNOT; fn++) {
-        in = (struct nrn_insn){ .opcode = NRN_INSN_UNARY, .subop = fn,
-            .dst = tn(2, NRN_F32, 0, N, 0, 0, 0),
-            .src = { tn(0, NRN_F32, 0, N, 0, 0, 0) } };
+    for (unsigned fn = 0; fn < NISA_UN_BITNOT; fn++) {
+        in = (struct nisa_insn){ .opcode = NISA_INSN_UNARY, .subop = fn,
+            .dst = tn(2, NISA_F32, 0, N, 0, 0, 0),
+            .src = { tn(0, NISA_F32, 0, N, 0, 0, 0) } };
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int i = 0; i < N; i++) {
             double x = a[i], w;
 
             switch (fn) {
-            case NRN_UN_NEG: w = -x; break;
-            case NRN_UN_ABS: w = fabs(x); break;
-            case NRN_UN_EXP: w = exp(x); break;
-            case NRN_UN_LOG: w = log(x); break;
-            case NRN_UN_SQRT: w = sqrt(x); break;
-            case NRN_UN_RSQRT: w = 1 / sqrt(x); break;
-            case NRN_UN_RECIP: w = 1 / x; break;
-            case NRN_UN_RELU: w = x > 0 ? x : 0; break;
-            case NRN_UN_GELU_ERF: w = 0.5 * x * (1 + erf(x / sqrt(2))); break;
-            case NRN_UN_GELU_TANH:
+            case NISA_UN_NEG: w = -x; break;
+            case NISA_UN_ABS: w = fabs(x); break;
+            case NISA_UN_EXP: w = exp(x); break;
+            case NISA_UN_LOG: w = log(x); break;
+            case NISA_UN_SQRT: w = sqrt(x); break;
+            case NISA_UN_RSQRT: w = 1 / sqrt(x); break;
+            case NISA_UN_RECIP: w = 1 / x; break;
+            case NISA_UN_RELU: w = x > 0 ? x : 0; break;
+            case NISA_UN_GELU_ERF: w = 0.5 * x * (1 + erf(x / sqrt(2))); break;
+            case NISA_UN_GELU_TANH:
                 w = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
                 break;
-            case NRN_UN_SILU: w = x / (1 + exp(-x)); break;
-            case NRN_UN_SIGMOID: w = 1 / (1 + exp(-x)); break;
-            case NRN_UN_TANH: w = tanh(x); break;
-            case NRN_UN_SIN: w = sin(x); break;
-            case NRN_UN_COS: w = cos(x); break;
-            case NRN_UN_SQUARE: w = x * x; break;
-            case NRN_UN_SIGN: w = (x > 0) - (x < 0); break;
-            case NRN_UN_ERF: w = erf(x); break;
-            case NRN_UN_FLOOR: w = floor(x); break;
-            case NRN_UN_GELU_ERF_GRAD:
+            case NISA_UN_SILU: w = x / (1 + exp(-x)); break;
+            case NISA_UN_SIGMOID: w = 1 / (1 + exp(-x)); break;
+            case NISA_UN_TANH: w = tanh(x); break;
+            case NISA_UN_SIN: w = sin(x); break;
+            case NISA_UN_COS: w = cos(x); break;
+            case NISA_UN_SQUARE: w = x * x; break;
+            case NISA_UN_SIGN: w = (x > 0) - (x < 0); break;
+            case NISA_UN_ERF: w = erf(x); break;
+            case NISA_UN_FLOOR: w = floor(x); break;
+            case NISA_UN_GELU_ERF_GRAD:
                 w = 0.5 * (1 + erf(x / sqrt(2))) + x * exp(-x * x / 2) / sqrt(2 * M_PI);
                 break;
-            case NRN_UN_GELU_TANH_GRAD: {
+            case NISA_UN_GELU_TANH_GRAD: {
                 /* numerically, against the function above */
                 double h = 1e-5, f1, f0, xp = x + h, xm = x - h, k = sqrt(2 / M_PI);
 
@@ -133,17 +133,17 @@ static void test_integer_exact(void)
     int64_t y[N] = { 3, big + 2, -1, -1, -2, 2, 5, 0 };
     int64_t o[N];
     uint8_t m[N];
-    struct nrn_insn in;
+    struct nisa_insn in;
 
     put(c, 0, 0, x, sizeof(x));
     put(c, 1, 0, y, sizeof(y));
-    for (unsigned op = 0; op < NRN_NUM_BINARY; op++) {
-        if (op == NRN_BIN_POW) {
+    for (unsigned op = 0; op < NISA_NUM_BINARY; op++) {
+        if (op == NISA_BIN_POW) {
             continue;
         }
-        in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = op,
-            .alpha = f64bits(1.0), .dst = tn(2, NRN_I64, 0, N, 0, 0, 0),
-            .src = { tn(0, NRN_I64, 0, N, 0, 0, 0), tn(1, NRN_I64, 0, N, 0, 0, 0) } };
+        in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = op,
+            .alpha = f64bits(1.0), .dst = tn(2, NISA_I64, 0, N, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 0, N, 0, 0, 0), tn(1, NISA_I64, 0, N, 0, 0, 0) } };
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int i = 0; i < N; i++) {
@@ -151,18 +151,18 @@ static void test_integer_exact(void)
             int64_t w;
 
             switch (op) {
-            case NRN_BIN_ADD: w = (int64_t)(a + b); break;
-            case NRN_BIN_SUB: w = (int64_t)(a - b); break;
-            case NRN_BIN_MUL: w = (int64_t)(a * b); break;
-            case NRN_BIN_DIV:
+            case NISA_BIN_ADD: w = (int64_t)(a + b); break;
+            case NISA_BIN_SUB: w = (int64_t)(a - b); break;
+            case NISA_BIN_MUL: w = (int64_t)(a * b); break;
+            case NISA_BIN_DIV:
                 w = !y[i] ? 0 : y[i] == -1 ? (int64_t)(0 - a) : x[i] / y[i];
                 break;
-            case NRN_BIN_MAX: w = MAX(x[i], y[i]); break;
-            case NRN_BIN_MIN: w = MIN(x[i], y[i]); break;
-            case NRN_BIN_AND: w = x[i] & y[i]; break;
-            case NRN_BIN_OR: w = x[i] | y[i]; break;
-            case NRN_BIN_XOR: w = x[i] ^ y[i]; break;
-            case NRN_BIN_FLOORDIV:
+            case NISA_BIN_MAX: w = MAX(x[i], y[i]); break;
+            case NISA_BIN_MIN: w = MIN(x[i], y[i]); break;
+            case NISA_BIN_AND: w = x[i] & y[i]; break;
+            case NISA_BIN_OR: w = x[i] | y[i]; break;
+            case NISA_BIN_XOR: w = x[i] ^ y[i]; break;
+            case NISA_BIN_FLOORDIV:
                 if (!y[i]) {
                     w = 0;
                 } else if (y[i] == -1) {
@@ -184,26 +184,26 @@ static void test_integer_exact(void)
         }
     }
     /* neg, abs, bitwise not; comparisons */
-    for (unsigned fn = NRN_UN_NEG; fn <= NRN_UN_BITNOT; fn++) {
-        if (fn != NRN_UN_NEG && fn != NRN_UN_ABS && fn != NRN_UN_BITNOT) {
+    for (unsigned fn = NISA_UN_NEG; fn <= NISA_UN_BITNOT; fn++) {
+        if (fn != NISA_UN_NEG && fn != NISA_UN_ABS && fn != NISA_UN_BITNOT) {
             continue;
         }
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_UNARY,
-            .subop = fn, .dst = tn(2, NRN_I64, 0, N, 0, 0, 0),
-            .src = { tn(0, NRN_I64, 0, N, 0, 0, 0) } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_UNARY,
+            .subop = fn, .dst = tn(2, NISA_I64, 0, N, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 0, N, 0, 0, 0) } }), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int i = 0; i < N; i++) {
             uint64_t a = x[i];
-            int64_t w = fn == NRN_UN_NEG ? (int64_t)(0 - a) :
-                        fn == NRN_UN_ABS ? (x[i] < 0 ? (int64_t)(0 - a) : x[i]) :
+            int64_t w = fn == NISA_UN_NEG ? (int64_t)(0 - a) :
+                        fn == NISA_UN_ABS ? (x[i] < 0 ? (int64_t)(0 - a) : x[i]) :
                         ~x[i];
 
             g_assert_cmpint(o[i], ==, w);
         }
     }
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COMPARE,
-        .subop = NRN_CMP_LT, .dst = tn(2, NRN_BOOL, 0, N, 0, 0, 0),
-        .src = { tn(0, NRN_I64, 0, N, 0, 0, 0), tn(1, NRN_I64, 0, N, 0, 0, 0) } }),
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COMPARE,
+        .subop = NISA_CMP_LT, .dst = tn(2, NISA_BOOL, 0, N, 0, 0, 0),
+        .src = { tn(0, NISA_I64, 0, N, 0, 0, 0), tn(1, NISA_I64, 0, N, 0, 0, 0) } }),
         ==, OK);
     get(c, 2, 0, m, sizeof(m));
     for (int i = 0; i < N; i++) {
@@ -214,19 +214,19 @@ static void test_integer_exact(void)
         int64_t p[2] = { big, big + 1 };
 
         put(c, 3, 0, p, sizeof(p));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COMPARE,
-            .subop = NRN_CMP_EQ, .dst = tn(2, NRN_BOOL, 0, 1, 0, 0, 0),
-            .src = { tn(3, NRN_I64, 0, 1, 0, 0, 0), tn(3, NRN_I64, 8, 1, 0, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COMPARE,
+            .subop = NISA_CMP_EQ, .dst = tn(2, NISA_BOOL, 0, 1, 0, 0, 0),
+            .src = { tn(3, NISA_I64, 0, 1, 0, 0, 0), tn(3, NISA_I64, 8, 1, 0, 0, 0) } }),
             ==, OK);
         get(c, 2, 0, m, 1);
         g_assert_cmpuint(m[0], ==, 0);
         /* A strided int64 copy is exact too. */
         {
-            struct nrn_tensor rev = tn(3, NRN_I64, 8, 2, 0, 0, 0);
+            struct nisa_tensor rev = tn(3, NISA_I64, 8, 2, 0, 0, 0);
 
             rev.strides[0] = -1;
-            g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-                .dst = tn(2, NRN_I64, 0, 2, 0, 0, 0), .src = { rev } }), ==, OK);
+            g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+                .dst = tn(2, NISA_I64, 0, 2, 0, 0, 0), .src = { rev } }), ==, OK);
             get(c, 2, 0, o, 16);
             g_assert_cmpint(o[0], ==, big + 1);
             g_assert_cmpint(o[1], ==, big);
@@ -237,41 +237,41 @@ static void test_integer_exact(void)
         int32_t a[2] = { INT32_MAX, INT32_MIN }, r[2];
 
         put(c, 3, 0, a, sizeof(a));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
-            .subop = NRN_BIN_ADD, .flags = NRN_IF_SCALAR, .scalar = f64bits(1),
-            .alpha = f64bits(1), .dst = tn(2, NRN_I32, 0, 2, 0, 0, 0),
-            .src = { tn(3, NRN_I32, 0, 2, 0, 0, 0) } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+            .subop = NISA_BIN_ADD, .flags = NISA_IF_SCALAR, .scalar = f64bits(1),
+            .alpha = f64bits(1), .dst = tn(2, NISA_I32, 0, 2, 0, 0, 0),
+            .src = { tn(3, NISA_I32, 0, 2, 0, 0, 0) } }), ==, OK);
         get(c, 2, 0, r, sizeof(r));
         g_assert_cmpint(r[0], ==, INT32_MIN);
         g_assert_cmpint(r[1], ==, INT32_MIN + 1);
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-            .dst = tn(2, NRN_I32, 0, 2, 0, 0, 0),
-            .src = { tn(0, NRN_I64, 16, 2, 0, 0, 0) } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+            .dst = tn(2, NISA_I32, 0, 2, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 16, 2, 0, 0, 0) } }), ==, OK);
         get(c, 2, 0, r, sizeof(r));
         g_assert_cmpint(r[0], ==, INT32_MAX);
         g_assert_cmpint(r[1], ==, INT32_MIN);
     }
     /* Bitwise operators take integers only; floats get floor-div and rem. */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
-        .subop = NRN_BIN_XOR, .dst = tn(2, NRN_F32, 0, 2, 0, 0, 0),
-        .src = { tn(0, NRN_F32, 0, 2, 0, 0, 0), tn(1, NRN_F32, 0, 2, 0, 0, 0) } }),
-        ==, OK | NRN_ERR_BAD_INSN);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+        .subop = NISA_BIN_XOR, .dst = tn(2, NISA_F32, 0, 2, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 2, 0, 0, 0), tn(1, NISA_F32, 0, 2, 0, 0, 0) } }),
+        ==, OK | NISA_ERR_BAD_INSN);
     {
         float a[3] = { 7.5f, -7.5f, 1 }, b[3] = { 2, 2, 0 }, r[3];
 
         put(c, 3, 0, a, sizeof(a));
         put(c, 3, 64, b, sizeof(b));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
-            .subop = NRN_BIN_REM, .dst = tn(2, NRN_F32, 0, 3, 0, 0, 0),
-            .src = { tn(3, NRN_F32, 0, 3, 0, 0, 0), tn(3, NRN_F32, 64, 3, 0, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+            .subop = NISA_BIN_REM, .dst = tn(2, NISA_F32, 0, 3, 0, 0, 0),
+            .src = { tn(3, NISA_F32, 0, 3, 0, 0, 0), tn(3, NISA_F32, 64, 3, 0, 0, 0) } }),
             ==, OK);
         get(c, 2, 0, r, sizeof(r));
         g_assert_cmpfloat(r[0], ==, 1.5f);
         g_assert_cmpfloat(r[1], ==, 0.5f);
         g_assert(isnan(r[2]));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_BINARY,
-            .subop = NRN_BIN_FLOORDIV, .dst = tn(2, NRN_F32, 0, 3, 0, 0, 0),
-            .src = { tn(3, NRN_F32, 0, 3, 0, 0, 0), tn(3, NRN_F32, 64, 3, 0, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+            .subop = NISA_BIN_FLOORDIV, .dst = tn(2, NISA_F32, 0, 3, 0, 0, 0),
+            .src = { tn(3, NISA_F32, 0, 3, 0, 0, 0), tn(3, NISA_F32, 64, 3, 0, 0, 0) } }),
             ==, OK);
         get(c, 2, 0, r, sizeof(r));
         g_assert_cmpfloat(r[0], ==, 3);
@@ -284,9 +284,9 @@ static void test_integer_exact(void)
 
         put(c, 3, 0, v, sizeof(v));
         put(c, 1, 0, ids, sizeof(ids));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
-            .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_I64, 0, 2, 0, 0, 0),
-            .src = { tn(3, NRN_I64, 0, 2, 0, 0, 0), tn(1, NRN_I64, 0, 2, 0, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_GATHER,
+            .subop = NISA_IDX_SELECT, .axis = 0, .dst = tn(2, NISA_I64, 0, 2, 0, 0, 0),
+            .src = { tn(3, NISA_I64, 0, 2, 0, 0, 0), tn(1, NISA_I64, 0, 2, 0, 0, 0) } }),
             ==, OK);
         get(c, 2, 0, o, 16);
         g_assert_cmpint(o[0], ==, -big);
@@ -300,8 +300,8 @@ static void test_broadcast_compare_where(void)
     Core *c = core_start();
     float a[12], row[4] = { 1, -2, 3, -4 }, o[12];
     uint8_t mask[12];
-    struct nrn_insn in;
-    struct nrn_tensor bcast = tn(1, NRN_F32, 0, 3, 4, 0, 0);
+    struct nisa_insn in;
+    struct nisa_tensor bcast = tn(1, NISA_F32, 0, 3, 4, 0, 0);
 
     for (int i = 0; i < 12; i++) {
         a[i] = (float)i - 5;
@@ -310,9 +310,9 @@ static void test_broadcast_compare_where(void)
     put(c, 1, 0, row, sizeof(row));
     bcast.strides[0] = 0; /* the row repeated over 3 rows */
 
-    in = (struct nrn_insn){ .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_MUL,
-        .dst = tn(2, NRN_F32, 0, 3, 4, 0, 0),
-        .src = { tn(0, NRN_F32, 0, 3, 4, 0, 0), bcast } };
+    in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_MUL,
+        .dst = tn(2, NISA_F32, 0, 3, 4, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 3, 4, 0, 0), bcast } };
     g_assert_cmphex(run1(c, in), ==, OK);
     get(c, 2, 0, o, sizeof(o));
     for (int i = 0; i < 12; i++) {
@@ -320,17 +320,17 @@ static void test_broadcast_compare_where(void)
     }
 
     /* mask = a > row (broadcast), then where(mask, a, row) */
-    in = (struct nrn_insn){ .opcode = NRN_INSN_COMPARE, .subop = NRN_CMP_GT,
-        .dst = tn(3, NRN_BOOL, 0, 3, 4, 0, 0),
-        .src = { tn(0, NRN_F32, 0, 3, 4, 0, 0), bcast } };
+    in = (struct nisa_insn){ .opcode = NISA_INSN_COMPARE, .subop = NISA_CMP_GT,
+        .dst = tn(3, NISA_BOOL, 0, 3, 4, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 3, 4, 0, 0), bcast } };
     g_assert_cmphex(run1(c, in), ==, OK);
     get(c, 3, 0, mask, sizeof(mask));
     for (int i = 0; i < 12; i++) {
         g_assert_cmpuint(mask[i], ==, a[i] > row[i % 4]);
     }
-    in = (struct nrn_insn){ .opcode = NRN_INSN_WHERE,
-        .dst = tn(2, NRN_F32, 0, 3, 4, 0, 0),
-        .src = { tn(3, NRN_BOOL, 0, 3, 4, 0, 0), tn(0, NRN_F32, 0, 3, 4, 0, 0),
+    in = (struct nisa_insn){ .opcode = NISA_INSN_WHERE,
+        .dst = tn(2, NISA_F32, 0, 3, 4, 0, 0),
+        .src = { tn(3, NISA_BOOL, 0, 3, 4, 0, 0), tn(0, NISA_F32, 0, 3, 4, 0, 0),
                  bcast } };
     g_assert_cmphex(run1(c, in), ==, OK);
     get(c, 2, 0, o, sizeof(o));
@@ -354,22 +354,22 @@ static void test_bf16_and_casts(void)
     float back[6];
 
     put(c, 0, 0, in_f, sizeof(in_f));
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-        .dst = tn(1, NRN_BF16, 0, 6, 0, 0, 0),
-        .src = { tn(0, NRN_F32, 0, 6, 0, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+        .dst = tn(1, NISA_BF16, 0, 6, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 6, 0, 0, 0) } }), ==, OK);
     get(c, 1, 0, bf, sizeof(bf));
     for (int i = 0; i < 6; i++) {
         g_assert_cmphex(bf[i], ==, want_bf[i]);
     }
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-        .dst = tn(2, NRN_F32, 0, 6, 0, 0, 0),
-        .src = { tn(1, NRN_BF16, 0, 6, 0, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+        .dst = tn(2, NISA_F32, 0, 6, 0, 0, 0),
+        .src = { tn(1, NISA_BF16, 0, 6, 0, 0, 0) } }), ==, OK);
     get(c, 2, 0, back, sizeof(back));
     g_assert_cmpfloat(back[2], ==, -2.5f);
     g_assert(isnan(back[3]));
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-        .dst = tn(3, NRN_I32, 0, 6, 0, 0, 0),
-        .src = { tn(0, NRN_F32, 0, 6, 0, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+        .dst = tn(3, NISA_I32, 0, 6, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 6, 0, 0, 0) } }), ==, OK);
     get(c, 3, 0, iv, sizeof(iv));
     for (int i = 0; i < 6; i++) {
         g_assert_cmpint(iv[i], ==, want_i[i]);
@@ -378,10 +378,10 @@ static void test_bf16_and_casts(void)
     {
         int64_t l[4];
         float m[6] = { 1, 2, 3, 4, 5, 6 }, mt[6];
-        struct nrn_tensor src = tn(0, NRN_F32, 0, 3, 2, 0, 0);
+        struct nisa_tensor src = tn(0, NISA_F32, 0, 3, 2, 0, 0);
 
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
-            .scalar = f64bits(-7), .dst = tn(1, NRN_I64, 0, 4, 0, 0, 0) }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_FILL,
+            .scalar = f64bits(-7), .dst = tn(1, NISA_I64, 0, 4, 0, 0, 0) }),
             ==, OK);
         get(c, 1, 0, l, sizeof(l));
         g_assert_cmpint(l[3], ==, -7);
@@ -389,8 +389,8 @@ static void test_bf16_and_casts(void)
         /* src viewed as the transpose of a 2x3 matrix */
         src.strides[0] = 1;
         src.strides[1] = 3;
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_COPY,
-            .dst = tn(2, NRN_F32, 0, 3, 2, 0, 0), .src = { src } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+            .dst = tn(2, NISA_F32, 0, 3, 2, 0, 0), .src = { src } }), ==, OK);
         get(c, 2, 0, mt, sizeof(mt));
         g_assert_cmpfloat(mt[0], ==, 1);
         g_assert_cmpfloat(mt[1], ==, 4);
@@ -412,9 +412,9 @@ static void test_reduce_softmax(void)
     put(c, 0, 0, x, sizeof(x));
 
     /* sum along the last axis */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
-        .subop = NRN_RED_SUM, .axis = -1, .dst = tn(1, NRN_F32, 0, R, 1, 0, 0),
-        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_REDUCE,
+        .subop = NISA_RED_SUM, .axis = -1, .dst = tn(1, NISA_F32, 0, R, 1, 0, 0),
+        .src = { tn(0, NISA_F32, 0, R, C, 0, 0) } }), ==, OK);
     get(c, 1, 0, o, R * sizeof(float));
     for (int r = 0; r < R; r++) {
         double s = 0;
@@ -429,9 +429,9 @@ static void test_reduce_softmax(void)
         }
     }
     /* max along axis 0: column 3 has a NaN, which propagates */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
-        .subop = NRN_RED_MAX, .axis = 0, .dst = tn(1, NRN_F32, 0, 1, C, 0, 0),
-        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_REDUCE,
+        .subop = NISA_RED_MAX, .axis = 0, .dst = tn(1, NISA_F32, 0, 1, C, 0, 0),
+        .src = { tn(0, NISA_F32, 0, R, C, 0, 0) } }), ==, OK);
     get(c, 1, 0, o, C * sizeof(float));
     for (int j = 0; j < C; j++) {
         float m = -INFINITY;
@@ -446,9 +446,9 @@ static void test_reduce_softmax(void)
         }
     }
     /* argmax along axis 0: the first maximum; the NaN counts as the max */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
-        .subop = NRN_RED_ARGMAX, .axis = 0, .dst = tn(1, NRN_I64, 0, 1, C, 0, 0),
-        .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_REDUCE,
+        .subop = NISA_RED_ARGMAX, .axis = 0, .dst = tn(1, NISA_I64, 0, 1, C, 0, 0),
+        .src = { tn(0, NISA_F32, 0, R, C, 0, 0) } }), ==, OK);
     get(c, 1, 0, idx, sizeof(idx));
     g_assert_cmpint(idx[3], ==, 2);
     for (int j = 0; j < C; j++) {
@@ -468,10 +468,10 @@ static void test_reduce_softmax(void)
     /* softmax and log-softmax along the last axis, without the NaN row */
     x[2 * C + 3] = 100; /* large: stability matters */
     put(c, 0, 0, x, sizeof(x));
-    for (unsigned v = 0; v < NRN_NUM_SOFTMAX; v++) {
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_SOFTMAX,
-            .subop = v, .axis = 1, .dst = tn(1, NRN_F32, 0, R, C, 0, 0),
-            .src = { tn(0, NRN_F32, 0, R, C, 0, 0) } }), ==, OK);
+    for (unsigned v = 0; v < NISA_NUM_SOFTMAX; v++) {
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_SOFTMAX,
+            .subop = v, .axis = 1, .dst = tn(1, NISA_F32, 0, R, C, 0, 0),
+            .src = { tn(0, NISA_F32, 0, R, C, 0, 0) } }), ==, OK);
         get(c, 1, 0, o, sizeof(o));
         for (int r = 0; r < R; r++) {
             double m = -INFINITY, s = 0;
@@ -483,7 +483,7 @@ static void test_reduce_softmax(void)
                 s += exp(x[r * C + j] - m);
             }
             for (int j = 0; j < C; j++) {
-                double w = v == NRN_SM_SOFTMAX ? exp(x[r * C + j] - m) / s :
+                double w = v == NISA_SM_SOFTMAX ? exp(x[r * C + j] - m) / s :
                            x[r * C + j] - m - log(s);
 
                 g_assert(isfinite(o[r * C + j]));
@@ -526,8 +526,8 @@ static void test_matmul(void)
 
     for (int variant = 0; variant < 4; variant++) {
         bool ta = variant & 1, tb = variant & 2;
-        struct nrn_tensor ta_t = tn(0, NRN_F32, 0, B, M, K, 0);
-        struct nrn_tensor tb_t = tn(1, NRN_F32, 0, B, K, N, 0);
+        struct nisa_tensor ta_t = tn(0, NISA_F32, 0, B, M, K, 0);
+        struct nisa_tensor tb_t = tn(1, NISA_F32, 0, B, K, N, 0);
 
         /* A transposed operand: the memory holds A^T, strides swapped. */
         if (ta) {
@@ -538,8 +538,8 @@ static void test_matmul(void)
             tb_t.strides[1] = 1;
             tb_t.strides[2] = K;
         }
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
-            .dst = tn(2, NRN_F32, 0, B, M, N, 0), .src = { ta_t, tb_t } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+            .dst = tn(2, NISA_F32, 0, B, M, N, 0), .src = { ta_t, tb_t } }),
             ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int bi = 0; bi < B; bi++) {
@@ -552,18 +552,18 @@ static void test_matmul(void)
 
     /* bias broadcast over rows, then accumulate: o = 2 * (a@b) + bias */
     {
-        struct nrn_tensor bt = tn(3, NRN_F32, 0, B, M, N, 0);
+        struct nisa_tensor bt = tn(3, NISA_F32, 0, B, M, N, 0);
 
         bt.strides[0] = bt.strides[1] = 0;
         bt.strides[2] = 1;
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
-            .flags = NRN_IF_BIAS, .dst = tn(2, NRN_F32, 0, B, M, N, 0),
-            .src = { tn(0, NRN_F32, 0, B, M, K, 0),
-                     tn(1, NRN_F32, 0, B, K, N, 0), bt } }), ==, OK);
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
-            .flags = NRN_IF_ACCUMULATE, .dst = tn(2, NRN_F32, 0, B, M, N, 0),
-            .src = { tn(0, NRN_F32, 0, B, M, K, 0),
-                     tn(1, NRN_F32, 0, B, K, N, 0) } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+            .flags = NISA_IF_BIAS, .dst = tn(2, NISA_F32, 0, B, M, N, 0),
+            .src = { tn(0, NISA_F32, 0, B, M, K, 0),
+                     tn(1, NISA_F32, 0, B, K, N, 0), bt } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+            .flags = NISA_IF_ACCUMULATE, .dst = tn(2, NISA_F32, 0, B, M, N, 0),
+            .src = { tn(0, NISA_F32, 0, B, M, K, 0),
+                     tn(1, NISA_F32, 0, B, K, N, 0) } }), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         ref_matmul(a, b, w, M, N, K, false, false);
         for (int i = 0; i < M * N; i++) {
@@ -577,10 +577,10 @@ static void test_matmul(void)
         uint16_t ob[4];
 
         put(c, 0, 0, ab, sizeof(ab));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
-            .dst = tn(2, NRN_BF16, 0, 2, 2, 0, 0),
-            .src = { tn(0, NRN_BF16, 0, 2, 2, 0, 0),
-                     tn(0, NRN_BF16, 0, 2, 2, 0, 0) } }), ==, OK);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+            .dst = tn(2, NISA_BF16, 0, 2, 2, 0, 0),
+            .src = { tn(0, NISA_BF16, 0, 2, 2, 0, 0),
+                     tn(0, NISA_BF16, 0, 2, 2, 0, 0) } }), ==, OK);
         get(c, 2, 0, ob, sizeof(ob));
         /* [[1,2],[3,4]]^2 = [[7,10],[15,22]] */
         g_assert_cmphex(ob[0], ==, 0x40e0);
@@ -604,9 +604,9 @@ static void test_gather_scatter(void)
     put(c, 1, 0, ids, sizeof(ids));
 
     /* embedding lookup: index_select along axis 0 */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
-        .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_F32, 0, L, E, 0, 0),
-        .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I64, 0, L, 0, 0, 0) } }),
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_GATHER,
+        .subop = NISA_IDX_SELECT, .axis = 0, .dst = tn(2, NISA_F32, 0, L, E, 0, 0),
+        .src = { tn(0, NISA_F32, 0, V, E, 0, 0), tn(1, NISA_I64, 0, L, 0, 0, 0) } }),
         ==, OK);
     get(c, 2, 0, o, sizeof(o));
     for (int l = 0; l < L; l++) {
@@ -621,9 +621,9 @@ static void test_gather_scatter(void)
         }
         put(c, 2, 0, ones, sizeof(ones));
         put(c, 3, 0, zero, sizeof(zero));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_SCATTER_ADD,
-            .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(3, NRN_F32, 0, V, E, 0, 0),
-            .src = { tn(2, NRN_F32, 0, L, E, 0, 0), tn(1, NRN_I64, 0, L, 0, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_SCATTER_ADD,
+            .subop = NISA_IDX_SELECT, .axis = 0, .dst = tn(3, NISA_F32, 0, V, E, 0, 0),
+            .src = { tn(2, NISA_F32, 0, L, E, 0, 0), tn(1, NISA_I64, 0, L, 0, 0, 0) } }),
             ==, OK);
         get(c, 3, 0, acc, sizeof(acc));
         g_assert_cmpfloat(acc[5 * E], ==, 2);
@@ -637,9 +637,9 @@ static void test_gather_scatter(void)
         float got[V];
 
         put(c, 1, 0, pick, sizeof(pick));
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
-            .subop = NRN_IDX_ELEMENT, .axis = 1, .dst = tn(2, NRN_F32, 0, V, 1, 0, 0),
-            .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I64, 0, V, 1, 0, 0) } }),
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_GATHER,
+            .subop = NISA_IDX_ELEMENT, .axis = 1, .dst = tn(2, NISA_F32, 0, V, 1, 0, 0),
+            .src = { tn(0, NISA_F32, 0, V, E, 0, 0), tn(1, NISA_I64, 0, V, 1, 0, 0) } }),
             ==, OK);
         get(c, 2, 0, got, sizeof(got));
         for (int r = 0; r < V; r++) {
@@ -650,10 +650,10 @@ static void test_gather_scatter(void)
     put(c, 1, 0, bad, sizeof(bad));
     memset(o, 0x5a, sizeof(o));
     put(c, 2, 0, o, sizeof(o));
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_GATHER,
-        .subop = NRN_IDX_SELECT, .axis = 0, .dst = tn(2, NRN_F32, 0, 2, E, 0, 0),
-        .src = { tn(0, NRN_F32, 0, V, E, 0, 0), tn(1, NRN_I32, 0, 2, 0, 0, 0) } }),
-        ==, OK | NRN_ERR_BAD_INDEX);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_GATHER,
+        .subop = NISA_IDX_SELECT, .axis = 0, .dst = tn(2, NISA_F32, 0, 2, E, 0, 0),
+        .src = { tn(0, NISA_F32, 0, V, E, 0, 0), tn(1, NISA_I32, 0, 2, 0, 0, 0) } }),
+        ==, OK | NISA_ERR_BAD_INDEX);
     {
         float chk[2 * E];
 
@@ -667,52 +667,52 @@ static void test_gather_scatter(void)
 static void test_isolation(void)
 {
     Core *c = core_start();
-    struct nrn_tensor neg = tn(0, NRN_F32, 8, 4, 0, 0, 0);
+    struct nisa_tensor neg = tn(0, NISA_F32, 8, 4, 0, 0, 0);
     struct {
         const char *what;
-        struct nrn_insn in;
+        struct nisa_insn in;
         uint32_t err;
     } cases[] = {
-        { "slot past the table", { .opcode = NRN_INSN_FILL,
-          .dst = tn(9, NRN_F32, 0, 4, 0, 0, 0) }, NRN_ERR_BAD_SLOT },
-        { "write to a read-only slot", { .opcode = NRN_INSN_FILL,
-          .dst = tn(3, NRN_F32, 0, 4, 0, 0, 0) }, NRN_ERR_ACCESS },
-        { "read from a write-only slot", { .opcode = NRN_INSN_COPY,
-          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
-          .src = { tn(2, NRN_F32, 0, 4, 0, 0, 0) } }, NRN_ERR_ACCESS },
-        { "past the end of the slot", { .opcode = NRN_INSN_FILL,
-          .dst = tn(0, NRN_F32, SLOT_SIZE - 8, 4, 0, 0, 0) }, NRN_ERR_SLOT_RANGE },
-        { "huge offset", { .opcode = NRN_INSN_FILL,
-          .dst = tn(0, NRN_F32, 1ull << 62, 4, 0, 0, 0) }, NRN_ERR_SLOT_RANGE },
-        { "negative stride below the slot", { .opcode = NRN_INSN_FILL,
-          .dst = neg }, NRN_ERR_SLOT_RANGE },
-        { "misaligned offset", { .opcode = NRN_INSN_FILL,
-          .dst = tn(0, NRN_F32, 2, 4, 0, 0, 0) }, NRN_ERR_BAD_INSN },
-        { "unknown opcode", { .opcode = 200 }, NRN_ERR_BAD_INSN },
-        { "unknown unary", { .opcode = NRN_INSN_UNARY, .subop = 99,
-          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
-          .src = { tn(0, NRN_F32, 0, 4, 0, 0, 0) } }, NRN_ERR_BAD_INSN },
-        { "shape mismatch", { .opcode = NRN_INSN_COPY,
-          .dst = tn(0, NRN_F32, 0, 4, 0, 0, 0),
-          .src = { tn(1, NRN_F32, 0, 5, 0, 0, 0) } }, NRN_ERR_BAD_INSN },
-        { "bad dtype", { .opcode = NRN_INSN_FILL,
-          .dst = tn(0, 9, 0, 4, 0, 0, 0) }, NRN_ERR_BAD_INSN },
-        { "reserved field", { .opcode = NRN_INSN_NOP, .rsvd = 1 },
-          NRN_ERR_BAD_INSN },
-        { "matmul shapes", { .opcode = NRN_INSN_MATMUL,
-          .dst = tn(0, NRN_F32, 0, 2, 2, 0, 0),
-          .src = { tn(1, NRN_F32, 0, 2, 3, 0, 0), tn(1, NRN_F32, 0, 2, 2, 0, 0) } },
-          NRN_ERR_BAD_INSN },
-        { "broadcast of 2^60 elements", { .opcode = NRN_INSN_FILL,
+        { "slot past the table", { .opcode = NISA_INSN_FILL,
+          .dst = tn(9, NISA_F32, 0, 4, 0, 0, 0) }, NISA_ERR_BAD_SLOT },
+        { "write to a read-only slot", { .opcode = NISA_INSN_FILL,
+          .dst = tn(3, NISA_F32, 0, 4, 0, 0, 0) }, NISA_ERR_ACCESS },
+        { "read from a write-only slot", { .opcode = NISA_INSN_COPY,
+          .dst = tn(0, NISA_F32, 0, 4, 0, 0, 0),
+          .src = { tn(2, NISA_F32, 0, 4, 0, 0, 0) } }, NISA_ERR_ACCESS },
+        { "past the end of the slot", { .opcode = NISA_INSN_FILL,
+          .dst = tn(0, NISA_F32, SLOT_SIZE - 8, 4, 0, 0, 0) }, NISA_ERR_SLOT_RANGE },
+        { "huge offset", { .opcode = NISA_INSN_FILL,
+          .dst = tn(0, NISA_F32, 1ull << 62, 4, 0, 0, 0) }, NISA_ERR_SLOT_RANGE },
+        { "negative stride below the slot", { .opcode = NISA_INSN_FILL,
+          .dst = neg }, NISA_ERR_SLOT_RANGE },
+        { "misaligned offset", { .opcode = NISA_INSN_FILL,
+          .dst = tn(0, NISA_F32, 2, 4, 0, 0, 0) }, NISA_ERR_BAD_INSN },
+        { "unknown opcode", { .opcode = 200 }, NISA_ERR_BAD_INSN },
+        { "unknown unary", { .opcode = NISA_INSN_UNARY, .subop = 99,
+          .dst = tn(0, NISA_F32, 0, 4, 0, 0, 0),
+          .src = { tn(0, NISA_F32, 0, 4, 0, 0, 0) } }, NISA_ERR_BAD_INSN },
+        { "shape mismatch", { .opcode = NISA_INSN_COPY,
+          .dst = tn(0, NISA_F32, 0, 4, 0, 0, 0),
+          .src = { tn(1, NISA_F32, 0, 5, 0, 0, 0) } }, NISA_ERR_BAD_INSN },
+        { "bad dtype", { .opcode = NISA_INSN_FILL,
+          .dst = tn(0, 9, 0, 4, 0, 0, 0) }, NISA_ERR_BAD_INSN },
+        { "reserved field", { .opcode = NISA_INSN_NOP, .rsvd = 1 },
+          NISA_ERR_BAD_INSN },
+        { "matmul shapes", { .opcode = NISA_INSN_MATMUL,
+          .dst = tn(0, NISA_F32, 0, 2, 2, 0, 0),
+          .src = { tn(1, NISA_F32, 0, 2, 3, 0, 0), tn(1, NISA_F32, 0, 2, 2, 0, 0) } },
+          NISA_ERR_BAD_INSN },
+        { "broadcast of 2^60 elements", { .opcode = NISA_INSN_FILL,
           .dst = { .slot = 0, .ndim = 4, .shape = { 1u << 15, 1u << 15, 1u << 15, 1u << 15 } } },
-          NRN_ERR_BAD_INSN },
+          NISA_ERR_BAD_INSN },
     };
     float guard[4] = { 1, 2, 3, 4 }, back[4];
 
     neg.strides[0] = -4; /* 4 elements going down from byte 8: to -4 */
     cases[5].in.dst = neg;
-    c->slots[2].access = NRN_ACCESS_WRITE;
-    c->slots[3].access = NRN_ACCESS_READ;
+    c->slots[2].access = NISA_ACCESS_WRITE;
+    c->slots[3].access = NISA_ACCESS_READ;
     put(c, 0, 0, guard, sizeof(guard));
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         g_test_message("%s", cases[i].what);
@@ -727,60 +727,60 @@ static void test_isolation(void)
 static void test_launch_errors(void)
 {
     Core *c = core_start();
-    struct nrn_insn nop = { .opcode = NRN_INSN_NOP };
-    struct nrn_launch_desc d;
+    struct nisa_insn nop = { .opcode = NISA_INSN_NOP };
+    struct nhw_launch_desc d;
 
     qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &nop, sizeof(nop));
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
-    d = (struct nrn_launch_desc){ .op = NRN_OP_LAUNCH, .nslots = 4,
+    d = (struct nhw_launch_desc){ .op = NHW_OP_LAUNCH, .nslots = 4,
         .code_len = sizeof(nop) + 1, .table_addr = c->table };
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
     d.code_len = sizeof(nop);
     d.code_off = MEM_SIZE - 100;
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_DEV_RANGE);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_DEV_RANGE);
     d.code_off = 0;
-    d.nslots = NRN_MAX_SLOTS + 1;
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.nslots = NHW_MAX_SLOTS + 1;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
     d.nslots = 4;
     d.table_addr = 0xfffffff00000ull;
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_HOST_DMA);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_HOST_DMA);
     /* The table in the card's own BAR2: not host memory. */
     d.table_addr = c->t->mem.addr;
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_HOST_DMA);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_HOST_DMA);
     /* An empty kernel: its table is still checked. */
     d.table_addr = c->table;
     d.code_len = 0;
     g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK);
     c->slots[2].rsvd = 1;
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
     c->slots[2].rsvd = 0;
     c->slots[2].access = 4;
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
-    c->slots[2].access = NRN_ACCESS_READ | NRN_ACCESS_WRITE;
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
+    c->slots[2].access = NISA_ACCESS_READ | NISA_ACCESS_WRITE;
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
     d.code_len = sizeof(nop);
     /* More than 65536 instructions (checked before the code's range). */
-    d.code_len = (NRN_MAX_INSNS + 1ull) * sizeof(nop);
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    d.code_len = (NISA_MAX_INSNS + 1ull) * sizeof(nop);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
     d.code_len = sizeof(nop);
     d.rsvd[1] = 1;
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_BAD_DESC);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_BAD_DESC);
     d.rsvd[1] = 0;
     /* A slot beyond device memory. */
     c->slots[1].base = MEM_SIZE - 4096;
     c->slots[1].size = 8192;
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
-    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NRN_ERR_DEV_RANGE);
+    g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK | NISA_ERR_DEV_RANGE);
     c->slots[1].size = 4096;
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
     g_assert_cmphex(submit_q(c->t, c->q, &d), ==, OK);
     /* A COPY descriptor on a core queue is the wrong opcode. */
     {
-        struct nrn_copy_desc cp = { .op = NRN_OP_COPY };
+        struct nhw_copy_desc cp = { .op = NHW_OP_COPY };
 
-        g_assert_cmphex(submit_q(c->t, c->q, &cp), ==, OK | NRN_ERR_BAD_OP);
+        g_assert_cmphex(submit_q(c->t, c->q, &cp), ==, OK | NISA_ERR_BAD_OP);
     }
     core_stop(c);
 }
@@ -790,26 +790,26 @@ static void test_reset_while_running(void)
 {
     Core *c = core_start();
     enum { N = 400 };
-    g_autofree struct nrn_insn *k = g_new0(struct nrn_insn, N);
-    struct nrn_launch_desc d = { .op = NRN_OP_LAUNCH, .nslots = 4,
+    g_autofree struct nisa_insn *k = g_new0(struct nisa_insn, N);
+    struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = 4,
         .code_len = N * sizeof(*k), .table_addr = c->table };
     uint32_t slot;
 
     for (int i = 0; i < N; i++) {
-        k[i] = (struct nrn_insn){ .opcode = NRN_INSN_MATMUL,
-            .dst = tn(2, NRN_F32, 0, 256, 256, 0, 0),
-            .src = { tn(0, NRN_F32, 0, 256, 256, 0, 0),
-                     tn(1, NRN_F32, 0, 256, 256, 0, 0) } };
+        k[i] = (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+            .dst = tn(2, NISA_F32, 0, 256, 256, 0, 0),
+            .src = { tn(0, NISA_F32, 0, 256, 256, 0, 0),
+                     tn(1, NISA_F32, 0, 256, 256, 0, 0) } };
     }
     qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, k, N * sizeof(*k));
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
     slot = post_q(c->t, c->q, &d);
-    wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
-    qwr(c->t, c->q, NRN_QREG_CTRL, NRN_QCTRL_RESET);
-    g_assert_cmphex(qrd(c->t, c->q, NRN_QREG_STATUS), ==, 0);
+    wait_qreg(c->t, c->q, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
+    qwr(c->t, c->q, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+    g_assert_cmphex(qrd(c->t, c->q, NHW_QREG_STATUS), ==, 0);
     g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, 0);
     ring_setup_q(c->t, c->q);
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_NOP }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_NOP }), ==, OK);
     core_stop(c);
 }
 

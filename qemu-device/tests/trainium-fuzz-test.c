@@ -36,7 +36,7 @@ typedef struct Fuzz {
     unsigned ndma, nq;
     uint64_t host;        /* 64 KiB of guest RAM for COPY and SGLs */
     uint64_t table;       /* the buffer table, in guest RAM */
-    bool stale[NRN_MAX_QUEUES];  /* ring registers no longer ours */
+    bool stale[NHW_MAX_QUEUES];  /* ring registers no longer ours */
     unsigned long steps, resets, launches, copies;
 } Fuzz;
 
@@ -87,10 +87,10 @@ static uint32_t nasty32(Fuzz *f)
 /* ---- valid things --------------------------------------------------- */
 
 /* A contiguous operand of @nd dims with the given extents. */
-static struct nrn_tensor tensor(unsigned slot, unsigned dtype, unsigned nd,
+static struct nisa_tensor tensor(unsigned slot, unsigned dtype, unsigned nd,
                                 const uint32_t *ext, uint64_t off)
 {
-    struct nrn_tensor t = { .slot = slot, .dtype = dtype, .ndim = nd,
+    struct nisa_tensor t = { .slot = slot, .dtype = dtype, .ndim = nd,
                             .offset = off };
     int64_t st = 1;
 
@@ -102,73 +102,73 @@ static struct nrn_tensor tensor(unsigned slot, unsigned dtype, unsigned nd,
     return t;
 }
 
-static void valid_insn(Fuzz *f, struct nrn_insn *in)
+static void valid_insn(Fuzz *f, struct nisa_insn *in)
 {
-    unsigned nd = rnd(f, NRN_MAX_DIMS + 1), dt = rnd(f, NRN_NUM_DTYPES);
-    uint32_t ext[NRN_MAX_DIMS], red[NRN_MAX_DIMS];
+    unsigned nd = rnd(f, NISA_MAX_DIMS + 1), dt = rnd(f, NISA_NUM_DTYPES);
+    uint32_t ext[NISA_MAX_DIMS], red[NISA_MAX_DIMS];
     uint64_t off = rnd(f, 64) * 8;
 
-    for (unsigned i = 0; i < NRN_MAX_DIMS; i++) {
+    for (unsigned i = 0; i < NISA_MAX_DIMS; i++) {
         ext[i] = i < nd ? 1 + rnd(f, 12) : 0;
     }
     memset(in, 0, sizeof(*in));
-    in->opcode = rnd(f, NRN_NUM_OPCODES);
+    in->opcode = rnd(f, NISA_NUM_OPCODES);
     in->dst = tensor(0, dt, nd, ext, off);
-    in->src[0] = tensor(1, chance(f, 50) ? dt : rnd(f, NRN_NUM_DTYPES), nd,
+    in->src[0] = tensor(1, chance(f, 50) ? dt : rnd(f, NISA_NUM_DTYPES), nd,
                         ext, off);
     in->src[1] = tensor(1, dt, nd, ext, off + 4096);
     in->src[2] = tensor(2, dt, nd, ext, off);
     in->alpha = 0x3ff0000000000000ull;  /* 1.0 */
     in->scalar = 0x4000000000000000ull; /* 2.0 */
     switch (in->opcode) {
-    case NRN_INSN_UNARY:
-        in->subop = rnd(f, NRN_NUM_UNARY);
+    case NISA_INSN_UNARY:
+        in->subop = rnd(f, NISA_NUM_UNARY);
         break;
-    case NRN_INSN_BINARY:
-        in->subop = rnd(f, NRN_NUM_BINARY);
-        in->flags = rnd(f, 2) ? NRN_IF_SCALAR : 0;
+    case NISA_INSN_BINARY:
+        in->subop = rnd(f, NISA_NUM_BINARY);
+        in->flags = rnd(f, 2) ? NISA_IF_SCALAR : 0;
         break;
-    case NRN_INSN_COMPARE:
-        in->subop = rnd(f, NRN_NUM_COMPARE);
+    case NISA_INSN_COMPARE:
+        in->subop = rnd(f, NISA_NUM_COMPARE);
         break;
-    case NRN_INSN_REDUCE:
-    case NRN_INSN_SOFTMAX:
-        in->subop = rnd(f, in->opcode == NRN_INSN_REDUCE ? NRN_NUM_REDUCE :
-                        NRN_NUM_SOFTMAX);
+    case NISA_INSN_REDUCE:
+    case NISA_INSN_SOFTMAX:
+        in->subop = rnd(f, in->opcode == NISA_INSN_REDUCE ? NISA_NUM_REDUCE :
+                        NISA_NUM_SOFTMAX);
         in->axis = nd ? (int32_t)rnd(f, nd) : 0;
-        if (in->opcode == NRN_INSN_REDUCE && nd) {
+        if (in->opcode == NISA_INSN_REDUCE && nd) {
             memcpy(red, ext, sizeof(red));
             red[in->axis] = 1;
             in->dst = tensor(0, dt, nd, red, off);
         }
         break;
-    case NRN_INSN_MATMUL: {
+    case NISA_INSN_MATMUL: {
         uint32_t m = 1 + rnd(f, 40), n = 1 + rnd(f, 40), k = 1 + rnd(f, 40);
         uint32_t b = 1 + rnd(f, 3);
 
-        in->dst = tensor(0, dt == NRN_BF16 ? dt : NRN_F32, 3,
+        in->dst = tensor(0, dt == NISA_BF16 ? dt : NISA_F32, 3,
                          (uint32_t[]){ b, m, n }, off);
-        in->src[0] = tensor(1, NRN_F32, 3, (uint32_t[]){ b, m, k }, off);
-        in->src[1] = tensor(1, NRN_BF16, 3, (uint32_t[]){ b, k, n }, 1 * MiB);
+        in->src[0] = tensor(1, NISA_F32, 3, (uint32_t[]){ b, m, k }, off);
+        in->src[1] = tensor(1, NISA_BF16, 3, (uint32_t[]){ b, k, n }, 1 * MiB);
         in->flags = rnd(f, 4) << 1;
-        in->src[2] = tensor(2, NRN_F32, 3, (uint32_t[]){ b, m, n }, 0);
+        in->src[2] = tensor(2, NISA_F32, 3, (uint32_t[]){ b, m, n }, 0);
         break;
     }
-    case NRN_INSN_GATHER:
-    case NRN_INSN_SCATTER_ADD:
+    case NISA_INSN_GATHER:
+    case NISA_INSN_SCATTER_ADD:
         /* Slot 3 is zeros: every index is 0, in range. */
-        in->subop = rnd(f, NRN_NUM_IDX);
+        in->subop = rnd(f, NISA_NUM_IDX);
         nd = MAX(nd, 1);
         for (unsigned i = 0; i < nd; i++) {
             ext[i] = MAX(ext[i], 1);
         }
         in->axis = rnd(f, nd);
-        in->dst = tensor(0, NRN_F32, nd, ext, off);
-        in->src[0] = tensor(1, NRN_F32, nd, ext, off);
-        if (in->subop == NRN_IDX_SELECT) {
-            in->src[1] = tensor(3, NRN_I64, 1, &ext[in->axis], 0);
+        in->dst = tensor(0, NISA_F32, nd, ext, off);
+        in->src[0] = tensor(1, NISA_F32, nd, ext, off);
+        if (in->subop == NISA_IDX_SELECT) {
+            in->src[1] = tensor(3, NISA_I64, 1, &ext[in->axis], 0);
         } else {
-            in->src[1] = tensor(3, NRN_I32, nd, ext, 0);
+            in->src[1] = tensor(3, NISA_I32, nd, ext, 0);
         }
         break;
     default:
@@ -178,9 +178,9 @@ static void valid_insn(Fuzz *f, struct nrn_insn *in)
 
 /* ---- mutations ------------------------------------------------------ */
 
-static void mutate_tensor(Fuzz *f, struct nrn_tensor *t)
+static void mutate_tensor(Fuzz *f, struct nisa_tensor *t)
 {
-    unsigned d = rnd(f, NRN_MAX_DIMS);
+    unsigned d = rnd(f, NISA_MAX_DIMS);
 
     switch (rnd(f, 10)) {
     case 0:
@@ -196,18 +196,18 @@ static void mutate_tensor(Fuzz *f, struct nrn_tensor *t)
         t->slot = rnd(f, 2) ? rnd(f, NSLOTS + 2) : rnd(f, 256);
         break;
     case 4:
-        t->dtype = rnd(f, NRN_NUM_DTYPES + 2);
+        t->dtype = rnd(f, NISA_NUM_DTYPES + 2);
         break;
     case 5:
-        t->ndim = rnd(f, NRN_MAX_DIMS + 2);
+        t->ndim = rnd(f, NISA_MAX_DIMS + 2);
         break;
     case 6:
         /* Broadcast hugely: big extents, zero strides. */
-        for (unsigned i = 0; i < NRN_MAX_DIMS; i++) {
+        for (unsigned i = 0; i < NISA_MAX_DIMS; i++) {
             t->shape[i] = 1u << rnd(f, 32);
             t->strides[i] = 0;
         }
-        t->ndim = NRN_MAX_DIMS;
+        t->ndim = NISA_MAX_DIMS;
         break;
     case 7:
         /* Extents whose product is 2^64: 0 if computed carelessly. */
@@ -234,18 +234,18 @@ static void mutate_tensor(Fuzz *f, struct nrn_tensor *t)
  * times 2^e (per dimension, the same for all operands), strides 0. The
  * work becomes huge while every operand stays inside its slot.
  */
-static void broadcast_insn(Fuzz *f, struct nrn_insn *in)
+static void broadcast_insn(Fuzz *f, struct nisa_insn *in)
 {
-    struct nrn_tensor *ts[4] = { &in->dst, &in->src[0], &in->src[1],
+    struct nisa_tensor *ts[4] = { &in->dst, &in->src[0], &in->src[1],
                                  &in->src[2] };
-    unsigned e[NRN_MAX_DIMS], budget = 36 + rnd(f, 10);
+    unsigned e[NISA_MAX_DIMS], budget = 36 + rnd(f, 10);
 
-    for (unsigned d = 0; d < NRN_MAX_DIMS; d++) {
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
         e[d] = rnd(f, MIN(budget, 28) + 1);
         budget -= e[d];
     }
     for (unsigned i = 0; i < 4; i++) {
-        for (unsigned d = 0; d < ts[i]->ndim && d < NRN_MAX_DIMS; d++) {
+        for (unsigned d = 0; d < ts[i]->ndim && d < NISA_MAX_DIMS; d++) {
             if (ts[i]->shape[d] > 1) {
                 ts[i]->shape[d] = MIN((uint64_t)ts[i]->shape[d] << e[d],
                                       0xffffffffu);
@@ -255,11 +255,11 @@ static void broadcast_insn(Fuzz *f, struct nrn_insn *in)
     }
 }
 
-static void mutate_insn(Fuzz *f, struct nrn_insn *in)
+static void mutate_insn(Fuzz *f, struct nisa_insn *in)
 {
     switch (rnd(f, 8)) {
     case 0:
-        in->opcode = rnd(f, 2) ? rnd(f, NRN_NUM_OPCODES + 2) : nasty32(f);
+        in->opcode = rnd(f, 2) ? rnd(f, NISA_NUM_OPCODES + 2) : nasty32(f);
         break;
     case 1:
         in->subop = rnd(f, 2) ? rnd(f, 32) : nasty32(f);
@@ -297,9 +297,9 @@ static void timed_reset(Fuzz *f, int q)
     gint64 t0 = g_get_monotonic_time(), dt;
 
     if (q < 0) {
-        wr(f->t, NRN_REG_CTRL, NRN_CTRL_RESET);
+        wr(f->t, NHW_REG_CTRL, NHW_CTRL_RESET);
     } else {
-        qwr(f->t, q, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+        qwr(f->t, q, NHW_QREG_CTRL, NHW_QCTRL_RESET);
     }
     dt = g_get_monotonic_time() - t0;
     if (dt >= RESET_BOUND_US) {
@@ -311,7 +311,7 @@ static void timed_reset(Fuzz *f, int q)
         for (unsigned i = 0; i < f->nq; i++) {
             setup_queue(f, i);
         }
-    } else if (qrd(f->t, q, NRN_QREG_STATUS) == 0) {
+    } else if (qrd(f->t, q, NHW_QREG_STATUS) == 0) {
         setup_queue(f, q);
     } else {
         /* STUCK ignores a queue reset: only a device reset helps. */
@@ -322,11 +322,11 @@ static void timed_reset(Fuzz *f, int q)
 /* Make queue @q ready for one descriptor. */
 static void ready_queue(Fuzz *f, unsigned q)
 {
-    uint32_t st = qrd(f->t, q, NRN_QREG_STATUS);
+    uint32_t st = qrd(f->t, q, NHW_QREG_STATUS);
 
-    if (f->stale[q] || (st & NRN_QSTATUS_HALTED) ||
-        !(st & NRN_QSTATUS_ENABLED) ||
-        qrd(f->t, q, NRN_QREG_HEAD) != f->t->tail[q]) {
+    if (f->stale[q] || (st & NHW_QSTATUS_HALTED) ||
+        !(st & NHW_QSTATUS_ENABLED) ||
+        qrd(f->t, q, NHW_QREG_HEAD) != f->t->tail[q]) {
         timed_reset(f, q);
     }
 }
@@ -338,8 +338,8 @@ static void run_desc(Fuzz *f, unsigned q, const void *desc)
 
     ready_queue(f, q);
     post_q(f->t, q, desc);
-    while (qrd(f->t, q, NRN_QREG_HEAD) != f->t->tail[q] &&
-           !(qrd(f->t, q, NRN_QREG_STATUS) & NRN_QSTATUS_HALTED)) {
+    while (qrd(f->t, q, NHW_QREG_HEAD) != f->t->tail[q] &&
+           !(qrd(f->t, q, NHW_QREG_STATUS) & NHW_QSTATUS_HALTED)) {
         if (g_get_monotonic_time() > until) {
             timed_reset(f, q);
             return;
@@ -351,15 +351,15 @@ static void run_desc(Fuzz *f, unsigned q, const void *desc)
 static void step_launch(Fuzz *f)
 {
     unsigned n = 1 + rnd(f, 4), q = f->ndma + rnd(f, f->nq - f->ndma);
-    struct nrn_insn k[4];
-    struct nrn_slot slots[NSLOTS + 2];
-    struct nrn_launch_desc d = { .op = NRN_OP_LAUNCH, .nslots = NSLOTS,
+    struct nisa_insn k[4];
+    struct nhw_slot slots[NSLOTS + 2];
+    struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = NSLOTS,
         .code_off = 0, .code_len = n * sizeof(k[0]), .table_addr = f->table };
 
     for (unsigned i = 0; i < NSLOTS + 2; i++) {
-        slots[i] = (struct nrn_slot){ .base = SLOT_BASE(i % NSLOTS),
-            .size = SLOT_SIZE, .access = i == 2 ? NRN_ACCESS_READ :
-                                         NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+        slots[i] = (struct nhw_slot){ .base = SLOT_BASE(i % NSLOTS),
+            .size = SLOT_SIZE, .access = i == 2 ? NISA_ACCESS_READ :
+                                         NISA_ACCESS_READ | NISA_ACCESS_WRITE };
     }
     for (unsigned i = 0; i < n; i++) {
         valid_insn(f, &k[i]);
@@ -419,9 +419,9 @@ static void step_launch(Fuzz *f)
 static uint64_t copy_addr(Fuzz *f, uint8_t space, uint32_t *nseg)
 {
     switch (space) {
-    case NRN_SPACE_DEV:
+    case NHW_SPACE_DEV:
         return rnd(f, 2) ? rnd(f, MEM / 4096) * 4096 : nasty64(f);
-    case NRN_SPACE_HOST:
+    case NHW_SPACE_HOST:
         switch (rnd(f, 4)) {
         case 0:
             return f->t->mem.addr + rnd(f, 4096);
@@ -434,7 +434,7 @@ static uint64_t copy_addr(Fuzz *f, uint8_t space, uint32_t *nseg)
         }
     default: {
         /* A list in the second half of the host buffer. */
-        struct nrn_sg_entry e[8];
+        struct nhw_sg_entry e[8];
         uint64_t list = f->host + 48 * 1024 + rnd(f, 8) * sizeof(e);
 
         *nseg = rnd(f, 2) ? 1 + rnd(f, 8) : nasty32(f);
@@ -451,7 +451,7 @@ static uint64_t copy_addr(Fuzz *f, uint8_t space, uint32_t *nseg)
 
 static void step_copy(Fuzz *f)
 {
-    struct nrn_copy_desc d = { .op = NRN_OP_COPY, .flags = rnd(f, 2) };
+    struct nhw_copy_desc d = { .op = NHW_OP_COPY, .flags = rnd(f, 2) };
     uint32_t sn = 0, dn = 0;
 
     d.src_space = rnd(f, 3);
@@ -476,24 +476,24 @@ static void step_copy(Fuzz *f)
 static void step_register(Fuzz *f)
 {
     static const uint32_t qregs[] = {
-        NRN_QREG_RING_LO, NRN_QREG_RING_HI, NRN_QREG_RING_SIZE,
-        NRN_QREG_CTRL, NRN_QREG_TAIL, NRN_QREG_IRQ_AT, NRN_QREG_FAULT,
-        NRN_QREG_HEAD, NRN_QREG_STATUS, 0x30, 0xfc,
+        NHW_QREG_RING_LO, NHW_QREG_RING_HI, NHW_QREG_RING_SIZE,
+        NHW_QREG_CTRL, NHW_QREG_TAIL, NHW_QREG_IRQ_AT, NHW_QREG_FAULT,
+        NHW_QREG_HEAD, NHW_QREG_STATUS, 0x30, 0xfc,
     };
     static const uint32_t gregs[] = {
-        NRN_REG_SCRATCH, NRN_REG_INT_STATUS, NRN_REG_INT_MASK, NRN_REG_ID,
-        NRN_REG_QUEUES, 0x40, 0xffc, 0x8000,
+        NHW_REG_SCRATCH, NHW_REG_INT_STATUS, NHW_REG_INT_MASK, NHW_REG_ID,
+        NHW_REG_QUEUES, 0x40, 0xffc, 0x8000,
     };
     unsigned q = rnd(f, f->nq);
 
     if (chance(f, 70)) {
         uint32_t reg = qregs[rnd(f, ARRAY_SIZE(qregs))], val = nasty32(f);
 
-        if (reg == NRN_QREG_FAULT) {
-            val &= NRN_FAULT_HANG | NRN_FAULT_FAIL_NEXT | NRN_FAULT_STUCK;
+        if (reg == NHW_QREG_FAULT) {
+            val &= NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK;
         }
-        if (reg == NRN_QREG_CTRL) {
-            val &= ~NRN_QCTRL_RESET;  /* resets are timed elsewhere */
+        if (reg == NHW_QREG_CTRL) {
+            val &= ~NHW_QCTRL_RESET;  /* resets are timed elsewhere */
         }
         qwr(f->t, q, reg, val);
         f->stale[q] = true;
@@ -518,25 +518,25 @@ static void step_stop_cont(Fuzz *f)
 /* After a device reset a plain kernel and a plain copy must work. */
 static void sanity(Fuzz *f)
 {
-    struct nrn_insn fill = { .opcode = NRN_INSN_FILL,
+    struct nisa_insn fill = { .opcode = NISA_INSN_FILL,
         .scalar = 0x4008000000000000ull, /* 3.0 */
-        .dst = tensor(0, NRN_F32, 1, (uint32_t[]){ 4 }, 0) };
-    struct nrn_slot slots[NSLOTS] = {
+        .dst = tensor(0, NISA_F32, 1, (uint32_t[]){ 4 }, 0) };
+    struct nhw_slot slots[NSLOTS] = {
         { .base = SLOT_BASE(0), .size = SLOT_SIZE,
-          .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE },
+          .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE },
     };
-    struct nrn_launch_desc d = { .op = NRN_OP_LAUNCH, .nslots = 1,
+    struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = 1,
         .code_len = sizeof(fill), .table_addr = f->table };
-    struct nrn_copy_desc c = { .op = NRN_OP_COPY, .src_space = NRN_SPACE_DEV,
-        .src_addr = SLOT_BASE(0), .dst_space = NRN_SPACE_HOST,
+    struct nhw_copy_desc c = { .op = NHW_OP_COPY, .src_space = NHW_SPACE_DEV,
+        .src_addr = SLOT_BASE(0), .dst_space = NHW_SPACE_HOST,
         .dst_addr = f->host, .len = 16 };
     float got[4];
 
     timed_reset(f, -1);
     qpci_memwrite(f->t->dev, f->t->mem, 0, &fill, sizeof(fill));
     qtest_memwrite(f->t->qts, f->table, slots, sizeof(slots));
-    g_assert_cmphex(submit_q(f->t, f->ndma, &d), ==, NRN_DESC_DONE);
-    g_assert_cmphex(submit_q(f->t, 0, &c), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit_q(f->t, f->ndma, &d), ==, NHW_DESC_DONE);
+    g_assert_cmphex(submit_q(f->t, 0, &c), ==, NHW_DESC_DONE);
     qtest_memread(f->t->qts, f->host, got, sizeof(got));
     for (unsigned i = 0; i < 4; i++) {
         g_assert_cmpfloat(got[i], ==, 3.0f);
@@ -561,8 +561,8 @@ static void test_fuzz(void)
     fprintf(stderr, "trainium fuzz: TRN_FUZZ_SEED=%u\n", seed);
     f.r = g_rand_new_with_seed(seed);
     f.t = trn_start("mem-size=64M,cores=2,dma-queues=2,inline-budget=16384");
-    f.ndma = NRN_QUEUES_DMA(rd(f.t, NRN_REG_QUEUES));
-    f.nq = f.ndma + NRN_QUEUES_CORES(rd(f.t, NRN_REG_QUEUES));
+    f.ndma = NHW_QUEUES_DMA(rd(f.t, NHW_REG_QUEUES));
+    f.nq = f.ndma + NHW_QUEUES_CORES(rd(f.t, NHW_REG_QUEUES));
     f.host = guest_alloc(&f.t->alloc, 64 * 1024);
     f.table = guest_alloc(&f.t->alloc, 4096);
     qpci_msix_enable(f.t->dev);
@@ -589,7 +589,7 @@ static void test_fuzz(void)
         } else {
             step_stop_cont(&f);
         }
-        if (rd(f.t, NRN_REG_ID) != NRN_ID_MAGIC) {
+        if (rd(f.t, NHW_REG_ID) != NHW_ID_MAGIC) {
             g_error("step %lu: the card stopped answering (seed %u)",
                     f.steps, seed);
         }

@@ -6,7 +6,7 @@
  *
  * Device memory is 64 MiB here (libqos maps BARs into a 512 MiB window);
  * the largest operands are reached by broadcasting (stride 0), which the
- * spec allows up to NRN_MAX_ELEMS elements whatever the memory size.
+ * spec allows up to NISA_MAX_ELEMS elements whatever the memory size.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,10 +16,10 @@
 #define RESET_BOUND_US (1 * G_USEC_PER_SEC)
 
 /* A 4-D operand with explicit shape and strides. */
-static struct nrn_tensor t4(unsigned slot, unsigned dtype, unsigned ndim,
+static struct nisa_tensor t4(unsigned slot, unsigned dtype, unsigned ndim,
                             const uint32_t *shape, const int64_t *strides)
 {
-    struct nrn_tensor t = { .slot = slot, .dtype = dtype, .ndim = ndim };
+    struct nisa_tensor t = { .slot = slot, .dtype = dtype, .ndim = ndim };
 
     for (unsigned i = 0; i < ndim; i++) {
         t.shape[i] = shape[i];
@@ -31,8 +31,8 @@ static struct nrn_tensor t4(unsigned slot, unsigned dtype, unsigned ndim,
 /* The card still answers, and its core queue still runs a kernel. */
 static void assert_alive(Core *c)
 {
-    g_assert_cmphex(rd(c->t, NRN_REG_ID), ==, NRN_ID_MAGIC);
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_NOP }),
+    g_assert_cmphex(rd(c->t, NHW_REG_ID), ==, NHW_ID_MAGIC);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_NOP }),
                     ==, OK);
 }
 
@@ -56,29 +56,29 @@ static void test_count_overflow(void)
 
     put(c, 1, 0, &idx, sizeof(idx));
     /* REDUCE along the last axis of a "0-element" source. */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_REDUCE,
-        .subop = NRN_RED_SUM, .axis = -1,
-        .dst = t4(2, NRN_F32, 3, dsh3, zero),
-        .src = { t4(0, NRN_F32, 3, wrap3, far3) } }), ==, OK | NRN_ERR_BAD_INSN);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_REDUCE,
+        .subop = NISA_RED_SUM, .axis = -1,
+        .dst = t4(2, NISA_F32, 3, dsh3, zero),
+        .src = { t4(0, NISA_F32, 3, wrap3, far3) } }), ==, OK | NISA_ERR_BAD_INSN);
     /* index_add into a "0-element" destination. */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_SCATTER_ADD,
-        .subop = NRN_IDX_SELECT, .axis = 2,
-        .dst = t4(2, NRN_F32, 4, dst4, row4),
-        .src = { t4(0, NRN_F32, 4, src4, row4),
-                 tn(1, NRN_I64, 0, 1, 0, 0, 0) } }), ==, OK | NRN_ERR_BAD_INSN);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_SCATTER_ADD,
+        .subop = NISA_IDX_SELECT, .axis = 2,
+        .dst = t4(2, NISA_F32, 4, dst4, row4),
+        .src = { t4(0, NISA_F32, 4, src4, row4),
+                 tn(1, NISA_I64, 0, 1, 0, 0, 0) } }), ==, OK | NISA_ERR_BAD_INSN);
     /* Empty, but its other extents multiply to 2^62: over the bound. */
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
-        .dst = t4(0, NRN_F32, 3, empty, one3) }), ==, OK | NRN_ERR_BAD_INSN);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_FILL,
+        .dst = t4(0, NISA_F32, 3, empty, one3) }), ==, OK | NISA_ERR_BAD_INSN);
     /* An empty operand ([0]) still lies inside its slot. */
     {
-        struct nrn_tensor e = tn(0, NRN_F32, SLOT_SIZE, 0, 0, 0, 0);
+        struct nisa_tensor e = tn(0, NISA_F32, SLOT_SIZE, 0, 0, 0, 0);
 
         e.ndim = 1;
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_FILL,
             .dst = e }), ==, OK);
         e.offset = SLOT_SIZE + 4;
-        g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
-            .dst = e }), ==, OK | NRN_ERR_SLOT_RANGE);
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_FILL,
+            .dst = e }), ==, OK | NISA_ERR_SLOT_RANGE);
     }
     assert_alive(c);
     core_stop(c);
@@ -105,63 +105,63 @@ static void test_reset_bound(void)
     static const int64_t r1[] = { 0, 1 };
     struct {
         const char *what;
-        struct nrn_insn in;
+        struct nisa_insn in;
     } cases[] = {
-        { "softmax of one row of 2^32-1", { .opcode = NRN_INSN_SOFTMAX,
-          .axis = 0, .dst = t4(2, NRN_F32, 1, row, z),
-          .src = { t4(0, NRN_F32, 1, row, z) } } },
-        { "softmax across 2^20 rows of 2^20", { .opcode = NRN_INSN_SOFTMAX,
-          .axis = 0, .dst = t4(2, NRN_F32, 2, sq20, z),
-          .src = { t4(0, NRN_F32, 2, sq20, z) } } },
-        { "log-softmax along rows", { .opcode = NRN_INSN_SOFTMAX,
-          .subop = NRN_SM_LOG_SOFTMAX, .axis = 1,
-          .dst = t4(2, NRN_F32, 2, sq20, z),
-          .src = { t4(0, NRN_F32, 2, sq20, z) } } },
-        { "sum of 2^40 along the last axis", { .opcode = NRN_INSN_REDUCE,
-          .axis = -1, .dst = t4(2, NRN_F32, 4, cube10_1, z),
-          .src = { t4(0, NRN_F32, 4, cube10, z) } } },
-        { "argmax of 2^40 along the first axis", { .opcode = NRN_INSN_REDUCE,
-          .subop = NRN_RED_ARGMAX, .axis = 0,
-          .dst = t4(2, NRN_I64, 4, (const uint32_t[]){ 1, 1u << 10, 1u << 10,
+        { "softmax of one row of 2^32-1", { .opcode = NISA_INSN_SOFTMAX,
+          .axis = 0, .dst = t4(2, NISA_F32, 1, row, z),
+          .src = { t4(0, NISA_F32, 1, row, z) } } },
+        { "softmax across 2^20 rows of 2^20", { .opcode = NISA_INSN_SOFTMAX,
+          .axis = 0, .dst = t4(2, NISA_F32, 2, sq20, z),
+          .src = { t4(0, NISA_F32, 2, sq20, z) } } },
+        { "log-softmax along rows", { .opcode = NISA_INSN_SOFTMAX,
+          .subop = NISA_SM_LOG_SOFTMAX, .axis = 1,
+          .dst = t4(2, NISA_F32, 2, sq20, z),
+          .src = { t4(0, NISA_F32, 2, sq20, z) } } },
+        { "sum of 2^40 along the last axis", { .opcode = NISA_INSN_REDUCE,
+          .axis = -1, .dst = t4(2, NISA_F32, 4, cube10_1, z),
+          .src = { t4(0, NISA_F32, 4, cube10, z) } } },
+        { "argmax of 2^40 along the first axis", { .opcode = NISA_INSN_REDUCE,
+          .subop = NISA_RED_ARGMAX, .axis = 0,
+          .dst = t4(2, NISA_I64, 4, (const uint32_t[]){ 1, 1u << 10, 1u << 10,
                                                       1u << 10 }, z),
-          .src = { t4(0, NRN_F32, 4, cube10, z) } } },
-        { "matmul 2^20 x 2^20 x 2^20, packed", { .opcode = NRN_INSN_MATMUL,
-          .dst = t4(2, NRN_F32, 2, sq20, z),
-          .src = { t4(0, NRN_F32, 2, sq20, z), t4(1, NRN_BF16, 2, sq20, z) } } },
-        { "matmul into dst in place, inner 2^30", { .opcode = NRN_INSN_MATMUL,
-          .flags = NRN_IF_ACCUMULATE,
-          .dst = tn(2, NRN_F32, 0, 1024, 1024, 0, 0),
-          .src = { t4(0, NRN_F32, 2, (const uint32_t[]){ 1024, 1u << 30 }, z),
-                   t4(1, NRN_F32, 2, (const uint32_t[]){ 1u << 30, 1024 }, r1) } } },
-        { "gather of 2^40 indices", { .opcode = NRN_INSN_GATHER,
-          .subop = NRN_IDX_ELEMENT, .axis = 3,
-          .dst = t4(2, NRN_F32, 4, cube10, z),
-          .src = { t4(0, NRN_F32, 4, cube10, z), t4(1, NRN_I64, 4, cube10, z) } } },
-        { "index_select of 2^10 rows of 2^30", { .opcode = NRN_INSN_GATHER,
-          .subop = NRN_IDX_SELECT, .axis = 0,
-          .dst = t4(2, NRN_F32, 2, sel, z),
-          .src = { t4(0, NRN_F32, 2, wide, z),
-                   t4(1, NRN_I64, 1, idx1, z) } } },
-        { "index_add of 2^10 rows of 2^30", { .opcode = NRN_INSN_SCATTER_ADD,
-          .subop = NRN_IDX_SELECT, .axis = 0,
-          .dst = t4(2, NRN_F32, 2, wide, z),
-          .src = { t4(0, NRN_F32, 2, sel, z), t4(1, NRN_I64, 1, idx1, z) } } },
-        { "scatter_add of 2^40", { .opcode = NRN_INSN_SCATTER_ADD,
-          .subop = NRN_IDX_ELEMENT, .axis = 0,
-          .dst = t4(2, NRN_F32, 4, cube10, z),
-          .src = { t4(0, NRN_F32, 4, cube10, z), t4(1, NRN_I32, 4, cube10, z) } } },
-        { "binary of 2^40 broadcast elements", { .opcode = NRN_INSN_BINARY,
-          .subop = NRN_BIN_POW, .dst = t4(2, NRN_BF16, 4, cube8, z),
-          .src = { t4(0, NRN_F32, 4, cube8, z), t4(1, NRN_I64, 4, cube8, z) } } },
-        { "integer binary of 2^40", { .opcode = NRN_INSN_BINARY,
-          .subop = NRN_BIN_FLOORDIV, .dst = t4(2, NRN_I64, 4, cube8, z),
-          .src = { t4(0, NRN_I64, 4, cube8, z), t4(1, NRN_I32, 4, cube8, z) } } },
+          .src = { t4(0, NISA_F32, 4, cube10, z) } } },
+        { "matmul 2^20 x 2^20 x 2^20, packed", { .opcode = NISA_INSN_MATMUL,
+          .dst = t4(2, NISA_F32, 2, sq20, z),
+          .src = { t4(0, NISA_F32, 2, sq20, z), t4(1, NISA_BF16, 2, sq20, z) } } },
+        { "matmul into dst in place, inner 2^30", { .opcode = NISA_INSN_MATMUL,
+          .flags = NISA_IF_ACCUMULATE,
+          .dst = tn(2, NISA_F32, 0, 1024, 1024, 0, 0),
+          .src = { t4(0, NISA_F32, 2, (const uint32_t[]){ 1024, 1u << 30 }, z),
+                   t4(1, NISA_F32, 2, (const uint32_t[]){ 1u << 30, 1024 }, r1) } } },
+        { "gather of 2^40 indices", { .opcode = NISA_INSN_GATHER,
+          .subop = NISA_IDX_ELEMENT, .axis = 3,
+          .dst = t4(2, NISA_F32, 4, cube10, z),
+          .src = { t4(0, NISA_F32, 4, cube10, z), t4(1, NISA_I64, 4, cube10, z) } } },
+        { "index_select of 2^10 rows of 2^30", { .opcode = NISA_INSN_GATHER,
+          .subop = NISA_IDX_SELECT, .axis = 0,
+          .dst = t4(2, NISA_F32, 2, sel, z),
+          .src = { t4(0, NISA_F32, 2, wide, z),
+                   t4(1, NISA_I64, 1, idx1, z) } } },
+        { "index_add of 2^10 rows of 2^30", { .opcode = NISA_INSN_SCATTER_ADD,
+          .subop = NISA_IDX_SELECT, .axis = 0,
+          .dst = t4(2, NISA_F32, 2, wide, z),
+          .src = { t4(0, NISA_F32, 2, sel, z), t4(1, NISA_I64, 1, idx1, z) } } },
+        { "scatter_add of 2^40", { .opcode = NISA_INSN_SCATTER_ADD,
+          .subop = NISA_IDX_ELEMENT, .axis = 0,
+          .dst = t4(2, NISA_F32, 4, cube10, z),
+          .src = { t4(0, NISA_F32, 4, cube10, z), t4(1, NISA_I32, 4, cube10, z) } } },
+        { "binary of 2^40 broadcast elements", { .opcode = NISA_INSN_BINARY,
+          .subop = NISA_BIN_POW, .dst = t4(2, NISA_BF16, 4, cube8, z),
+          .src = { t4(0, NISA_F32, 4, cube8, z), t4(1, NISA_I64, 4, cube8, z) } } },
+        { "integer binary of 2^40", { .opcode = NISA_INSN_BINARY,
+          .subop = NISA_BIN_FLOORDIV, .dst = t4(2, NISA_I64, 4, cube8, z),
+          .src = { t4(0, NISA_I64, 4, cube8, z), t4(1, NISA_I32, 4, cube8, z) } } },
     };
     Core *c = core_start();
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-        struct nrn_launch_desc d = { .op = NRN_OP_LAUNCH, .nslots = 4,
-            .code_off = CODE_OFF, .code_len = sizeof(struct nrn_insn),
+        struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = 4,
+            .code_off = CODE_OFF, .code_len = sizeof(struct nisa_insn),
             .table_addr = c->table };
         gint64 t0, dt;
         uint32_t slot;
@@ -171,22 +171,22 @@ static void test_reset_bound(void)
                       sizeof(cases[i].in));
         qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
         slot = post_q(c->t, c->q, &d);
-        wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY,
-                  NRN_QSTATUS_BUSY);
+        wait_qreg(c->t, c->q, NHW_QREG_STATUS, NHW_QSTATUS_BUSY,
+                  NHW_QSTATUS_BUSY);
         g_usleep(100 * 1000);
         /* Still running: none of these ends in 100 ms. */
         g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, 0);
         t0 = g_get_monotonic_time();
         if (i & 1) {
-            qwr(c->t, c->q, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+            qwr(c->t, c->q, NHW_QREG_CTRL, NHW_QCTRL_RESET);
         } else {
-            wr(c->t, NRN_REG_CTRL, NRN_CTRL_RESET);
+            wr(c->t, NHW_REG_CTRL, NHW_CTRL_RESET);
         }
         dt = g_get_monotonic_time() - t0;
         g_test_message("  %s reset took %" G_GINT64_FORMAT " us",
                        i & 1 ? "queue" : "device", dt);
         g_assert_cmpint(dt, <, RESET_BOUND_US);
-        g_assert_cmphex(qrd(c->t, c->q, NRN_QREG_STATUS), ==, 0);
+        g_assert_cmphex(qrd(c->t, c->q, NHW_QREG_STATUS), ==, 0);
         g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, 0);
         ring_setup_q(c->t, c->q);
         assert_alive(c);
@@ -206,21 +206,21 @@ static void test_kernel_copied_once(void)
     Core *c = core_start();
     static const uint32_t row[] = { 0xffffffffu };
     static const int64_t z[] = { 0 };
-    struct nrn_insn huge = { .opcode = NRN_INSN_SOFTMAX, .axis = 0,
-        .dst = t4(2, NRN_F32, 1, row, z), .src = { t4(0, NRN_F32, 1, row, z) } };
-    struct nrn_insn k[2] = {
-        { .opcode = NRN_INSN_COPY,
-          .dst = tn(4, NRN_I32, CODE_OFF + sizeof(struct nrn_insn),
-                    sizeof(struct nrn_insn) / 4, 0, 0, 0),
-          .src = { tn(1, NRN_I32, 0, sizeof(struct nrn_insn) / 4, 0, 0, 0) } },
-        { .opcode = NRN_INSN_NOP },
+    struct nisa_insn huge = { .opcode = NISA_INSN_SOFTMAX, .axis = 0,
+        .dst = t4(2, NISA_F32, 1, row, z), .src = { t4(0, NISA_F32, 1, row, z) } };
+    struct nisa_insn k[2] = {
+        { .opcode = NISA_INSN_COPY,
+          .dst = tn(4, NISA_I32, CODE_OFF + sizeof(struct nisa_insn),
+                    sizeof(struct nisa_insn) / 4, 0, 0, 0),
+          .src = { tn(1, NISA_I32, 0, sizeof(struct nisa_insn) / 4, 0, 0, 0) } },
+        { .opcode = NISA_INSN_NOP },
     };
-    struct nrn_insn back;
+    struct nisa_insn back;
     gint64 t0;
 
     /* Slot 4: the kernel's own code, read-write. */
-    c->slots[4] = (struct nrn_slot){ .base = 0, .size = SLOT_BASE(0),
-        .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+    c->slots[4] = (struct nhw_slot){ .base = 0, .size = SLOT_BASE(0),
+        .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE };
     c->nslots = 5;
     put(c, 1, 0, &huge, sizeof(huge));
     t0 = g_get_monotonic_time();
@@ -245,9 +245,9 @@ static void test_unplug_bound(void)
 {
     static const uint32_t row[] = { 0xffffffffu };
     static const int64_t z[] = { 0 };
-    struct nrn_insn huge = { .opcode = NRN_INSN_SOFTMAX, .axis = 0,
-        .dst = t4(2, NRN_F32, 1, row, z), .src = { t4(0, NRN_F32, 1, row, z) } };
-    struct nrn_launch_desc d;
+    struct nisa_insn huge = { .opcode = NISA_INSN_SOFTMAX, .axis = 0,
+        .dst = t4(2, NISA_F32, 1, row, z), .src = { t4(0, NISA_F32, 1, row, z) } };
+    struct nhw_launch_desc d;
     Core *c = g_new0(Core, 1);
     QPCIDevice *rp;
     QTestState *qts;
@@ -275,25 +275,25 @@ static void test_unplug_bound(void)
     c->t->dev = qpci_device_find(c->t->bus, (1 << 8) | QPCI_DEVFN(0, 0));
     g_assert(c->t->dev);
     qpci_device_enable(c->t->dev);
-    c->t->regs = qpci_iomap(c->t->dev, NRN_BAR_REGS, NULL);
-    c->t->mem = qpci_iomap(c->t->dev, NRN_BAR_MEM, &c->t->mem_size);
-    g_assert_cmphex(rd(c->t, NRN_REG_ID), ==, NRN_ID_MAGIC);
-    c->q = NRN_QUEUES_DMA(rd(c->t, NRN_REG_QUEUES));
+    c->t->regs = qpci_iomap(c->t->dev, NHW_BAR_REGS, NULL);
+    c->t->mem = qpci_iomap(c->t->dev, NHW_BAR_MEM, &c->t->mem_size);
+    g_assert_cmphex(rd(c->t, NHW_REG_ID), ==, NHW_ID_MAGIC);
+    c->q = NHW_QUEUES_DMA(rd(c->t, NHW_REG_QUEUES));
     ring_setup_q(c->t, c->q);
     c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
     for (unsigned i = 0; i < 4; i++) {
-        c->slots[i] = (struct nrn_slot){ .base = SLOT_BASE(i),
-            .size = SLOT_SIZE, .access = NRN_ACCESS_READ | NRN_ACCESS_WRITE };
+        c->slots[i] = (struct nhw_slot){ .base = SLOT_BASE(i),
+            .size = SLOT_SIZE, .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE };
     }
     c->nslots = 4;
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_NOP }),
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_NOP }),
                     ==, OK);
 
     qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &huge, sizeof(huge));
-    d = (struct nrn_launch_desc){ .op = NRN_OP_LAUNCH, .nslots = 4,
+    d = (struct nhw_launch_desc){ .op = NHW_OP_LAUNCH, .nslots = 4,
         .code_off = CODE_OFF, .code_len = sizeof(huge), .table_addr = c->table };
     post_q(c->t, c->q, &d);
-    wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    wait_qreg(c->t, c->q, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
     g_usleep(100 * 1000);
     t0 = g_get_monotonic_time();
     qtest_qmp_device_del_send(qts, "trn0");

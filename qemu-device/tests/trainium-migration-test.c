@@ -22,8 +22,8 @@ static Core *core_attach(QTestState *qts, const Core *c)
     d->t->bus = qpci_new_pc(qts, &d->t->alloc);
     d->t->dev = qpci_device_find(d->t->bus, QPCI_DEVFN(TRN_SLOT, 0));
     g_assert(d->t->dev);
-    d->t->regs = qpci_iomap(d->t->dev, NRN_BAR_REGS, NULL);
-    d->t->mem = qpci_iomap(d->t->dev, NRN_BAR_MEM, &d->t->mem_size);
+    d->t->regs = qpci_iomap(d->t->dev, NHW_BAR_REGS, NULL);
+    d->t->mem = qpci_iomap(d->t->dev, NHW_BAR_MEM, &d->t->mem_size);
     return d;
 }
 
@@ -40,10 +40,10 @@ static void test_running_kernel(void)
     g_autofree char *uri = g_strdup_printf("unix:%s", sock);
     g_autofree char *status = NULL;
     static const uint32_t row[] = { 0xffffffffu };
-    struct nrn_insn huge = { .opcode = NRN_INSN_SOFTMAX, .axis = 0,
+    struct nisa_insn huge = { .opcode = NISA_INSN_SOFTMAX, .axis = 0,
         .dst = { .slot = 2, .ndim = 1, .shape = { row[0] } },
         .src = { { .slot = 0, .ndim = 1, .shape = { row[0] } } } };
-    struct nrn_launch_desc d;
+    struct nhw_launch_desc d;
     Core *c = core_start(), *cd;
     QTestState *dst;
     uint32_t slot;
@@ -51,10 +51,10 @@ static void test_running_kernel(void)
 
     qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &huge, sizeof(huge));
     qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
-    d = (struct nrn_launch_desc){ .op = NRN_OP_LAUNCH, .nslots = 4,
+    d = (struct nhw_launch_desc){ .op = NHW_OP_LAUNCH, .nslots = 4,
         .code_off = CODE_OFF, .code_len = sizeof(huge), .table_addr = c->table };
     slot = post_q(c->t, c->q, &d);
-    wait_qreg(c->t, c->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    wait_qreg(c->t, c->q, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
 
     dst = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=64M "
                       "-incoming %s", TRN_SLOT, uri);
@@ -68,14 +68,14 @@ static void test_running_kernel(void)
     cd = core_attach(dst, c);
     /* Not complete: no status, HEAD on it, running again. */
     g_assert_cmphex(desc_status_q(cd->t, cd->q, slot), ==, 0);
-    g_assert_cmpuint(qrd(cd->t, cd->q, NRN_QREG_HEAD), ==, slot);
-    wait_qreg(cd->t, cd->q, NRN_QREG_STATUS, NRN_QSTATUS_BUSY,
-              NRN_QSTATUS_BUSY);
+    g_assert_cmpuint(qrd(cd->t, cd->q, NHW_QREG_HEAD), ==, slot);
+    wait_qreg(cd->t, cd->q, NHW_QREG_STATUS, NHW_QSTATUS_BUSY,
+              NHW_QSTATUS_BUSY);
     t0 = g_get_monotonic_time();
-    qwr(cd->t, cd->q, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    qwr(cd->t, cd->q, NHW_QREG_CTRL, NHW_QCTRL_RESET);
     g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
     ring_setup_q(cd->t, cd->q);
-    g_assert_cmphex(run1(cd, (struct nrn_insn){ .opcode = NRN_INSN_NOP }),
+    g_assert_cmphex(run1(cd, (struct nisa_insn){ .opcode = NISA_INSN_NOP }),
                     ==, OK);
     core_stop(cd);
     core_stop(c);
@@ -113,8 +113,8 @@ static void test_bad_nqueues(void)
     QTestState *dst;
     Trn *src = trn_start("mem-size=16M");
 
-    wr(src, NRN_REG_SCRATCH, 0x5eedc0de);
-    wr(src, NRN_REG_INT_MASK, 0x0badf00d);
+    wr(src, NHW_REG_SCRATCH, 0x5eedc0de);
+    wr(src, NHW_REG_INT_MASK, 0x0badf00d);
     status = migrate(src->qts, src->qts, uri);
     g_assert_cmpstr(status, ==, "completed");
     trn_stop(src);
@@ -174,8 +174,8 @@ static void test_dirty_device_memory(void)
     Core *c = core_start_with("mem-size=32M"), *cd;
     uint64_t host = guest_alloc(&c->t->alloc, 4096);
     uint64_t churn = guest_alloc(&c->t->alloc, 16 * MiB);
-    struct nrn_copy_desc cp = copy_desc(NRN_SPACE_HOST, host, 0,
-                                        NRN_SPACE_DEV, 20 * MiB, 0, 4096);
+    struct nhw_copy_desc cp = copy_desc(NHW_SPACE_HOST, host, 0,
+                                        NHW_SPACE_DEV, 20 * MiB, 0, 4096);
     uint8_t pat[4096], back[4096];
     float f[1024];
     gint64 deadline;
@@ -216,13 +216,13 @@ static void test_dirty_device_memory(void)
         g_test_message("writing during migration: %s, dirty syncs %" PRId64
                        ", queue status 0x%x",
                        qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status"),
-                       dirty_syncs(c->t->qts), qrd(c->t, c->q, NRN_QREG_STATUS));
+                       dirty_syncs(c->t->qts), qrd(c->t, c->q, NHW_QREG_STATUS));
         qobject_unref(rsp);
     }
-    g_assert_cmphex(run1(c, (struct nrn_insn){ .opcode = NRN_INSN_FILL,
-        .scalar = f64bits(7.0), .dst = tn(0, NRN_F32, 0, 1024, 0, 0, 0) }),
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_FILL,
+        .scalar = f64bits(7.0), .dst = tn(0, NISA_F32, 0, 1024, 0, 0, 0) }),
         ==, OK);
-    g_assert_cmphex(submit_q(c->t, 0, &cp), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit_q(c->t, 0, &cp), ==, NHW_DESC_DONE);
     qtest_qmp_assert_success(c->t->qts, "{'execute': "
         "'migrate-set-parameters', 'arguments': {'max-bandwidth': %" PRId64
         ", 'downtime-limit': 10000}}", (int64_t)1 << 40);

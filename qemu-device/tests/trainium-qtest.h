@@ -27,8 +27,8 @@ typedef struct Trn {
     QPCIDevice *dev;
     QPCIBar regs, mem;
     uint64_t mem_size;
-    uint64_t ring[NRN_MAX_QUEUES];  /* guest address of each queue's ring */
-    uint32_t tail[NRN_MAX_QUEUES];
+    uint64_t ring[NHW_MAX_QUEUES];  /* guest address of each queue's ring */
+    uint32_t tail[NHW_MAX_QUEUES];
 } Trn;
 
 /*
@@ -46,8 +46,8 @@ static inline Trn *trn_start(const char *props)
     t->dev = qpci_device_find(t->bus, QPCI_DEVFN(TRN_SLOT, 0));
     g_assert(t->dev);
     qpci_device_enable(t->dev);
-    t->regs = qpci_iomap(t->dev, NRN_BAR_REGS, NULL);
-    t->mem = qpci_iomap(t->dev, NRN_BAR_MEM, &t->mem_size);
+    t->regs = qpci_iomap(t->dev, NHW_BAR_REGS, NULL);
+    t->mem = qpci_iomap(t->dev, NHW_BAR_MEM, &t->mem_size);
     return t;
 }
 
@@ -72,12 +72,12 @@ static inline void wr(Trn *t, uint32_t off, uint32_t val)
 
 static inline uint32_t qrd(Trn *t, unsigned q, uint32_t reg)
 {
-    return rd(t, NRN_QREG_BASE(q) + reg);
+    return rd(t, NHW_QREG_BASE(q) + reg);
 }
 
 static inline void qwr(Trn *t, unsigned q, uint32_t reg, uint32_t val)
 {
-    wr(t, NRN_QREG_BASE(q) + reg, val);
+    wr(t, NHW_QREG_BASE(q) + reg, val);
 }
 
 /*
@@ -88,15 +88,15 @@ static inline void ring_setup_q(Trn *t, unsigned q)
 {
     if (!t->ring[q]) {
         t->ring[q] = guest_alloc(&t->alloc,
-                                 RING_ENTRIES * NRN_DESC_SIZE + 64);
-        t->ring[q] = ROUND_UP(t->ring[q], NRN_RING_ALIGN);
+                                 RING_ENTRIES * NHW_DESC_SIZE + 64);
+        t->ring[q] = ROUND_UP(t->ring[q], NHW_RING_ALIGN);
     }
-    qtest_memset(t->qts, t->ring[q], 0, RING_ENTRIES * NRN_DESC_SIZE);
-    qwr(t, q, NRN_QREG_RING_LO, (uint32_t)t->ring[q]);
-    qwr(t, q, NRN_QREG_RING_HI, t->ring[q] >> 32);
-    qwr(t, q, NRN_QREG_RING_SIZE, RING_ENTRIES);
-    qwr(t, q, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
-    g_assert_cmphex(qrd(t, q, NRN_QREG_STATUS), ==, NRN_QSTATUS_ENABLED);
+    qtest_memset(t->qts, t->ring[q], 0, RING_ENTRIES * NHW_DESC_SIZE);
+    qwr(t, q, NHW_QREG_RING_LO, (uint32_t)t->ring[q]);
+    qwr(t, q, NHW_QREG_RING_HI, t->ring[q] >> 32);
+    qwr(t, q, NHW_QREG_RING_SIZE, RING_ENTRIES);
+    qwr(t, q, NHW_QREG_CTRL, NHW_QCTRL_ENABLE);
+    g_assert_cmphex(qrd(t, q, NHW_QREG_STATUS), ==, NHW_QSTATUS_ENABLED);
     t->tail[q] = 0;
 }
 
@@ -107,8 +107,8 @@ static inline void ring_setup(Trn *t)
 
 static inline uint32_t desc_status_q(Trn *t, unsigned q, uint32_t slot)
 {
-    return qtest_readl(t->qts, t->ring[q] + slot * NRN_DESC_SIZE +
-                       NRN_DESC_STATUS_OFF);
+    return qtest_readl(t->qts, t->ring[q] + slot * NHW_DESC_SIZE +
+                       NHW_DESC_STATUS_OFF);
 }
 
 static inline uint32_t desc_status(Trn *t, uint32_t slot)
@@ -133,12 +133,12 @@ static inline uint32_t post_q(Trn *t, unsigned q, const void *desc)
 {
     uint32_t slot = t->tail[q];
 
-    qtest_memwrite(t->qts, t->ring[q] + slot * NRN_DESC_SIZE, desc,
-                   NRN_DESC_SIZE);
-    qtest_writel(t->qts, t->ring[q] + slot * NRN_DESC_SIZE +
-                 NRN_DESC_STATUS_OFF, 0);
+    qtest_memwrite(t->qts, t->ring[q] + slot * NHW_DESC_SIZE, desc,
+                   NHW_DESC_SIZE);
+    qtest_writel(t->qts, t->ring[q] + slot * NHW_DESC_SIZE +
+                 NHW_DESC_STATUS_OFF, 0);
     t->tail[q] = (t->tail[q] + 1) % RING_ENTRIES;
-    qwr(t, q, NRN_QREG_TAIL, t->tail[q]);
+    qwr(t, q, NHW_QREG_TAIL, t->tail[q]);
     return slot;
 }
 
@@ -147,21 +147,21 @@ static inline uint32_t submit_q(Trn *t, unsigned q, const void *desc)
 {
     uint32_t slot = post_q(t, q, desc);
 
-    wait_qreg(t, q, NRN_QREG_HEAD, ~0u, t->tail[q]);
+    wait_qreg(t, q, NHW_QREG_HEAD, ~0u, t->tail[q]);
     return desc_status_q(t, q, slot);
 }
 
-static inline uint32_t submit(Trn *t, struct nrn_copy_desc *d)
+static inline uint32_t submit(Trn *t, struct nhw_copy_desc *d)
 {
     return submit_q(t, 0, d);
 }
 
-static inline struct nrn_copy_desc copy_desc(uint8_t ss, uint64_t sa, uint64_t so,
+static inline struct nhw_copy_desc copy_desc(uint8_t ss, uint64_t sa, uint64_t so,
                                       uint8_t ds, uint64_t da, uint64_t dof,
                                       uint64_t len)
 {
-    return (struct nrn_copy_desc){
-        .op = NRN_OP_COPY, .flags = NRN_DESC_F_IRQ,
+    return (struct nhw_copy_desc){
+        .op = NHW_OP_COPY, .flags = NHW_DESC_F_IRQ,
         .src_space = ss, .src_addr = sa, .src_off = so,
         .dst_space = ds, .dst_addr = da, .dst_off = dof, .len = len,
         .tag = 0x1234,

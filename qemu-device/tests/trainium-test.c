@@ -14,28 +14,28 @@ static void test_identity(void)
     QDict *resp;
 
     g_assert_cmphex(qpci_config_readw(t->dev, PCI_VENDOR_ID), ==,
-                    NRN_PCI_VENDOR_ID);
+                    NHW_PCI_VENDOR_ID);
     g_assert_cmphex(qpci_config_readw(t->dev, PCI_DEVICE_ID), ==,
-                    NRN_PCI_DEVICE_ID);
+                    NHW_PCI_DEVICE_ID);
     g_assert_cmphex(qpci_config_readw(t->dev, PCI_CLASS_DEVICE), ==,
-                    NRN_PCI_CLASS);
+                    NHW_PCI_CLASS);
     g_assert_cmphex(qpci_config_readb(t->dev, PCI_REVISION_ID), ==,
-                    NRN_PCI_REVISION);
+                    NHW_PCI_REVISION);
     g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_EXP, 0));
     g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_MSIX, 0));
     /* MSI-X only: no INTx pin is advertised. */
     g_assert_cmpuint(qpci_config_readb(t->dev, PCI_INTERRUPT_PIN), ==, 0);
 
-    g_assert_cmphex(rd(t, NRN_REG_ID), ==, NRN_ID_MAGIC);
-    g_assert_cmphex(rd(t, NRN_REG_VERSION), ==, NRN_MODEL_VERSION);
-    g_assert_cmphex(rd(t, NRN_REG_CAPS) & NRN_CAP_DMA, ==, NRN_CAP_DMA);
-    g_assert_cmpuint(NRN_QUEUES_DMA(rd(t, NRN_REG_QUEUES)), ==, 2);
-    g_assert_cmpuint(NRN_QUEUES_CORES(rd(t, NRN_REG_QUEUES)), ==, 3);
-    g_assert_cmphex(rd(t, NRN_REG_MEM_SIZE_LO), ==, 32 * MiB);
-    g_assert_cmphex(rd(t, NRN_REG_MEM_SIZE_HI), ==, 0);
+    g_assert_cmphex(rd(t, NHW_REG_ID), ==, NHW_ID_MAGIC);
+    g_assert_cmphex(rd(t, NHW_REG_VERSION), ==, NHW_MODEL_VERSION);
+    g_assert_cmphex(rd(t, NHW_REG_CAPS) & NHW_CAP_DMA, ==, NHW_CAP_DMA);
+    g_assert_cmpuint(NHW_QUEUES_DMA(rd(t, NHW_REG_QUEUES)), ==, 2);
+    g_assert_cmpuint(NHW_QUEUES_CORES(rd(t, NHW_REG_QUEUES)), ==, 3);
+    g_assert_cmphex(rd(t, NHW_REG_MEM_SIZE_LO), ==, 32 * MiB);
+    g_assert_cmphex(rd(t, NHW_REG_MEM_SIZE_HI), ==, 0);
     g_assert_cmpuint(t->mem_size, ==, 32 * MiB);
-    g_assert_cmphex(rd(t, NRN_REG_STATUS) & NRN_STATUS_READY, ==,
-                    NRN_STATUS_READY);
+    g_assert_cmphex(rd(t, NHW_REG_STATUS) & NHW_STATUS_READY, ==,
+                    NHW_STATUS_READY);
     /* One vector per queue plus the error vector. */
     qpci_msix_enable(t->dev);
     g_assert_cmpuint(qpci_msix_table_size(t->dev), ==, 2 + 3 + 1);
@@ -58,33 +58,33 @@ static void test_registers(void)
 {
     Trn *t = trn_start(NULL);
 
-    wr(t, NRN_REG_SCRATCH, 0xdeadbeef);
-    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0xdeadbeef);
+    wr(t, NHW_REG_SCRATCH, 0xdeadbeef);
+    g_assert_cmphex(rd(t, NHW_REG_SCRATCH), ==, 0xdeadbeef);
     /* Read-only registers ignore writes; unknown ones read as zero. */
-    wr(t, NRN_REG_ID, 0);
-    g_assert_cmphex(rd(t, NRN_REG_ID), ==, NRN_ID_MAGIC);
-    wr(t, NRN_QREG_BASE(0) + NRN_QREG_HEAD, 5);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_HEAD), ==, 0);
+    wr(t, NHW_REG_ID, 0);
+    g_assert_cmphex(rd(t, NHW_REG_ID), ==, NHW_ID_MAGIC);
+    wr(t, NHW_QREG_BASE(0) + NHW_QREG_HEAD, 5);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_HEAD), ==, 0);
     g_assert_cmphex(rd(t, 0x0ffc), ==, 0);
     g_assert_cmphex(qrd(t, 0, 0xfc), ==, 0);
     /* A 64-bit access reads the LO/HI pair. */
-    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NRN_REG_MEM_SIZE_LO), ==,
+    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NHW_REG_MEM_SIZE_LO), ==,
                     64 * MiB);
     /*
      * Elsewhere it is two 32-bit accesses, low address first: SCRATCH is
      * written, ISA_VERSION (read-only) ignores the high word.
      */
-    qpci_io_writeq(t->dev, t->regs, NRN_REG_SCRATCH, 0x1234567800c0ffeeull);
-    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0x00c0ffee);
-    g_assert_cmphex(rd(t, NRN_REG_ISA_VERSION), ==, NRN_ISA_VERSION);
-    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NRN_REG_SCRATCH), ==,
-                    ((uint64_t)NRN_ISA_VERSION << 32) | 0x00c0ffee);
+    qpci_io_writeq(t->dev, t->regs, NHW_REG_SCRATCH, 0x1234567800c0ffeeull);
+    g_assert_cmphex(rd(t, NHW_REG_SCRATCH), ==, 0x00c0ffee);
+    g_assert_cmphex(rd(t, NHW_REG_ISA_VERSION), ==, NISA_ISA_VERSION);
+    g_assert_cmphex(qpci_io_readq(t->dev, t->regs, NHW_REG_SCRATCH), ==,
+                    ((uint64_t)NISA_ISA_VERSION << 32) | 0x00c0ffee);
     /* Device reset clears the scratch register and the queues. */
     ring_setup(t);
-    wr(t, NRN_REG_CTRL, NRN_CTRL_RESET);
-    g_assert_cmphex(rd(t, NRN_REG_SCRATCH), ==, 0);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_RING_SIZE), ==, 0);
+    wr(t, NHW_REG_CTRL, NHW_CTRL_RESET);
+    g_assert_cmphex(rd(t, NHW_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_RING_SIZE), ==, 0);
     trn_stop(t);
 }
 
@@ -135,37 +135,37 @@ static void test_dma_roundtrip(void)
     g_autofree uint8_t *bar = g_malloc0(len);
     uint64_t hsrc = guest_alloc(&t->alloc, len);
     uint64_t hdst = guest_alloc(&t->alloc, len);
-    struct nrn_copy_desc d;
+    struct nhw_copy_desc d;
 
     qpci_msix_enable(t->dev);
     ring_setup(t);
     fill_pattern(src, len, 1);
     qtest_memwrite(t->qts, hsrc, src, len);
 
-    d = copy_desc(NRN_SPACE_HOST, hsrc, 0, NRN_SPACE_DEV, 0x10000, 5, len);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    d = copy_desc(NHW_SPACE_HOST, hsrc, 0, NHW_SPACE_DEV, 0x10000, 5, len);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     /* The data is in device memory, as seen through BAR2. */
     qpci_memread(t->dev, t->mem, 0x10005, bar, len);
     g_assert_cmpmem(bar, len, src, len);
 
-    d = copy_desc(NRN_SPACE_DEV, 0x10000, 5, NRN_SPACE_HOST, hdst, 0, len);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    d = copy_desc(NHW_SPACE_DEV, 0x10000, 5, NHW_SPACE_HOST, hdst, 0, len);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     qtest_memread(t->qts, hdst, back, len);
     g_assert_cmpmem(back, len, src, len);
 
     /* Device to device, overlapping ranges behave like memmove. */
-    d = copy_desc(NRN_SPACE_DEV, 0x10005, 0, NRN_SPACE_DEV, 0x10005, 100,
+    d = copy_desc(NHW_SPACE_DEV, 0x10005, 0, NHW_SPACE_DEV, 0x10005, 100,
                   len);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     qpci_memread(t->dev, t->mem, 0x10005 + 100, bar, len);
     g_assert_cmpmem(bar, len, src, len);
 
-    g_assert_cmpuint(qrd(t, 0, NRN_QREG_DONE_LO), ==, 3);
+    g_assert_cmpuint(qrd(t, 0, NHW_QREG_DONE_LO), ==, 3);
     /* Completions raised queue 0's vector (masked, so it is pending). */
     g_assert(qpci_msix_pending(t->dev, 0));
-    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
-    wr(t, NRN_REG_INT_STATUS, 1);
-    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+    g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 1);
+    wr(t, NHW_REG_INT_STATUS, 1);
+    g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 0);
     trn_stop(t);
 }
 
@@ -175,12 +175,12 @@ static void test_dma_sgl(void)
     static const uint64_t seg_len[] = { 100, 4096, 1, 3000, 777 };
     const size_t total = 100 + 4096 + 1 + 3000 + 777, off = 150;
     const size_t len = total - off - 10;
-    struct nrn_sg_entry sgl[ARRAY_SIZE(seg_len)];
+    struct nhw_sg_entry sgl[ARRAY_SIZE(seg_len)];
     g_autofree uint8_t *data = g_malloc(total);
     g_autofree uint8_t *back = g_malloc0(len);
     uint64_t list = guest_alloc(&t->alloc, sizeof(sgl));
     uint64_t out = guest_alloc(&t->alloc, len);
-    struct nrn_copy_desc d;
+    struct nhw_copy_desc d;
     size_t pos = 0;
 
     ring_setup(t);
@@ -188,28 +188,28 @@ static void test_dma_sgl(void)
     for (size_t i = 0; i < ARRAY_SIZE(seg_len); i++) {
         uint64_t a = guest_alloc(&t->alloc, seg_len[i] + 64) + 3;
 
-        sgl[i] = (struct nrn_sg_entry){ .addr = a, .len = seg_len[i] };
+        sgl[i] = (struct nhw_sg_entry){ .addr = a, .len = seg_len[i] };
         qtest_memwrite(t->qts, a, data + pos, seg_len[i]);
         pos += seg_len[i];
     }
     qtest_memwrite(t->qts, list, sgl, sizeof(sgl));
 
     /* Gather from the scattered list into device memory... */
-    d = copy_desc(NRN_SPACE_SGL, list, off, NRN_SPACE_DEV, 0, 0, len);
+    d = copy_desc(NHW_SPACE_SGL, list, off, NHW_SPACE_DEV, 0, 0, len);
     d.src_nseg = ARRAY_SIZE(sgl);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     /* ...and back out into contiguous host memory. */
-    d = copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, out, 0, len);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    d = copy_desc(NHW_SPACE_DEV, 0, 0, NHW_SPACE_HOST, out, 0, len);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     qtest_memread(t->qts, out, back, len);
     g_assert_cmpmem(back, len, data + off, len);
 
     /* Scatter into the list at an offset: host to SGL, both host. */
     memset(back, 0xab, len);
     qtest_memwrite(t->qts, out, back, 200);
-    d = copy_desc(NRN_SPACE_HOST, out, 0, NRN_SPACE_SGL, list, 99, 200);
+    d = copy_desc(NHW_SPACE_HOST, out, 0, NHW_SPACE_SGL, list, 99, 200);
     d.dst_nseg = ARRAY_SIZE(sgl);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     g_assert_cmphex(qtest_readb(t->qts, sgl[0].addr + 98), ==, data[98]);
     g_assert_cmphex(qtest_readb(t->qts, sgl[0].addr + 99), ==, 0xab);
     g_assert_cmphex(qtest_readb(t->qts, sgl[1].addr + 198), ==, 0xab);
@@ -224,58 +224,58 @@ static void test_dma_errors(void)
     Trn *t = trn_start("mem-size=16M");
     uint64_t host = guest_alloc(&t->alloc, 4096);
     uint64_t list = guest_alloc(&t->alloc, 64);
-    struct nrn_sg_entry bad_sgl[2] = {
+    struct nhw_sg_entry bad_sgl[2] = {
         { .addr = host, .len = 64 }, { .addr = host, .len = 0 },
     };
     struct {
         const char *what;
-        struct nrn_copy_desc d;
+        struct nhw_copy_desc d;
         uint32_t nseg;
         uint32_t err;
     } cases[] = {
         { "device range past the end",
-          copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 16 * MiB - 8, 0,
-                    16), 0, NRN_ERR_DEV_RANGE },
+          copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV, 16 * MiB - 8, 0,
+                    16), 0, NISA_ERR_DEV_RANGE },
         { "offset + length overflows",
-          copy_desc(NRN_SPACE_DEV, 8, UINT64_MAX - 4, NRN_SPACE_HOST, host,
-                    0, 16), 0, NRN_ERR_BAD_DESC },
+          copy_desc(NHW_SPACE_DEV, 8, UINT64_MAX - 4, NHW_SPACE_HOST, host,
+                    0, 16), 0, NISA_ERR_BAD_DESC },
         { "device offset far past the end",
-          copy_desc(NRN_SPACE_DEV, 8, 1ull << 62, NRN_SPACE_HOST, host, 0,
-                    16), 0, NRN_ERR_DEV_RANGE },
+          copy_desc(NHW_SPACE_DEV, 8, 1ull << 62, NHW_SPACE_HOST, host, 0,
+                    16), 0, NISA_ERR_DEV_RANGE },
         { "device base + offset overflows",
-          copy_desc(NRN_SPACE_DEV, UINT64_MAX - 8, 16, NRN_SPACE_HOST, host,
-                    0, 16), 0, NRN_ERR_DEV_RANGE },
+          copy_desc(NHW_SPACE_DEV, UINT64_MAX - 8, 16, NHW_SPACE_HOST, host,
+                    0, 16), 0, NISA_ERR_DEV_RANGE },
         { "host range wraps around",
-          copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0,
-                    UINT64_MAX), 0, NRN_ERR_HOST_DMA },
+          copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV, 0, 0,
+                    UINT64_MAX), 0, NISA_ERR_HOST_DMA },
         { "host address not memory",
-          copy_desc(NRN_SPACE_HOST, 0xfffffff00000ull, 0, NRN_SPACE_DEV, 0,
-                    0, 16), 0, NRN_ERR_HOST_DMA },
+          copy_desc(NHW_SPACE_HOST, 0xfffffff00000ull, 0, NHW_SPACE_DEV, 0,
+                    0, 16), 0, NISA_ERR_HOST_DMA },
         { "host address is MMIO (the card's own registers)",
-          copy_desc(NRN_SPACE_HOST, t->regs.addr, 0, NRN_SPACE_DEV, 0, 0, 16),
-          0, NRN_ERR_HOST_DMA },
+          copy_desc(NHW_SPACE_HOST, t->regs.addr, 0, NHW_SPACE_DEV, 0, 0, 16),
+          0, NISA_ERR_HOST_DMA },
         { "host source is the card's own BAR2 (RAM, refused)",
-          copy_desc(NRN_SPACE_HOST, t->mem.addr, 0x1000, NRN_SPACE_DEV, 0, 0,
-                    16), 0, NRN_ERR_HOST_DMA },
+          copy_desc(NHW_SPACE_HOST, t->mem.addr, 0x1000, NHW_SPACE_DEV, 0, 0,
+                    16), 0, NISA_ERR_HOST_DMA },
         { "host destination is the card's own BAR2",
-          copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, t->mem.addr, 0, 16),
-          0, NRN_ERR_HOST_DMA },
+          copy_desc(NHW_SPACE_DEV, 0, 0, NHW_SPACE_HOST, t->mem.addr, 0, 16),
+          0, NISA_ERR_HOST_DMA },
         { "host range running into BAR2",
-          copy_desc(NRN_SPACE_DEV, 0, 0, NRN_SPACE_HOST, t->mem.addr - 8, 0,
-                    16), 0, NRN_ERR_HOST_DMA },
-        { "bad space", copy_desc(7, host, 0, NRN_SPACE_DEV, 0, 0, 16), 0,
-          NRN_ERR_BAD_DESC },
+          copy_desc(NHW_SPACE_DEV, 0, 0, NHW_SPACE_HOST, t->mem.addr - 8, 0,
+                    16), 0, NISA_ERR_HOST_DMA },
+        { "bad space", copy_desc(7, host, 0, NHW_SPACE_DEV, 0, 0, 16), 0,
+          NISA_ERR_BAD_DESC },
         { "SGL with a zero-length segment",
-          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 100), 2,
-          NRN_ERR_BAD_SGL },
+          copy_desc(NHW_SPACE_SGL, list, 0, NHW_SPACE_DEV, 0, 0, 100), 2,
+          NISA_ERR_BAD_SGL },
         { "SGL shorter than the copy",
-          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 65), 1,
-          NRN_ERR_BAD_SGL },
+          copy_desc(NHW_SPACE_SGL, list, 0, NHW_SPACE_DEV, 0, 0, 65), 1,
+          NISA_ERR_BAD_SGL },
         { "SGL with no segments",
-          copy_desc(NRN_SPACE_SGL, list, 0, NRN_SPACE_DEV, 0, 0, 1), 0,
-          NRN_ERR_BAD_SGL },
+          copy_desc(NHW_SPACE_SGL, list, 0, NHW_SPACE_DEV, 0, 0, 1), 0,
+          NISA_ERR_BAD_SGL },
     };
-    struct nrn_copy_desc d;
+    struct nhw_copy_desc d;
 
     ring_setup(t);
     qtest_memwrite(t->qts, list, bad_sgl, sizeof(bad_sgl));
@@ -283,24 +283,24 @@ static void test_dma_errors(void)
         cases[i].d.src_nseg = cases[i].nseg;
         g_test_message("%s", cases[i].what);
         g_assert_cmphex(submit(t, &cases[i].d), ==,
-                        NRN_DESC_DONE | cases[i].err);
+                        NHW_DESC_DONE | cases[i].err);
     }
-    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 16);
+    d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV, 0, 0, 16);
     d.rsvd = 1;
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_DESC);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_BAD_DESC);
     /* Zero length: done, nothing checked but the reserved word. */
-    d = copy_desc(77, 0xfffffff00000ull, UINT64_MAX, NRN_SPACE_SGL, 0, 0, 0);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    d = copy_desc(77, 0xfffffff00000ull, UINT64_MAX, NHW_SPACE_SGL, 0, 0, 0);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     d.rsvd = 1;
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_DESC);
-    d = (struct nrn_copy_desc){ .op = NRN_OP_LAUNCH };
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_OP);
-    d = (struct nrn_copy_desc){ .op = 0x77 };
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_BAD_OP);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_BAD_DESC);
+    d = (struct nhw_copy_desc){ .op = NHW_OP_LAUNCH };
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_BAD_OP);
+    d = (struct nhw_copy_desc){ .op = 0x77 };
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_BAD_OP);
     /* The queue is still healthy. */
-    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 4096);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_HALTED, ==, 0);
+    d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV, 0, 0, 4096);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS) & NHW_QSTATUS_HALTED, ==, 0);
     trn_stop(t);
 }
 
@@ -312,7 +312,7 @@ static void test_bus_master_off(void)
 {
     Trn *t = trn_start("mem-size=16M");
     uint64_t host = guest_alloc(&t->alloc, 64);
-    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+    struct nhw_copy_desc d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV,
                                        0, 0, 64);
     uint16_t cmd;
 
@@ -320,12 +320,12 @@ static void test_bus_master_off(void)
     cmd = qpci_config_readw(t->dev, PCI_COMMAND);
     qpci_config_writew(t->dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
     post_q(t, 0, &d);
-    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
-    g_assert_cmpuint(qrd(t, 0, NRN_QREG_ERROR), ==, NRN_ERR_RING);
+    wait_qreg(t, 0, NHW_QREG_STATUS, NHW_QSTATUS_HALTED, NHW_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 0, NHW_QREG_ERROR), ==, NISA_ERR_RING);
     qpci_config_writew(t->dev, PCI_COMMAND, cmd);
-    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    qwr(t, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
     ring_setup(t);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     trn_stop(t);
 }
 
@@ -336,39 +336,39 @@ static void test_ring_errors(void)
 
     qpci_msix_enable(t->dev);
     /* Not a power of two: the queue halts and raises the error vector. */
-    qwr(t, 1, NRN_QREG_RING_SIZE, 3);
-    qwr(t, 1, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
-    wait_qreg(t, 1, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
-    g_assert_cmpuint(qrd(t, 1, NRN_QREG_ERROR), ==, NRN_ERR_RING);
-    g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & NRN_INT_ERROR, ==,
-                    NRN_INT_ERROR);
-    g_assert_cmpuint(rd(t, NRN_REG_ERR_QUEUE), ==, 1);
+    qwr(t, 1, NHW_QREG_RING_SIZE, 3);
+    qwr(t, 1, NHW_QREG_CTRL, NHW_QCTRL_ENABLE);
+    wait_qreg(t, 1, NHW_QREG_STATUS, NHW_QSTATUS_HALTED, NHW_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 1, NHW_QREG_ERROR), ==, NISA_ERR_RING);
+    g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & NHW_INT_ERROR, ==,
+                    NHW_INT_ERROR);
+    g_assert_cmpuint(rd(t, NHW_REG_ERR_QUEUE), ==, 1);
     g_assert(qpci_msix_pending(t->dev, errvec));
     /* A queue reset clears it. */
-    qwr(t, 1, NRN_QREG_CTRL, NRN_QCTRL_RESET);
-    g_assert_cmphex(qrd(t, 1, NRN_QREG_STATUS), ==, 0);
+    qwr(t, 1, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 1, NHW_QREG_STATUS), ==, 0);
 
     /* Misaligned base. */
-    qwr(t, 2, NRN_QREG_RING_LO, 0x1008);
-    qwr(t, 2, NRN_QREG_RING_SIZE, 8);
-    qwr(t, 2, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
-    wait_qreg(t, 2, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
+    qwr(t, 2, NHW_QREG_RING_LO, 0x1008);
+    qwr(t, 2, NHW_QREG_RING_SIZE, 8);
+    qwr(t, 2, NHW_QREG_CTRL, NHW_QCTRL_ENABLE);
+    wait_qreg(t, 2, NHW_QREG_STATUS, NHW_QSTATUS_HALTED, NHW_QSTATUS_HALTED);
 
     /* A ring that is not memory halts the queue when it is read. */
-    qwr(t, 3, NRN_QREG_RING_LO, 0);
-    qwr(t, 3, NRN_QREG_RING_HI, 0xffff);
-    qwr(t, 3, NRN_QREG_RING_SIZE, 8);
-    qwr(t, 3, NRN_QREG_CTRL, NRN_QCTRL_ENABLE);
-    qwr(t, 3, NRN_QREG_TAIL, 1);
-    wait_qreg(t, 3, NRN_QREG_STATUS, NRN_QSTATUS_HALTED, NRN_QSTATUS_HALTED);
-    g_assert_cmpuint(qrd(t, 3, NRN_QREG_ERROR), ==, NRN_ERR_RING);
+    qwr(t, 3, NHW_QREG_RING_LO, 0);
+    qwr(t, 3, NHW_QREG_RING_HI, 0xffff);
+    qwr(t, 3, NHW_QREG_RING_SIZE, 8);
+    qwr(t, 3, NHW_QREG_CTRL, NHW_QCTRL_ENABLE);
+    qwr(t, 3, NHW_QREG_TAIL, 1);
+    wait_qreg(t, 3, NHW_QREG_STATUS, NHW_QSTATUS_HALTED, NHW_QSTATUS_HALTED);
+    g_assert_cmpuint(qrd(t, 3, NHW_QREG_ERROR), ==, NISA_ERR_RING);
 
     /* Ring registers are locked while enabled; doorbells are checked. */
     ring_setup(t);
-    qwr(t, 0, NRN_QREG_RING_SIZE, 4);
-    g_assert_cmpuint(qrd(t, 0, NRN_QREG_RING_SIZE), ==, RING_ENTRIES);
-    qwr(t, 0, NRN_QREG_TAIL, RING_ENTRIES);
-    g_assert_cmpuint(qrd(t, 0, NRN_QREG_TAIL), ==, 0);
+    qwr(t, 0, NHW_QREG_RING_SIZE, 4);
+    g_assert_cmpuint(qrd(t, 0, NHW_QREG_RING_SIZE), ==, RING_ENTRIES);
+    qwr(t, 0, NHW_QREG_TAIL, RING_ENTRIES);
+    g_assert_cmpuint(qrd(t, 0, NHW_QREG_TAIL), ==, 0);
     trn_stop(t);
 }
 
@@ -376,51 +376,51 @@ static void test_fault_injection(void)
 {
     Trn *t = trn_start(NULL);
     uint64_t host = guest_alloc(&t->alloc, 64);
-    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+    struct nhw_copy_desc d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV,
                                        0, 0, 64);
     uint32_t slot;
 
-    g_assert(rd(t, NRN_REG_CAPS) & NRN_CAP_FAULT_INJECT);
+    g_assert(rd(t, NHW_REG_CAPS) & NHW_CAP_FAULT_INJECT);
     ring_setup(t);
-    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_FAIL_NEXT);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE | NRN_ERR_INJECTED);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_FAIL_NEXT);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_INJECTED);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
 
     /* A hung queue takes the descriptor and never completes it... */
-    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_HANG);
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_HANG);
     slot = post_q(t, 0, &d);
-    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    wait_qreg(t, 0, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
     g_usleep(50 * 1000);
-    g_assert_cmpuint(qrd(t, 0, NRN_QREG_HEAD), ==, slot);
+    g_assert_cmpuint(qrd(t, 0, NHW_QREG_HEAD), ==, slot);
     g_assert_cmphex(desc_status(t, slot), ==, 0);
     /* ...until a queue reset takes it away; the queue then works again. */
-    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
+    qwr(t, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_FAULT), ==, 0);
     ring_setup(t);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
 
     /* A stuck queue ignores its own reset; a device reset frees it. */
-    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_HANG | NRN_FAULT_STUCK);
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_HANG | NHW_FAULT_STUCK);
     post_q(t, 0, &d);
-    wait_qreg(t, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
-    qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_BUSY, ==,
-                    NRN_QSTATUS_BUSY);
-    wr(t, NRN_REG_CTRL, NRN_CTRL_RESET);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
+    wait_qreg(t, 0, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
+    qwr(t, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS) & NHW_QSTATUS_BUSY, ==,
+                    NHW_QSTATUS_BUSY);
+    wr(t, NHW_REG_CTRL, NHW_CTRL_RESET);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS), ==, 0);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_FAULT), ==, 0);
     ring_setup(t);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     trn_stop(t);
 
     /* With the hooks off, the register reads zero and does nothing. */
     t = trn_start("mem-size=16M,fault-injection=off");
-    g_assert(!(rd(t, NRN_REG_CAPS) & NRN_CAP_FAULT_INJECT));
+    g_assert(!(rd(t, NHW_REG_CAPS) & NHW_CAP_FAULT_INJECT));
     ring_setup(t);
-    qwr(t, 0, NRN_QREG_FAULT, NRN_FAULT_FAIL_NEXT);
-    g_assert_cmphex(qrd(t, 0, NRN_QREG_FAULT), ==, 0);
-    g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_FAIL_NEXT);
+    g_assert_cmphex(qrd(t, 0, NHW_QREG_FAULT), ==, 0);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
     trn_stop(t);
 }
 
@@ -440,10 +440,10 @@ static void test_two_cards(void)
         QPCIBar bar;
 
         qpci_device_enable(dev);
-        bar = qpci_iomap(dev, NRN_BAR_REGS, NULL);
-        qpci_io_writel(dev, bar, NRN_REG_SCRATCH, 100 + i);
-        sizes[i] = qpci_io_readl(dev, bar, NRN_REG_MEM_SIZE_LO);
-        g_assert_cmpuint(qpci_io_readl(dev, bar, NRN_REG_SCRATCH), ==, 100 + i);
+        bar = qpci_iomap(dev, NHW_BAR_REGS, NULL);
+        qpci_io_writel(dev, bar, NHW_REG_SCRATCH, 100 + i);
+        sizes[i] = qpci_io_readl(dev, bar, NHW_REG_MEM_SIZE_LO);
+        g_assert_cmpuint(qpci_io_readl(dev, bar, NHW_REG_SCRATCH), ==, 100 + i);
         g_free(dev);
     }
     g_assert_cmpuint(sizes[0], ==, 16 * MiB);
@@ -465,15 +465,15 @@ static void test_migration(void)
     g_autofree char *status = NULL;
     Trn *src = trn_start("mem-size=16M"), *dst;
     uint64_t host = guest_alloc(&src->alloc, 4096);
-    struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV,
+    struct nhw_copy_desc d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV,
                                        0x2000, 0, 64);
     uint8_t pat[64], back[64];
 
     fill_pattern(pat, sizeof(pat), 5);
     qtest_memwrite(src->qts, host, pat, sizeof(pat));
-    wr(src, NRN_REG_SCRATCH, 0x5a5a1234);
+    wr(src, NHW_REG_SCRATCH, 0x5a5a1234);
     ring_setup(src);
-    g_assert_cmphex(submit(src, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(src, &d), ==, NHW_DESC_DONE);
 
     dst = g_new0(Trn, 1);
     dst->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=16M "
@@ -486,19 +486,19 @@ static void test_migration(void)
     pc_alloc_init(&dst->alloc, dst->qts, ALLOC_NO_FLAGS);
     dst->bus = qpci_new_pc(dst->qts, &dst->alloc);
     dst->dev = qpci_device_find(dst->bus, QPCI_DEVFN(TRN_SLOT, 0));
-    dst->regs = qpci_iomap(dst->dev, NRN_BAR_REGS, NULL);
-    dst->mem = qpci_iomap(dst->dev, NRN_BAR_MEM, &dst->mem_size);
+    dst->regs = qpci_iomap(dst->dev, NHW_BAR_REGS, NULL);
+    dst->mem = qpci_iomap(dst->dev, NHW_BAR_MEM, &dst->mem_size);
     dst->ring[0] = src->ring[0];
     dst->tail[0] = src->tail[0];
-    g_assert_cmphex(rd(dst, NRN_REG_SCRATCH), ==, 0x5a5a1234);
-    g_assert_cmphex(qrd(dst, 0, NRN_QREG_STATUS), ==, NRN_QSTATUS_ENABLED);
-    g_assert_cmpuint(qrd(dst, 0, NRN_QREG_DONE_LO), ==, 1);
-    g_assert_cmpuint(qrd(dst, 0, NRN_QREG_HEAD), ==, 1);
+    g_assert_cmphex(rd(dst, NHW_REG_SCRATCH), ==, 0x5a5a1234);
+    g_assert_cmphex(qrd(dst, 0, NHW_QREG_STATUS), ==, NHW_QSTATUS_ENABLED);
+    g_assert_cmpuint(qrd(dst, 0, NHW_QREG_DONE_LO), ==, 1);
+    g_assert_cmpuint(qrd(dst, 0, NHW_QREG_HEAD), ==, 1);
     qpci_memread(dst->dev, dst->mem, 0x2000, back, sizeof(back));
     g_assert_cmpmem(back, sizeof(back), pat, sizeof(pat));
     /* The queue carries on at the destination. */
     d.dst_addr = 0x3000;
-    g_assert_cmphex(submit(dst, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(dst, &d), ==, NHW_DESC_DONE);
     qpci_memread(dst->dev, dst->mem, 0x3000, back, sizeof(back));
     g_assert_cmpmem(back, sizeof(back), pat, sizeof(pat));
     trn_stop(dst);
@@ -508,10 +508,10 @@ static void test_migration(void)
     src = trn_start("mem-size=16M");
     host = guest_alloc(&src->alloc, 4096);
     ring_setup(src);
-    qwr(src, 0, NRN_QREG_FAULT, NRN_FAULT_HANG);
-    d = copy_desc(NRN_SPACE_HOST, host, 0, NRN_SPACE_DEV, 0, 0, 64);
+    qwr(src, 0, NHW_QREG_FAULT, NHW_FAULT_HANG);
+    d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV, 0, 0, 64);
     post_q(src, 0, &d);
-    wait_qreg(src, 0, NRN_QREG_STATUS, NRN_QSTATUS_BUSY, NRN_QSTATUS_BUSY);
+    wait_qreg(src, 0, NHW_QREG_STATUS, NHW_QSTATUS_BUSY, NHW_QSTATUS_BUSY);
     dst = g_new0(Trn, 1);
     dst->qts = qtest_initf("-machine q35 -device trainium,addr=%x.0,mem-size=16M "
                            "-incoming %s", TRN_SLOT, uri);
@@ -521,9 +521,9 @@ static void test_migration(void)
     qtest_set_expected_status(dst->qts, EXIT_FAILURE);
     qtest_quit(dst->qts);
     g_free(dst);
-    qwr(src, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
+    qwr(src, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
     ring_setup(src);
-    g_assert_cmphex(submit(src, &d), ==, NRN_DESC_DONE);
+    g_assert_cmphex(submit(src, &d), ==, NHW_DESC_DONE);
     trn_stop(src);
     unlink(sock);
 }
@@ -541,49 +541,49 @@ static void test_doorbell_and_irq_at(void)
     for (unsigned i = 0; i < ARRAY_SIZE(props); i++) {
         Trn *t = trn_start(props[i]);
         uint64_t host = guest_alloc(&t->alloc, 4096);
-        struct nrn_copy_desc d = copy_desc(NRN_SPACE_HOST, host, 0,
-                                           NRN_SPACE_DEV, 0, 0, 4096);
+        struct nhw_copy_desc d = copy_desc(NHW_SPACE_HOST, host, 0,
+                                           NHW_SPACE_DEV, 0, 0, 4096);
         uint32_t slot;
 
-        g_assert(rd(t, NRN_REG_CAPS) & NRN_CAP_IRQ_AT);
+        g_assert(rd(t, NHW_REG_CAPS) & NHW_CAP_IRQ_AT);
         ring_setup(t);
         d.flags = 0;
         slot = post_q(t, 0, &d);
         if (i == 0) {
             /* Inline: done before the doorbell write returned. */
-            g_assert_cmphex(desc_status(t, slot), ==, NRN_DESC_DONE);
+            g_assert_cmphex(desc_status(t, slot), ==, NHW_DESC_DONE);
         }
-        wait_qreg(t, 0, NRN_QREG_DONE_LO, ~0u, 1);
-        g_assert_cmphex(desc_status(t, slot), ==, NRN_DESC_DONE);
-        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
+        wait_qreg(t, 0, NHW_QREG_DONE_LO, ~0u, 1);
+        g_assert_cmphex(desc_status(t, slot), ==, NHW_DESC_DONE);
+        g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 0);
 
         /* Already reached: the interrupt comes at once. */
-        qwr(t, 0, NRN_QREG_IRQ_AT, 1);
-        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
-        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
+        qwr(t, 0, NHW_QREG_IRQ_AT, 1);
+        g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 1);
+        g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS) & NHW_QSTATUS_IRQ_ARMED,
                         ==, 0);
-        wr(t, NRN_REG_INT_STATUS, 1);
+        wr(t, NHW_REG_INT_STATUS, 1);
 
         /* Two descriptors ahead: the first does not interrupt, the second does. */
-        qwr(t, 0, NRN_QREG_IRQ_AT, 3);
-        g_assert_cmpuint(qrd(t, 0, NRN_QREG_IRQ_AT), ==, 3);
-        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
-                        ==, NRN_QSTATUS_IRQ_ARMED);
-        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
-        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
-        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
-        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 1);
-        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS) & NRN_QSTATUS_IRQ_ARMED,
+        qwr(t, 0, NHW_QREG_IRQ_AT, 3);
+        g_assert_cmpuint(qrd(t, 0, NHW_QREG_IRQ_AT), ==, 3);
+        g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS) & NHW_QSTATUS_IRQ_ARMED,
+                        ==, NHW_QSTATUS_IRQ_ARMED);
+        g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+        g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 0);
+        g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+        g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 1);
+        g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS) & NHW_QSTATUS_IRQ_ARMED,
                         ==, 0);
-        wr(t, NRN_REG_INT_STATUS, 1);
+        wr(t, NHW_REG_INT_STATUS, 1);
 
         /* Once fired, it stays quiet; a reset disarms a pending one. */
-        g_assert_cmphex(submit(t, &d), ==, NRN_DESC_DONE);
-        g_assert_cmphex(rd(t, NRN_REG_INT_STATUS) & 1, ==, 0);
-        qwr(t, 0, NRN_QREG_IRQ_AT, 100);
-        qwr(t, 0, NRN_QREG_CTRL, NRN_QCTRL_RESET);
-        g_assert_cmphex(qrd(t, 0, NRN_QREG_STATUS), ==, 0);
-        g_assert_cmpuint(qrd(t, 0, NRN_QREG_IRQ_AT), ==, 0);
+        g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+        g_assert_cmphex(rd(t, NHW_REG_INT_STATUS) & 1, ==, 0);
+        qwr(t, 0, NHW_QREG_IRQ_AT, 100);
+        qwr(t, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+        g_assert_cmphex(qrd(t, 0, NHW_QREG_STATUS), ==, 0);
+        g_assert_cmpuint(qrd(t, 0, NHW_QREG_IRQ_AT), ==, 0);
         trn_stop(t);
     }
 }

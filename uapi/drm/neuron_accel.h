@@ -89,7 +89,7 @@ extern "C" {
  *   with -ENOMEM (it may succeed once they have completed);
  * - a SUBMIT: 1..%DRM_NEURON_MAX_COPIES copies, 0..%DRM_NEURON_MAX_BOS
  *   buffer-table entries, 0..%DRM_NEURON_MAX_SYNCS in-syncs, a kernel of
- *   1..%NRN_MAX_INSNS instructions; beyond, -EINVAL.
+ *   1..%NISA_MAX_INSNS instructions; beyond, -EINVAL.
  */
 
 /**
@@ -174,8 +174,8 @@ struct drm_neuron_copy {
 };
 
 /* Access a compute job has to a buffer. */
-#define DRM_NEURON_ACCESS_READ		NRN_ACCESS_READ
-#define DRM_NEURON_ACCESS_WRITE		NRN_ACCESS_WRITE
+#define DRM_NEURON_ACCESS_READ		NISA_ACCESS_READ
+#define DRM_NEURON_ACCESS_WRITE		NISA_ACCESS_WRITE
 
 /**
  * struct drm_neuron_bo_ref - a buffer a compute job uses
@@ -208,7 +208,7 @@ struct drm_neuron_sync {
  *
  * A DMA job (@engine %DRM_NEURON_ENGINE_DMA) is a list of copies, executed
  * in order; the compute fields must be zero. A compute job
- * (%DRM_NEURON_ENGINE_CORE) runs the kernel (struct nrn_insn[], see
+ * (%DRM_NEURON_ENGINE_CORE) runs the kernel (struct nisa_insn[], see
  * drm/neuron_isa.h) at (@kernel_handle, @kernel_offset), @kernel_size bytes,
  * in device memory, with @bos as its buffer table; the DMA fields must be
  * zero.
@@ -244,8 +244,8 @@ struct drm_neuron_submit {
 	/** @kernel_offset: compute: byte offset of the kernel in it */
 	__u64 kernel_offset;
 	/**
-	 * @kernel_size: compute: bytes, a multiple of sizeof(struct nrn_insn),
-	 * 1..%NRN_MAX_INSNS instructions (-EINVAL otherwise)
+	 * @kernel_size: compute: bytes, a multiple of sizeof(struct nisa_insn),
+	 * 1..%NISA_MAX_INSNS instructions (-EINVAL otherwise)
 	 */
 	__u64 kernel_size;
 	/** @bos: compute: user pointer to struct drm_neuron_bo_ref[] */
@@ -293,7 +293,7 @@ struct drm_neuron_wait {
 	__s32 status;
 	/**
 	 * @device_error: out, when @status is -EIO: the device's error code
-	 * (NRN_ERR_* of docs/hardware.md), else 0
+	 * (NISA_ERR_* of docs/hardware.md), else 0
 	 */
 	__u32 device_error;
 };

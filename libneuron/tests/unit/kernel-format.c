@@ -21,17 +21,17 @@ static int failures;
 	}								\
 } while (0)
 
-static struct nrn_tensor t1(unsigned int slot, uint32_t n)
+static struct nisa_tensor t1(unsigned int slot, uint32_t n)
 {
-	return (struct nrn_tensor){ .slot = slot, .dtype = NRN_F32, .ndim = 1,
+	return (struct nisa_tensor){ .slot = slot, .dtype = NISA_F32, .ndim = 1,
 				    .shape = { n }, .strides = { 1 } };
 }
 
 int main(void)
 {
-	struct nrn_insn add = { .opcode = NRN_INSN_BINARY, .subop = NRN_BIN_ADD,
+	struct nisa_insn add = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_ADD,
 				.dst = t1(2, 8), .src = { t1(0, 8), t1(1, 8) } };
-	struct nrn_insn mm = { .opcode = NRN_INSN_MATMUL, .flags = NRN_IF_BIAS };
+	struct nisa_insn mm = { .opcode = NISA_INSN_MATMUL, .flags = NISA_IF_BIAS };
 	struct nrn_kernel *k, *back;
 	double alpha = 0.5;
 	char text[512];
@@ -53,12 +53,12 @@ int main(void)
 
 	/* Round trip through the serialized form. */
 	CHECK(nrn_kernel_serialize(k, &blob, &len) == 0);
-	CHECK(len == 40 + 2 * sizeof(struct nrn_insn));
+	CHECK(len == 40 + 2 * sizeof(struct nisa_insn));
 	CHECK(memcmp(blob, "NRNKERN", 8) == 0);
 	CHECK(nrn_kernel_deserialize(blob, len, &back) == 0);
 	CHECK(nrn_kernel_count(back) == 2 && nrn_kernel_slots(back) == 3);
 	CHECK(memcmp(nrn_kernel_insns(back), nrn_kernel_insns(k),
-		     2 * sizeof(struct nrn_insn)) == 0);
+		     2 * sizeof(struct nisa_insn)) == 0);
 	nrn_kernel_destroy(back);
 	/* Every corrupted byte of the body is caught by the checksum. */
 	for (size_t i = 40; i < len; i += 97) {
@@ -80,7 +80,7 @@ int main(void)
 	CHECK(nrn_insn_format(&add, text, 10) == -ENOSPC);
 	CHECK(strlen(text) == 9);
 	{
-		struct nrn_insn bad = { .opcode = 999 };
+		struct nisa_insn bad = { .opcode = 999 };
 
 		CHECK(nrn_insn_format(&bad, text, sizeof(text)) == 0);
 		CHECK(strstr(text, "bad opcode") != NULL);
@@ -89,14 +89,14 @@ int main(void)
 	/* Every subop the ISA defines has a name (none printed as "?"). */
 	{
 		static const unsigned int subops[][2] = {
-			{ NRN_INSN_UNARY, NRN_NUM_UNARY }, { NRN_INSN_BINARY, NRN_NUM_BINARY },
-			{ NRN_INSN_COMPARE, NRN_NUM_COMPARE }, { NRN_INSN_REDUCE, NRN_NUM_REDUCE },
-			{ NRN_INSN_SOFTMAX, NRN_NUM_SOFTMAX }, { NRN_INSN_GATHER, NRN_NUM_IDX },
+			{ NISA_INSN_UNARY, NISA_NUM_UNARY }, { NISA_INSN_BINARY, NISA_NUM_BINARY },
+			{ NISA_INSN_COMPARE, NISA_NUM_COMPARE }, { NISA_INSN_REDUCE, NISA_NUM_REDUCE },
+			{ NISA_INSN_SOFTMAX, NISA_NUM_SOFTMAX }, { NISA_INSN_GATHER, NISA_NUM_IDX },
 		};
 
 		for (unsigned int i = 0; i < sizeof(subops) / sizeof(subops[0]); i++) {
 			for (unsigned int sub = 0; sub < subops[i][1]; sub++) {
-				struct nrn_insn x = { .opcode = (uint16_t)subops[i][0],
+				struct nisa_insn x = { .opcode = (uint16_t)subops[i][0],
 						      .subop = (uint16_t)sub };
 
 				CHECK(nrn_insn_format(&x, text, sizeof(text)) == 0);

@@ -26,7 +26,7 @@ at::ScalarType float_result(at::ScalarType t) {
   return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
 }
 
-at::Tensor& binary_into(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+at::Tensor& binary_into(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
                         double alpha, at::Tensor& out) {
   at::Device dev = out.device();
   check_device(out, a);
@@ -47,24 +47,24 @@ at::Tensor& binary_into(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
   return out;
 }
 
-at::ScalarType binary_result_type(nrn_binary op, const at::Tensor& a,
+at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,
                                   const at::Tensor& b) {
   at::ScalarType rt = at::result_type(a, b);
-  return op == NRN_BIN_DIV ? float_result(rt) : rt;
+  return op == NISA_BIN_DIV ? float_result(rt) : rt;
 }
 
 at::Device result_device(const at::Tensor& a, const at::Tensor& b) {
   return is_neuron(a) ? a.device() : b.device();
 }
 
-at::Tensor binary(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+at::Tensor binary(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
                   double alpha = 1.0) {
   at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
                                 binary_result_type(op, a, b), result_device(a, b));
   return binary_into(op, a, b, alpha, out);
 }
 
-at::Tensor& binary_out(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
+at::Tensor& binary_out(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
                        double alpha, at::Tensor& out) {
   at::ScalarType rt = binary_result_type(op, a, b);
   TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
@@ -73,7 +73,7 @@ at::Tensor& binary_out(nrn_binary op, const at::Tensor& a, const at::Tensor& b,
   return binary_into(op, a, b, alpha, out);
 }
 
-at::Tensor& binary_inplace(nrn_binary op, at::Tensor& self, const at::Tensor& b,
+at::Tensor& binary_inplace(nisa_binary op, at::Tensor& self, const at::Tensor& b,
                            double alpha = 1.0) {
   TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(),
               "output with shape ", self.sizes(), " doesn't match the "
@@ -120,77 +120,77 @@ at::Tensor wrapped(const at::Scalar& v) {
 
 #define WITH_ALPHA , const at::Scalar& alpha
 #define NO_ALPHA
-BINARY_OPS(add, NRN_BIN_ADD, WITH_ALPHA, alpha.toDouble())
-BINARY_OPS(sub, NRN_BIN_SUB, WITH_ALPHA, alpha.toDouble())
-BINARY_OPS(mul, NRN_BIN_MUL, NO_ALPHA, 1.0)
-BINARY_OPS(div, NRN_BIN_DIV, NO_ALPHA, 1.0)
+BINARY_OPS(add, NISA_BIN_ADD, WITH_ALPHA, alpha.toDouble())
+BINARY_OPS(sub, NISA_BIN_SUB, WITH_ALPHA, alpha.toDouble())
+BINARY_OPS(mul, NISA_BIN_MUL, NO_ALPHA, 1.0)
+BINARY_OPS(div, NISA_BIN_DIV, NO_ALPHA, 1.0)
 
 at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NRN_BIN_MAX, a, b);
+  return binary(NISA_BIN_MAX, a, b);
 }
 at::Tensor& maximum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(NRN_BIN_MAX, a, b, 1.0, out);
+  return binary_out(NISA_BIN_MAX, a, b, 1.0, out);
 }
 at::Tensor minimum(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NRN_BIN_MIN, a, b);
+  return binary(NISA_BIN_MIN, a, b);
 }
 at::Tensor& minimum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(NRN_BIN_MIN, a, b, 1.0, out);
+  return binary_out(NISA_BIN_MIN, a, b, 1.0, out);
 }
 
 at::Tensor pow_tt(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NRN_BIN_POW, a, b);
+  return binary(NISA_BIN_POW, a, b);
 }
 at::Tensor& pow_tt_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(NRN_BIN_POW, a, b, 1.0, out);
+  return binary_out(NISA_BIN_POW, a, b, 1.0, out);
 }
 at::Tensor pow_ts(const at::Tensor& a, const at::Scalar& e) {
-  return binary(NRN_BIN_POW, a, wrapped(e));
+  return binary(NISA_BIN_POW, a, wrapped(e));
 }
 at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
-  return binary_inplace(NRN_BIN_POW, a, wrapped(e));
+  return binary_inplace(NISA_BIN_POW, a, wrapped(e));
 }
 at::Tensor& pow_ts_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& out) {
-  return binary_out(NRN_BIN_POW, a, wrapped(e), 1.0, out);
+  return binary_out(NISA_BIN_POW, a, wrapped(e), 1.0, out);
 }
 at::Tensor pow_st(const at::Scalar& a, const at::Tensor& e) {
-  return binary(NRN_BIN_POW, wrapped(a), e);
+  return binary(NISA_BIN_POW, wrapped(a), e);
 }
 
 // rsub(self, other, alpha) = other - alpha * self
 at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other,
                        const at::Scalar& alpha) {
-  return binary(NRN_BIN_SUB, other, self, alpha.toDouble());
+  return binary(NISA_BIN_SUB, other, self, alpha.toDouble());
 }
 at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
                        const at::Scalar& alpha) {
   at::Tensor out = empty_neuron(self.sizes(),
-                                binary_result_type(NRN_BIN_SUB, self, wrapped(other)),
+                                binary_result_type(NISA_BIN_SUB, self, wrapped(other)),
                                 self.device());
   nrn_tensor_desc o = desc(out), x = desc(self);
   // out = other, then out -= alpha * self (one rounding, alpha = 0 included)
   nrn_stream* s = stream_for(out);
   NEURON_OP(nrn_op_fill(s, &o, other.toDouble()));
-  NEURON_OP(nrn_op_binary(s, NRN_BIN_SUB, &o, &o, &x, alpha.toDouble()));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_SUB, &o, &o, &x, alpha.toDouble()));
   return out;
 }
 
 // ---- unary ----
 
-at::Tensor& unary_into(nrn_unary fn, const at::Tensor& a, at::Tensor& out) {
+at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& out) {
   check_device(out, a);
   nrn_tensor_desc o = desc(out), x = desc(a);
   NEURON_OP(nrn_op_unary(stream_for(out), fn, &o, &x));
   return out;
 }
 
-at::Tensor unary(nrn_unary fn, const at::Tensor& a, bool keep_dtype) {
+at::Tensor unary(nisa_unary fn, const at::Tensor& a, bool keep_dtype) {
   at::ScalarType rt = keep_dtype ? a.scalar_type() : float_result(a.scalar_type());
   at::Tensor out = empty_neuron(a.sizes(), rt, a.device());
   return unary_into(fn, a, out);
 }
 
-at::Tensor& unary_out(nrn_unary fn, const at::Tensor& a, at::Tensor& out) {
+at::Tensor& unary_out(nisa_unary fn, const at::Tensor& a, at::Tensor& out) {
   resize_out(out, a.sizes());
   return unary_into(fn, a, out);
 }
@@ -202,32 +202,32 @@ at::Tensor& unary_out(nrn_unary fn, const at::Tensor& a, at::Tensor& out) {
     return unary_out(FN, a, out);                                             \
   }
 
-UNARY_OPS(neg, NRN_UN_NEG, true)
-UNARY_OPS(abs, NRN_UN_ABS, true)
-UNARY_OPS(exp, NRN_UN_EXP, false)
-UNARY_OPS(log, NRN_UN_LOG, false)
-UNARY_OPS(sqrt, NRN_UN_SQRT, false)
-UNARY_OPS(rsqrt, NRN_UN_RSQRT, false)
-UNARY_OPS(reciprocal, NRN_UN_RECIP, false)
-UNARY_OPS(sigmoid, NRN_UN_SIGMOID, false)
-UNARY_OPS(tanh, NRN_UN_TANH, false)
-UNARY_OPS(sin, NRN_UN_SIN, false)
-UNARY_OPS(cos, NRN_UN_COS, false)
-UNARY_OPS(sign, NRN_UN_SIGN, true)
-UNARY_OPS(sgn, NRN_UN_SIGN, true)
-UNARY_OPS(erf, NRN_UN_ERF, false)
-UNARY_OPS(floor, NRN_UN_FLOOR, true)
-UNARY_OPS(silu, NRN_UN_SILU, false)
+UNARY_OPS(neg, NISA_UN_NEG, true)
+UNARY_OPS(abs, NISA_UN_ABS, true)
+UNARY_OPS(exp, NISA_UN_EXP, false)
+UNARY_OPS(log, NISA_UN_LOG, false)
+UNARY_OPS(sqrt, NISA_UN_SQRT, false)
+UNARY_OPS(rsqrt, NISA_UN_RSQRT, false)
+UNARY_OPS(reciprocal, NISA_UN_RECIP, false)
+UNARY_OPS(sigmoid, NISA_UN_SIGMOID, false)
+UNARY_OPS(tanh, NISA_UN_TANH, false)
+UNARY_OPS(sin, NISA_UN_SIN, false)
+UNARY_OPS(cos, NISA_UN_COS, false)
+UNARY_OPS(sign, NISA_UN_SIGN, true)
+UNARY_OPS(sgn, NISA_UN_SIGN, true)
+UNARY_OPS(erf, NISA_UN_ERF, false)
+UNARY_OPS(floor, NISA_UN_FLOOR, true)
+UNARY_OPS(silu, NISA_UN_SILU, false)
 
-at::Tensor relu(const at::Tensor& a) { return unary(NRN_UN_RELU, a, true); }
-at::Tensor& relu_(at::Tensor& a) { return unary_into(NRN_UN_RELU, a, a); }
+at::Tensor relu(const at::Tensor& a) { return unary(NISA_UN_RELU, a, true); }
+at::Tensor& relu_(at::Tensor& a) { return unary_into(NISA_UN_RELU, a, a); }
 
-nrn_unary gelu_fn(c10::string_view approximate, bool grad) {
+nisa_unary gelu_fn(c10::string_view approximate, bool grad) {
   bool tanh = approximate == "tanh";
   TORCH_CHECK(tanh || approximate == "none", "neuron: gelu approximate must "
               "be 'none' or 'tanh', got ", approximate);
-  return grad ? (tanh ? NRN_UN_GELU_TANH_GRAD : NRN_UN_GELU_ERF_GRAD)
-              : (tanh ? NRN_UN_GELU_TANH : NRN_UN_GELU_ERF);
+  return grad ? (tanh ? NISA_UN_GELU_TANH_GRAD : NISA_UN_GELU_ERF_GRAD)
+              : (tanh ? NISA_UN_GELU_TANH : NISA_UN_GELU_ERF);
 }
 at::Tensor gelu(const at::Tensor& a, c10::string_view approximate) {
   return unary(gelu_fn(approximate, false), a, false);
@@ -242,34 +242,34 @@ at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
 
 // ---- backward of activations: grad * f'(x) ----
 
-at::Tensor grad_times(nrn_unary deriv, const at::Tensor& grad, const at::Tensor& x) {
+at::Tensor grad_times(nisa_unary deriv, const at::Tensor& grad, const at::Tensor& x) {
   at::Tensor d = unary(deriv, x, false);
-  return binary_into(NRN_BIN_MUL, grad, d, 1.0, d);
+  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
 }
 at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
                          c10::string_view approximate) {
   return grad_times(gelu_fn(approximate, true), grad, x);
 }
 at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(NRN_UN_SILU_GRAD, grad, x);
+  return grad_times(NISA_UN_SILU_GRAD, grad, x);
 }
 // sigmoid'(x) = y * (1 - y), tanh'(x) = 1 - y^2, from the output y
 at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& y) {
   at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
   nrn_stream* s = stream_for(y);
   nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
-  NEURON_OP(nrn_op_binary_scalar(s, NRN_BIN_SUB, &dt, &dy, 1.0, 1.0, 1));
-  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dy, 1.0));
-  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dg, 1.0));
+  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dy, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dy, 1.0));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
   return t;
 }
 at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
   at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
   nrn_stream* s = stream_for(y);
   nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
-  NEURON_OP(nrn_op_unary(s, NRN_UN_SQUARE, &dt, &dy));
-  NEURON_OP(nrn_op_binary_scalar(s, NRN_BIN_SUB, &dt, &dt, 1.0, 1.0, 1));
-  NEURON_OP(nrn_op_binary(s, NRN_BIN_MUL, &dt, &dt, &dg, 1.0));
+  NEURON_OP(nrn_op_unary(s, NISA_UN_SQUARE, &dt, &dy));
+  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dt, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
   return t;
 }
 // relu's backward: grad where x > threshold, else 0
@@ -282,7 +282,7 @@ at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
   nrn_stream* s = stream_for(x);
   nrn_tensor_desc dm = desc(mask), dx = desc(x), dz = desc(zero), dg = desc(grad),
                   dout = desc(out);
-  NEURON_OP(nrn_op_compare_scalar(s, NRN_CMP_GT, &dm, &dx, threshold.toDouble()));
+  NEURON_OP(nrn_op_compare_scalar(s, NISA_CMP_GT, &dm, &dx, threshold.toDouble()));
   NEURON_OP(nrn_op_fill(s, &dz, 0.0));
   NEURON_OP(nrn_op_where(s, &dout, &dm, &dg, &dz));
   return out;
@@ -290,7 +290,7 @@ at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
 
 // ---- comparisons, where, fill ----
 
-at::Tensor& compare_into(nrn_compare cmp, const at::Tensor& a, const at::Tensor& b,
+at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a, const at::Tensor& b,
                          at::Tensor& out) {
   check_device(out, a);
   check_device(out, b);
@@ -326,12 +326,12 @@ at::Tensor& compare_into(nrn_compare cmp, const at::Tensor& a, const at::Tensor&
     return name##_to(a, wrapped(b), out);                                      \
   }
 
-COMPARE_OPS(eq, NRN_CMP_EQ)
-COMPARE_OPS(ne, NRN_CMP_NE)
-COMPARE_OPS(lt, NRN_CMP_LT)
-COMPARE_OPS(le, NRN_CMP_LE)
-COMPARE_OPS(gt, NRN_CMP_GT)
-COMPARE_OPS(ge, NRN_CMP_GE)
+COMPARE_OPS(eq, NISA_CMP_EQ)
+COMPARE_OPS(ne, NISA_CMP_NE)
+COMPARE_OPS(lt, NISA_CMP_LT)
+COMPARE_OPS(le, NISA_CMP_LE)
+COMPARE_OPS(gt, NISA_CMP_GT)
+COMPARE_OPS(ge, NISA_CMP_GE)
 
 at::Tensor where_self(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
   at::Device dev = is_neuron(cond) ? cond.device() : result_device(a, b);
@@ -377,40 +377,40 @@ at::Tensor& zero_(at::Tensor& self) {
 }
 
 // addcmul: self + value * t1 * t2 ; addcdiv: self + value * t1 / t2
-at::Tensor& addc_into(nrn_binary op, const at::Tensor& self, const at::Tensor& t1,
+at::Tensor& addc_into(nisa_binary op, const at::Tensor& self, const at::Tensor& t1,
                       const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
   at::Tensor tmp = binary(op, t1, t2);
   nrn_tensor_desc o = desc(out), ds = desc(operand(self, out.device())), dt = desc(tmp);
-  NEURON_OP(nrn_op_binary(stream_for(out), NRN_BIN_ADD, &o, &ds, &dt, value.toDouble()));
+  NEURON_OP(nrn_op_binary(stream_for(out), NISA_BIN_ADD, &o, &ds, &dt, value.toDouble()));
   return out;
 }
 at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                      const at::Scalar& value) {
-  return addc_into(NRN_BIN_MUL, self, t1, t2, value, self);
+  return addc_into(NISA_BIN_MUL, self, t1, t2, value, self);
 }
 at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                      const at::Scalar& value) {
-  return addc_into(NRN_BIN_DIV, self, t1, t2, value, self);
+  return addc_into(NISA_BIN_DIV, self, t1, t2, value, self);
 }
 at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1,
                         const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
   resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NRN_BIN_MUL, self, t1, t2, value, out);
+  return addc_into(NISA_BIN_MUL, self, t1, t2, value, out);
 }
 at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1,
                         const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
   resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NRN_BIN_DIV, self, t1, t2, value, out);
+  return addc_into(NISA_BIN_DIV, self, t1, t2, value, out);
 }
 // lerp_(self, end, weight) = self + weight * (end - self)
 at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& w) {
-  at::Tensor d = binary(NRN_BIN_SUB, end, self);
-  return binary_inplace(NRN_BIN_ADD, self, d, w.toDouble());
+  at::Tensor d = binary(NISA_BIN_SUB, end, self);
+  return binary_inplace(NISA_BIN_ADD, self, d, w.toDouble());
 }
 at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
                             const at::Scalar& w, at::Tensor& out) {
-  at::Tensor d = binary(NRN_BIN_SUB, end, self);
-  return binary_out(NRN_BIN_ADD, self, d, w.toDouble(), out);
+  at::Tensor d = binary(NISA_BIN_SUB, end, self);
+  return binary_out(NISA_BIN_ADD, self, d, w.toDouble(), out);
 }
 
 // ~x: logical for bool, two's complement (-1 - x) for integers
@@ -419,9 +419,9 @@ at::Tensor& bitwise_not_into(const at::Tensor& a, at::Tensor& out) {
               "implemented for '", a.scalar_type(), "'");
   nrn_tensor_desc o = desc(out), x = desc(a);
   if (a.scalar_type() == at::kBool)
-    NEURON_OP(nrn_op_compare_scalar(stream_for(out), NRN_CMP_EQ, &o, &x, 0.0));
+    NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
   else
-    NEURON_OP(nrn_op_binary_scalar(stream_for(out), NRN_BIN_SUB, &o, &x, -1.0, 1.0, 1));
+    NEURON_OP(nrn_op_binary_scalar(stream_for(out), NISA_BIN_SUB, &o, &x, -1.0, 1.0, 1));
   return out;
 }
 at::Tensor bitwise_not(const at::Tensor& a) {
@@ -438,15 +438,15 @@ at::Tensor& bitwise_not_(at::Tensor& a) {
 at::Tensor logical_not(const at::Tensor& a) {
   at::Tensor out = empty_neuron(a.sizes(), at::kBool, a.device());
   nrn_tensor_desc o = desc(out), x = desc(a);
-  NEURON_OP(nrn_op_compare_scalar(stream_for(out), NRN_CMP_EQ, &o, &x, 0.0));
+  NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
   return out;
 }
 
 at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& m) {
-  return binary_inplace(NRN_BIN_MAX, self, wrapped(m));
+  return binary_inplace(NISA_BIN_MAX, self, wrapped(m));
 }
 at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& m) {
-  return binary(NRN_BIN_MAX, self, wrapped(m));
+  return binary(NISA_BIN_MAX, self, wrapped(m));
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ at::Tensor& index_select_into(const at::Tensor& self, int64_t dim,
     return out;
   at::Tensor src = self.dim() == 0 ? self.view({1}) : self;
   nrn_tensor_desc o = desc(out), s = desc(src), i = desc(idx);
-  NEURON_OP(nrn_op_gather(stream_for(self), NRN_IDX_SELECT, &o, &s, &i,
+  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_SELECT, &o, &s, &i,
                           static_cast<int>(dim)));
   return out;
 }
@@ -53,7 +53,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   if (out.numel() == 0)
     return out;
   nrn_tensor_desc o = desc(out), s = desc(self), i = desc(index);
-  NEURON_OP(nrn_op_gather(stream_for(self), NRN_IDX_ELEMENT, &o, &s, &i,
+  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_ELEMENT, &o, &s, &i,
                           static_cast<int>(dim)));
   return out;
 }
@@ -76,7 +76,7 @@ at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   at::Tensor s = src.sizes() == index.sizes() ? src
                  : src.as_strided(index.sizes(), src.strides(), src.storage_offset());
   nrn_tensor_desc o = desc(self), ds = desc(s), i = desc(index);
-  NEURON_OP(nrn_op_scatter_add(stream_for(self), NRN_IDX_ELEMENT, &o, &ds, &i,
+  NEURON_OP(nrn_op_scatter_add(stream_for(self), NISA_IDX_ELEMENT, &o, &ds, &i,
                                static_cast<int>(dim)));
   return self;
 }
@@ -98,7 +98,7 @@ at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index
   at::Tensor src = alpha.toDouble() == 1.0 ? source : source.mul(alpha);
   at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
   nrn_tensor_desc o = desc(out), s = desc(src), i = desc(idx);
-  NEURON_OP(nrn_op_scatter_add(stream_for(out), NRN_IDX_SELECT, &o, &s, &i,
+  NEURON_OP(nrn_op_scatter_add(stream_for(out), NISA_IDX_SELECT, &o, &s, &i,
                                static_cast<int>(dim)));
   return out;
 }

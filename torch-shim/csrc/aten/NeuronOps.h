@@ -24,13 +24,13 @@ inline bool supported_dtype(at::ScalarType t) {
          t == at::kLong || t == at::kBool;
 }
 
-inline nrn_dtype to_nrn(at::ScalarType t) {
+inline nisa_dtype to_nrn(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return NRN_F32;
-    case at::kBFloat16: return NRN_BF16;
-    case at::kInt: return NRN_I32;
-    case at::kLong: return NRN_I64;
-    case at::kBool: return NRN_BOOL;
+    case at::kFloat: return NISA_F32;
+    case at::kBFloat16: return NISA_BF16;
+    case at::kInt: return NISA_I32;
+    case at::kLong: return NISA_I64;
+    case at::kBool: return NISA_BOOL;
     default:
       TORCH_CHECK(false, "neuron: dtype ", t, " is not supported on the card "
                   "(float32, bfloat16, int32, int64 and bool are)");

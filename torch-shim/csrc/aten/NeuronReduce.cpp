@@ -37,7 +37,7 @@ std::vector<int64_t> reduced_shape(const at::Tensor& t, const std::vector<int64_
 }
 
 // Reduce @src over @dims, one dim at a time (keeping them), into @out's dtype.
-at::Tensor reduce_keep(nrn_reduce red, const at::Tensor& src,
+at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
                        const std::vector<int64_t>& dims, at::ScalarType dtype) {
   at::Tensor cur = src;
   if (src.dim() == 0) {
@@ -68,7 +68,7 @@ at::ScalarType sum_dtype(const at::Tensor& t, std::optional<at::ScalarType> dtyp
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   auto dims = reduce_dims(self, dim);
-  at::Tensor r = reduce_keep(NRN_RED_SUM, self, dims, sum_dtype(self, dtype));
+  at::Tensor r = reduce_keep(NISA_RED_SUM, self, dims, sum_dtype(self, dtype));
   return r.view(reduced_shape(self, dims, keepdim));
 }
 
@@ -88,12 +88,12 @@ at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
               self.scalar_type());
   at::Tensor r;
   if (dims.size() == 1) {
-    r = reduce_keep(NRN_RED_MEAN, self, dims, dt);
+    r = reduce_keep(NISA_RED_MEAN, self, dims, dt);
   } else {
     int64_t n = 1;
     for (int64_t d : dims)
       n *= self.size(d);
-    r = reduce_keep(NRN_RED_SUM, self, dims, dt);
+    r = reduce_keep(NISA_RED_SUM, self, dims, dt);
     r.div_(static_cast<double>(n));
   }
   return r.view(reduced_shape(self, dims, keepdim));
@@ -106,7 +106,7 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   return out.copy_(r);
 }
 
-at::Tensor extreme(nrn_reduce red, const at::Tensor& self, at::IntArrayRef dim,
+at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
                    bool keepdim) {
   TORCH_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified "
               "for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
@@ -116,7 +116,7 @@ at::Tensor extreme(nrn_reduce red, const at::Tensor& self, at::IntArrayRef dim,
 }
 
 at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  return extreme(NRN_RED_MAX, self, dim, keepdim);
+  return extreme(NISA_RED_MAX, self, dim, keepdim);
 }
 at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
                      at::Tensor& out) {
@@ -125,16 +125,16 @@ at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
   return out.copy_(r);
 }
 at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  return extreme(NRN_RED_MIN, self, dim, keepdim);
+  return extreme(NISA_RED_MIN, self, dim, keepdim);
 }
 at::Tensor max_all(const at::Tensor& self) {
-  return extreme(NRN_RED_MAX, self, {}, false);
+  return extreme(NISA_RED_MAX, self, {}, false);
 }
 at::Tensor min_all(const at::Tensor& self) {
-  return extreme(NRN_RED_MIN, self, {}, false);
+  return extreme(NISA_RED_MIN, self, {}, false);
 }
 
-std::tuple<at::Tensor, at::Tensor> extreme_dim(nrn_reduce red, nrn_reduce arg,
+std::tuple<at::Tensor, at::Tensor> extreme_dim(nisa_reduce red, nisa_reduce arg,
                                                const at::Tensor& self, int64_t dim,
                                                bool keepdim) {
   std::vector<int64_t> dims{at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1))};
@@ -149,7 +149,7 @@ std::tuple<at::Tensor, at::Tensor> extreme_dim(nrn_reduce red, nrn_reduce arg,
 }
 
 std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return extreme_dim(NRN_RED_MAX, NRN_RED_ARGMAX, self, dim, keepdim);
+  return extreme_dim(NISA_RED_MAX, NISA_RED_ARGMAX, self, dim, keepdim);
 }
 std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, int64_t dim,
                                                  bool keepdim, at::Tensor& values,
@@ -162,10 +162,10 @@ std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, int64_t
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return extreme_dim(NRN_RED_MIN, NRN_RED_ARGMIN, self, dim, keepdim);
+  return extreme_dim(NISA_RED_MIN, NISA_RED_ARGMIN, self, dim, keepdim);
 }
 
-at::Tensor arg(nrn_reduce red, const at::Tensor& self, std::optional<int64_t> dim,
+at::Tensor arg(nisa_reduce red, const at::Tensor& self, std::optional<int64_t> dim,
                bool keepdim) {
   if (!dim) {
     at::Tensor flat = self.reshape({-1});
@@ -180,20 +180,20 @@ at::Tensor arg(nrn_reduce red, const at::Tensor& self, std::optional<int64_t> di
 
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
                        at::Tensor& out) {
-  at::Tensor r = arg(NRN_RED_ARGMAX, self, dim, keepdim);
+  at::Tensor r = arg(NISA_RED_ARGMAX, self, dim, keepdim);
   resize_out(out, r.sizes());
   return out.copy_(r);
 }
 at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg(NRN_RED_ARGMAX, self, dim, keepdim);
+  return arg(NISA_RED_ARGMAX, self, dim, keepdim);
 }
 at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg(NRN_RED_ARGMIN, self, dim, keepdim);
+  return arg(NISA_RED_ARGMIN, self, dim, keepdim);
 }
 
 // ---- softmax ----
 
-at::Tensor softmax_impl(nrn_softmax v, const at::Tensor& self, int64_t dim,
+at::Tensor softmax_impl(nisa_softmax v, const at::Tensor& self, int64_t dim,
                         bool half_to_float) {
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
   if (self.numel() == 0)
@@ -205,7 +205,7 @@ at::Tensor softmax_impl(nrn_softmax v, const at::Tensor& self, int64_t dim,
 }
 
 at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NRN_SM_SOFTMAX, self, dim, half_to_float);
+  return softmax_impl(NISA_SM_SOFTMAX, self, dim, half_to_float);
 }
 at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
                         at::Tensor& out) {
@@ -214,7 +214,7 @@ at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
   return out.copy_(r);
 }
 at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NRN_SM_LOG_SOFTMAX, self, dim, half_to_float);
+  return softmax_impl(NISA_SM_LOG_SOFTMAX, self, dim, half_to_float);
 }
 at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
                             at::Tensor& out) {
