@@ -15,8 +15,10 @@
 #include <drm/neuron_accel.h>
 
 #include "neuron_drv.h"
+#include "neuron_fence.h"
 #include "neuron_gem.h"
 #include "neuron_job.h"
+#include "neuron_reset.h"
 
 static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 				  struct drm_file *file)

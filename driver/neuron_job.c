@@ -20,8 +20,10 @@
 #include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
+#include "neuron_fence.h"
 #include "neuron_gem.h"
 #include "neuron_job.h"
+#include "neuron_reset.h"
 
 static unsigned int wait_poll_us = 20;
 module_param(wait_poll_us, uint, 0644);
@@ -174,8 +176,6 @@ void neuron_job_unbudget(struct neuron_job *job)
 	}
 }
 
-static u32 neuron_wait_device_error(struct dma_fence *fence);
-
 /**
  * neuron_job_reap() - free the direct jobs that have completed
  * @work: the device's reap_work
@@ -206,7 +206,7 @@ static struct dma_fence *neuron_job_start(struct neuron_job *job)
 		err = dma_fence_get_status(in);
 		if (err < 0) {
 			fence = neuron_queue_fail(job->queue, job, err,
-						  neuron_wait_device_error(in));
+						  neuron_fence_sync_device_error(in));
 			drm_dev_exit(idx);
 			return fence;
 		}
@@ -669,20 +669,6 @@ out_exit:
 }
 
 /*
- * The device's error code for the fence of a job, as syncobjs hold it
- * (unwrapped from a timeline chain): the hardware fence itself for a
- * direct job, the one behind the finished fence for a scheduled one.
- */
-static u32 neuron_wait_device_error(struct dma_fence *fence)
-{
-	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
-
-	if (s_fence)
-		return neuron_fence_device_error(s_fence->parent);
-	return neuron_fence_device_error(fence);
-}
-
-/*
  * Poll the rings for up to wait_poll_us (at most the caller's timeout, and
  * at least once) before sleeping: a job that is about to complete is
  * retired here, without waiting for its interrupt and the wake-up behind
@@ -732,7 +718,7 @@ int neuron_wait_ioctl(struct drm_device *drm, void *data,
 		f = dma_fence_chain_contained(fence);
 		status = dma_fence_get_status(f);
 		args->status = status < 0 ? status : 0;
-		args->device_error = status == -EIO ? neuron_wait_device_error(f) : 0;
+		args->device_error = status == -EIO ? neuron_fence_sync_device_error(f) : 0;
 		ret = 0;
 	}
 	dma_fence_put(fence);

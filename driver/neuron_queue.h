@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Hardware queues: descriptor rings, completion interrupts, hardware fences
- * and the drm_sched instance of each queue.
+ * Hardware queues: descriptor rings, completion interrupts and the
+ * drm_sched instance of each queue.
  */
 #ifndef __NEURON_QUEUE_H__
 #define __NEURON_QUEUE_H__
@@ -9,6 +9,8 @@
 #include <linux/dma-fence.h>
 #include <linux/spinlock.h>
 #include <drm/gpu_scheduler.h>
+
+#include "neuron_hw.h"
 
 struct neuron_device;
 struct neuron_job;
@@ -83,37 +85,30 @@ struct neuron_queue {
 	ktime_t head_since;
 };
 
-/**
- * struct neuron_fence - hardware fence of a job on a queue
- */
-struct neuron_fence {
-	struct dma_fence base;
-	struct neuron_queue *queue;
-	/** @device_error: NISA_ERR_* the device reported, 0 if none */
-	u32 device_error;
-	/** @done_at: the queue's DONE count once the job has completed */
-	u32 done_at;
-	/**
-	 * @on_demand: the job's descriptors ask for no interrupt; one is
-	 * requested through IRQ_AT when somebody waits for the fence
-	 */
-	bool on_demand;
-};
+static inline u32 neuron_qreg(struct neuron_queue *q, u32 reg)
+{
+	return NHW_QREG_BASE(q->idx) + reg;
+}
 
-u32 neuron_fence_device_error(struct dma_fence *hw_fence);
-struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
-				    struct neuron_job *job, int err,
-				    u32 device_error);
-
-int neuron_fence_cache_init(void);
-void neuron_fence_cache_fini(void);
 int neuron_queues_init(struct neuron_device *ndev);
 u64 neuron_queue_busy_ns(struct neuron_queue *q);
 int neuron_queue_inflight(struct neuron_queue *q);
-void neuron_queues_stop(struct neuron_device *ndev);
 struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job, bool direct);
+struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
+				    struct neuron_job *job, int err,
+				    u32 device_error);
 void neuron_queues_poll(struct neuron_device *ndev);
-void neuron_queue_reset(struct neuron_queue *q, u64 guilty);
+
+/* The ring, for neuron_reset.c and neuron_fence.c: callers hold q->lock. */
+void neuron_queue_hw_start(struct neuron_queue *q);
+void neuron_queue_write_job_locked(struct neuron_queue *q,
+				   struct neuron_job *job);
+void neuron_queue_doorbell(struct neuron_queue *q);
+void neuron_queue_retire_locked(struct neuron_queue *q,
+				struct neuron_job *job, int err);
+void neuron_queue_want_irq_locked(struct neuron_queue *q, u32 done_at);
+void neuron_queue_rearm_locked(struct neuron_queue *q);
+void neuron_queue_complete_locked(struct neuron_queue *q);
 
 #endif /* __NEURON_QUEUE_H__ */
