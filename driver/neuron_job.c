@@ -1,33 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Jobs: the SUBMIT ioctl builds a job's descriptors from user-described
- * copies, takes its dependencies from syncobjs and hands it to the queue's
- * scheduler; the scheduler callbacks run, time out and free it. A job with
- * nothing to wait for goes straight to the ring instead (see
- * neuron_queue.c), and WAIT polls the ring for a moment before sleeping:
- * a short job then costs two system calls, not a round of work items,
- * interrupts and wake-ups.
+ * Jobs: their allocation (a slab cache of the common shape), freeing and
+ * the reaper of completed direct jobs, and building a job from a SUBMIT's
+ * arguments: the descriptors of its copies or launch, the buffers they
+ * name (host ranges pinned within the context's budget) and the fences of
+ * its in-syncs. A job being built belongs to its SUBMIT call alone; once
+ * pushed, to its queue (neuron_queue.c) or scheduler (neuron_sched.c). The
+ * budget of pinned memory is atomic (file stats->pinned); job->budget is
+ * cleared by whoever retires or frees the job, under q->lock or not.
  */
 #include <linux/dma-mapping.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
-#include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
-#include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
-#include <linux/dma-fence-chain.h>
 #include <drm/neuron_accel.h>
-#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
-#include "neuron_fence.h"
 #include "neuron_gem.h"
 #include "neuron_job.h"
-#include "neuron_reset.h"
-
-static unsigned int wait_poll_us = 20;
-module_param(wait_poll_us, uint, 0644);
-MODULE_PARM_DESC(wait_poll_us, "Time WAIT polls the rings before sleeping (us, 0: never)");
 
 /*
  * Jobs of the common shape -- one descriptor, a few buffers and in-syncs --
@@ -83,8 +74,13 @@ void neuron_job_cache_fini(void)
 	kmem_cache_destroy(neuron_job_cache);
 }
 
-/* A job with room for what @args describes, its fields set, or NULL. */
-static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
+/**
+ * neuron_job_alloc() - a job with room for what a submission describes
+ * @args: the SUBMIT arguments, checked by neuron_submit_checks()
+ *
+ * Return: the job, its fields set, or NULL.
+ */
+struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 {
 	bool dma = args->engine == DRM_NEURON_ENGINE_DMA;
 	size_t ndesc = dma ? args->copy_count : 1;
@@ -133,7 +129,11 @@ static struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	return job;
 }
 
-static void neuron_job_free(struct neuron_job *job)
+/**
+ * neuron_job_free() - release what a job holds, and the job
+ * @job: a job that is off its queue's ring and out of the scheduler
+ */
+void neuron_job_free(struct neuron_job *job)
 {
 	struct neuron_device *ndev = job->queue->ndev;
 	u32 i;
@@ -189,78 +189,6 @@ void neuron_job_reap(struct work_struct *work)
 	llist_for_each_entry_safe(job, tmp, llist_del_all(&ndev->reap_list), reap)
 		neuron_job_free(job);
 }
-
-static struct dma_fence *neuron_job_start(struct neuron_job *job)
-{
-	struct dma_fence *fence, *in;
-	int idx, err;
-	u32 i;
-
-	if (unlikely(job->base.s_fence->finished.error))
-		return NULL;
-	if (!drm_dev_enter(&job->queue->ndev->drm, &idx))
-		return ERR_PTR(-ENODEV);
-	/* An input failed: the job does not run, the error passes on. */
-	for (i = 0; i < job->in_fence_count; i++) {
-		in = dma_fence_chain_contained(job->in_fences[i]);
-		err = dma_fence_get_status(in);
-		if (err < 0) {
-			fence = neuron_queue_fail(job->queue, job, err,
-						  neuron_fence_sync_device_error(in));
-			drm_dev_exit(idx);
-			return fence;
-		}
-	}
-	fence = neuron_queue_push(job->queue, job, false);
-	drm_dev_exit(idx);
-	return fence;
-}
-
-static struct dma_fence *neuron_run_job(struct drm_sched_job *sched_job)
-{
-	struct neuron_job *job = to_neuron_job(sched_job);
-	struct dma_fence *fence = neuron_job_start(job);
-
-	/* On the ring (or ended): the context may submit directly again. */
-	atomic_dec(&job->stats->queued[job->queue->idx]);
-	return fence;
-}
-
-static enum drm_gpu_sched_stat neuron_timedout_job(struct drm_sched_job *sched_job)
-{
-	struct neuron_job *job = to_neuron_job(sched_job);
-	struct neuron_queue *q = job->queue;
-	int idx;
-
-	if (!drm_dev_enter(&q->ndev->drm, &idx))
-		return DRM_GPU_SCHED_STAT_ENODEV;
-	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
-	drm_sched_wqueue_stop(&q->sched);
-	neuron_queue_reset(q, neuron_job_seqno(job));
-	drm_sched_wqueue_start(&q->sched);
-	/*
-	 * drm_sched took the job off its pending list before calling us, and
-	 * its hardware fence has signalled now (failed by the reset, or
-	 * completed just before it): let the scheduler free it on return.
-	 */
-	q->sched.free_guilty = true;
-	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-static void neuron_free_job(struct drm_sched_job *sched_job)
-{
-	struct neuron_job *job = to_neuron_job(sched_job);
-
-	drm_sched_job_cleanup(sched_job);
-	neuron_job_free(job);
-}
-
-const struct drm_sched_backend_ops neuron_sched_ops = {
-	.run_job = neuron_run_job,
-	.timedout_job = neuron_timedout_job,
-	.free_job = neuron_free_job,
-};
 
 /*
  * Pin the pages of (@bo, @offset, @size) for @job, within the context's
@@ -432,9 +360,16 @@ static int neuron_job_build_launch(struct neuron_job *job,
 	return 0;
 }
 
-static int neuron_job_get_in_syncs(struct neuron_job *job,
-				   struct drm_file *file,
-				   struct drm_neuron_submit *args)
+/**
+ * neuron_job_get_in_syncs() - take the fences of a job's in-syncs
+ * @job: the job, which keeps a reference to each in job->in_fences
+ * @file: the submitter, whose syncobjs @args names
+ * @args: the SUBMIT arguments
+ *
+ * Return: 0 or a negative errno.
+ */
+int neuron_job_get_in_syncs(struct neuron_job *job, struct drm_file *file,
+			    struct drm_neuron_submit *args)
 {
 	struct drm_neuron_sync __user *usyncs = u64_to_user_ptr(args->in_syncs);
 	struct drm_neuron_sync s;
@@ -456,271 +391,18 @@ static int neuron_job_get_in_syncs(struct neuron_job *job,
 	return 0;
 }
 
-/* The in-fences become the scheduler job's dependencies. */
-static int neuron_job_add_deps(struct neuron_job *job)
-{
-	u32 i;
-	int ret;
-
-	for (i = 0; i < job->in_fence_count; i++) {
-		/* The scheduler takes a reference of its own. */
-		ret = drm_sched_job_add_dependency(&job->base,
-						   dma_fence_get(job->in_fences[i]));
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * May @job skip the scheduler? Only if every input has signalled without
- * error (a failed one is the scheduler path's to pass on) and none of the
- * context's earlier jobs for this queue is still in the scheduler, which
- * would otherwise run after it. Caller holds the context's submit_lock.
+/**
+ * neuron_job_build() - the descriptors of a job and the buffers they name
+ * @job: from neuron_job_alloc(), its queue and stats set
+ * @file: the submitter, whose handles @args names
+ * @args: the SUBMIT arguments
+ *
+ * Return: 0 or a negative errno (the job is then freed by the caller).
  */
-static bool neuron_job_inputs_done(struct neuron_job *job)
+int neuron_job_build(struct neuron_job *job, struct drm_file *file,
+		     struct drm_neuron_submit *args)
 {
-	u32 i;
-
-	for (i = 0; i < job->in_fence_count; i++) {
-		struct dma_fence *in = job->in_fences[i];
-
-		if (!dma_fence_is_signaled(in) ||
-		    dma_fence_get_status(dma_fence_chain_contained(in)) < 0)
-			return false;
-	}
-	return true;
-}
-
-static bool neuron_job_ready(struct neuron_job *job)
-{
-	if (atomic_read(&job->stats->queued[job->queue->idx]))
-		return false;
-	if (neuron_job_inputs_done(job))
-		return true;
-	/*
-	 * An input may have completed without an interrupt (a direct job
-	 * nobody waited for yet): retire what is done, and look again.
-	 */
-	neuron_queues_poll(job->queue->ndev);
-	return neuron_job_inputs_done(job);
-}
-
-/* Hand @job to its queue's scheduler; its finished fence. Under submit_lock. */
-static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
-					       struct neuron_file_priv *fpriv,
-					       struct drm_file *file)
-{
-	struct dma_fence *finished;
-	int ret;
-
-	lockdep_assert_held(&fpriv->submit_lock);
-	memset(&job->base, 0, sizeof(job->base));
-	ret = drm_sched_job_init(&job->base, &fpriv->entities[job->queue->idx],
-				 job->ndesc, fpriv, file->client_id);
-	if (ret)
-		return ERR_PTR(ret);
-	ret = neuron_job_add_deps(job);
-	if (ret) {
-		drm_sched_job_cleanup(&job->base);
-		return ERR_PTR(ret);
-	}
-	drm_sched_job_arm(&job->base);
-	finished = dma_fence_get(&job->base.s_fence->finished);
-	atomic_inc(&job->stats->queued[job->queue->idx]);
-	drm_sched_entity_push_job(&job->base);
-	return finished;
-}
-
-static_assert(DRM_NEURON_MAX_BOS <= NHW_MAX_SLOTS);
-
-/* Cheap checks of the arguments, before any lookup or allocation. */
-static int neuron_submit_checks(struct neuron_device *ndev,
-				struct drm_neuron_submit *args)
-{
-	if (args->flags || args->pad || args->out_sync.pad)
-		return -EINVAL;
-	if (args->in_sync_count > DRM_NEURON_MAX_SYNCS)
-		return -EINVAL;
-	switch (args->engine) {
-	case DRM_NEURON_ENGINE_DMA:
-		if (args->index >= ndev->num_dma)
-			return -EINVAL;
-		if (!args->copy_count || args->copy_count > DRM_NEURON_MAX_COPIES)
-			return -EINVAL;
-		if (args->kernel_handle || args->kernel_offset || args->kernel_size ||
-		    args->bos || args->bo_count)
-			return -EINVAL;
-		return 0;
-	case DRM_NEURON_ENGINE_CORE:
-		if (args->index >= ndev->num_cores)
-			return -EINVAL;
-		if (args->copies || args->copy_count)
-			return -EINVAL;
-		if (args->bo_count > DRM_NEURON_MAX_BOS || !args->kernel_size ||
-		    args->kernel_size % sizeof(struct nisa_insn) ||
-		    args->kernel_size / sizeof(struct nisa_insn) > NISA_MAX_INSNS)
-			return -EINVAL;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static struct neuron_queue *neuron_submit_queue(struct neuron_device *ndev,
-						struct drm_neuron_submit *args)
-{
-	if (args->engine == DRM_NEURON_ENGINE_CORE)
-		return &ndev->queues[ndev->num_dma + args->index];
-	return &ndev->queues[args->index];
-}
-
-int neuron_submit_ioctl(struct drm_device *drm, void *data,
-			struct drm_file *file)
-{
-	struct neuron_device *ndev = to_neuron_device(drm);
-	struct neuron_file_priv *fpriv = file->driver_priv;
-	struct drm_neuron_submit *args = data;
-	struct drm_syncobj *out_syncobj = NULL;
-	struct dma_fence_chain *chain = NULL;
-	struct dma_fence *fence = NULL;
-	struct neuron_queue *q;
-	struct neuron_job *job;
-	int ret, idx;
-
-	ret = neuron_submit_checks(ndev, args);
-	if (ret)
-		return ret;
-	q = neuron_submit_queue(ndev, args);
-
-	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
-	job = neuron_job_alloc(args);
-	if (!job) {
-		ret = -ENOMEM;
-		goto out_exit;
-	}
-	job->queue = q;
-	atomic64_inc(&ndev->stats.jobs);
-	kref_get(&fpriv->stats->ref);
-	job->stats = fpriv->stats;
-
 	if (args->engine == DRM_NEURON_ENGINE_DMA)
-		ret = neuron_job_build_copies(job, file, args);
-	else
-		ret = neuron_job_build_launch(job, file, args);
-	if (ret)
-		goto out_free;
-
-	if (args->out_sync.handle) {
-		out_syncobj = drm_syncobj_find(file, args->out_sync.handle);
-		if (!out_syncobj) {
-			ret = -ENOENT;
-			goto out_free;
-		}
-		if (args->out_sync.point) {
-			chain = dma_fence_chain_alloc();
-			if (!chain) {
-				ret = -ENOMEM;
-				goto out_put_syncobj;
-			}
-		}
-	}
-
-	ret = neuron_job_get_in_syncs(job, file, args);
-	if (ret)
-		goto out_free_chain;
-
-	/* One job at a time per context, so its jobs stay ordered. */
-	mutex_lock(&fpriv->submit_lock);
-	if (neuron_job_ready(job))
-		fence = neuron_queue_push(q, job, true);
-	if (!fence)
-		fence = neuron_job_push_sched(job, fpriv, file);
-	mutex_unlock(&fpriv->submit_lock);
-	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-		goto out_free_chain;
-	}
-	/* From here on, the job belongs to the queue or its scheduler. */
-	atomic64_inc(&ndev->stats.submitted);
-
-	if (out_syncobj) {
-		if (chain)
-			drm_syncobj_add_point(out_syncobj, chain, fence,
-					      args->out_sync.point);
-		else
-			drm_syncobj_replace_fence(out_syncobj, fence);
-		drm_syncobj_put(out_syncobj);
-	}
-	dma_fence_put(fence);
-	drm_dev_exit(idx);
-	return 0;
-
-out_free_chain:
-	dma_fence_chain_free(chain);
-out_put_syncobj:
-	if (out_syncobj)
-		drm_syncobj_put(out_syncobj);
-out_free:
-	neuron_job_free(job);
-out_exit:
-	drm_dev_exit(idx);
-	return ret;
-}
-
-/*
- * Poll the rings for up to wait_poll_us (at most the caller's timeout, and
- * at least once) before sleeping: a job that is about to complete is
- * retired here, without waiting for its interrupt and the wake-up behind
- * it. Jobs that asked for no interrupt are seen at once this way.
- */
-static void neuron_wait_poll(struct neuron_device *ndev, struct dma_fence *fence,
-			     s64 timeout_ns)
-{
-	u64 poll_ns = wait_poll_us * NSEC_PER_USEC, end;
-
-	if (dma_fence_is_signaled(fence))
-		return;
-	if (timeout_ns >= 0)
-		poll_ns = min_t(u64, poll_ns, timeout_ns);
-	end = ktime_get_ns() + poll_ns;
-	do {
-		neuron_queues_poll(ndev);
-		if (dma_fence_is_signaled(fence))
-			return;
-		cpu_relax();
-	} while (ktime_get_ns() < end && !signal_pending(current));
-}
-
-int neuron_wait_ioctl(struct drm_device *drm, void *data,
-		      struct drm_file *file)
-{
-	struct drm_neuron_wait *args = data;
-	struct dma_fence *fence, *f;
-	long timeout, ret;
-	int status;
-
-	if (args->flags)
-		return -EINVAL;
-	ret = drm_syncobj_find_fence(file, args->handle, args->point, 0, &fence);
-	if (ret)
-		return ret;
-	neuron_wait_poll(to_neuron_device(drm), fence, args->timeout_ns);
-	timeout = args->timeout_ns < 0 ? MAX_SCHEDULE_TIMEOUT :
-		  nsecs_to_jiffies(args->timeout_ns);
-	ret = dma_fence_is_signaled(fence) ? 1 :
-	      dma_fence_wait_timeout(fence, true, timeout);
-	if (ret == 0 && args->timeout_ns != 0)
-		ret = -ETIME;
-	else if (ret == 0)
-		ret = dma_fence_is_signaled(fence) ? 1 : -ETIME;
-	if (ret > 0) {
-		f = dma_fence_chain_contained(fence);
-		status = dma_fence_get_status(f);
-		args->status = status < 0 ? status : 0;
-		args->device_error = status == -EIO ? neuron_fence_sync_device_error(f) : 0;
-		ret = 0;
-	}
-	dma_fence_put(fence);
-	return ret;
+		return neuron_job_build_copies(job, file, args);
+	return neuron_job_build_launch(job, file, args);
 }

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Jobs (neuron_job.c), their drm_sched backend (neuron_sched.c) and the
+ * SUBMIT and WAIT ioctls (neuron_submit.c).
+ */
 #ifndef __NEURON_JOB_H__
 #define __NEURON_JOB_H__
 
@@ -101,12 +105,22 @@ static inline struct neuron_job *to_neuron_job(struct drm_sched_job *sched_job)
 	return container_of(sched_job, struct neuron_job, base);
 }
 
-extern const struct drm_sched_backend_ops neuron_sched_ops;
-
+/* neuron_job.c */
 int neuron_job_cache_init(void);
 void neuron_job_cache_fini(void);
+struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args);
+int neuron_job_build(struct neuron_job *job, struct drm_file *file,
+		     struct drm_neuron_submit *args);
+int neuron_job_get_in_syncs(struct neuron_job *job, struct drm_file *file,
+			    struct drm_neuron_submit *args);
+void neuron_job_free(struct neuron_job *job);
 void neuron_job_reap(struct work_struct *work);
 void neuron_job_unbudget(struct neuron_job *job);
+
+/* neuron_sched.c */
+extern const struct drm_sched_backend_ops neuron_sched_ops;
+
+/* neuron_submit.c */
 int neuron_submit_ioctl(struct drm_device *drm, void *data,
 			struct drm_file *file);
 int neuron_wait_ioctl(struct drm_device *drm, void *data,
