@@ -96,6 +96,9 @@ void neuron_queue_write_job_locked(struct neuron_queue *q,
 	q->written += job->ndesc;
 	f->done_at = q->written;
 	list_add_tail(&job->link, &q->inflight);
+	/* Scheduler credits and the direct share keep the ring from overfilling. */
+	drm_WARN_ON(&q->ndev->drm, q->written - q->retired > NEURON_RING_ENTRIES - 1);
+	drm_WARN_ON(&q->ndev->drm, q->direct_slots > NEURON_DIRECT_SLOTS);
 }
 
 void neuron_queue_doorbell(struct neuron_queue *q)
@@ -211,6 +214,7 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 	}
 	dma_fence_signal_timestamp_locked(job->hw_fence, now);
 	if (job->direct) {
+		drm_WARN_ON(&q->ndev->drm, q->direct_slots < job->ndesc);
 		q->direct_slots -= job->ndesc;
 		q->direct_retired++;
 		llist_add(&job->reap, &q->ndev->reap_list);
