@@ -322,8 +322,8 @@ void neuron_queue_complete_locked(struct neuron_queue *q)
 			code = NHW_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->copy.status));
 		}
 		if (code) {
-			drm_dbg_driver(&q->ndev->drm, "%s: job failed, device error %u\n",
-				       q->name, code);
+			neuron_dbg(q->ndev, "%s: job failed, device error %u\n",
+				   q->name, code);
 			to_neuron_fence(job->hw_fence)->device_error = code;
 		}
 		q->retired = to_neuron_fence(job->hw_fence)->done_at;
