@@ -32,6 +32,7 @@
 #include "neuron_job.h"
 #include "neuron_queue.h"
 #include "neuron_reset.h"
+#include "neuron_trace.h"
 
 /* Completed direct jobs are freed in batches, this long after the first. */
 #define NEURON_REAP_DELAY	msecs_to_jiffies(10)
@@ -96,6 +97,8 @@ void neuron_queue_write_job_locked(struct neuron_queue *q,
 	q->written += job->ndesc;
 	f->done_at = q->written;
 	list_add_tail(&job->link, &q->inflight);
+	trace_neuron_push(dev_name(q->ndev->drm.dev), q->name, job->hw_fence->seqno,
+			  job->first_slot, job->ndesc);
 	/* Scheduler credits and the direct share keep the ring from overfilling. */
 	drm_WARN_ON(&q->ndev->drm, q->written - q->retired > NEURON_RING_ENTRIES - 1);
 	drm_WARN_ON(&q->ndev->drm, q->direct_slots > NEURON_DIRECT_SLOTS);
@@ -143,6 +146,8 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 		}
 		q->direct_slots += job->ndesc;
 		job->direct = true;
+		/* Accepted: SUBMIT's event, before the job reaches the ring. */
+		trace_neuron_submit(dev_name(q->ndev->drm.dev), q->name, job->ndesc, true);
 	}
 	neuron_fence_start_locked(q, f, job);
 	neuron_queue_write_job_locked(q, job);
@@ -180,6 +185,8 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 	spin_lock_irqsave(&q->lock, flags);
 	neuron_fence_start_locked(q, f, job);
 	dma_fence_set_error(&f->base, err);
+	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, f->base.seqno, err,
+			      device_error);
 	dma_fence_signal_locked(&f->base);
 	spin_unlock_irqrestore(&q->lock, flags);
 	return &f->base;
@@ -212,6 +219,9 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
 	}
+	/* Before the signal: a scheduled job may be freed once it is sent. */
+	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, job->hw_fence->seqno,
+			      err, to_neuron_fence(job->hw_fence)->device_error);
 	dma_fence_signal_timestamp_locked(job->hw_fence, now);
 	if (job->direct) {
 		drm_WARN_ON(&q->ndev->drm, q->direct_slots < job->ndesc);

@@ -18,6 +18,7 @@
 #include "neuron_job.h"
 #include "neuron_queue.h"
 #include "neuron_reset.h"
+#include "neuron_trace.h"
 
 unsigned int neuron_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, neuron_job_timeout_ms, uint, 0444);
@@ -85,6 +86,7 @@ static void neuron_device_reset(struct neuron_device *ndev,
 	u32 i;
 
 	atomic64_inc(&ndev->stats.device_resets);
+	trace_neuron_reset(dev_name(ndev->drm.dev), hung->name, guilty, true);
 	neuron_err(ndev, "%s: the queue reset did not complete, resetting the device\n",
 		   hung->name);
 	for (i = 0; i < ndev->num_queues; i++) {
@@ -125,6 +127,7 @@ void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
 	u32 status;
 
 	atomic64_inc(&ndev->stats.queue_resets);
+	trace_neuron_reset(dev_name(ndev->drm.dev), q->name, guilty, false);
 	neuron_queue_set_stopped(q, true);
 	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_CTRL), NHW_QCTRL_RESET);
 	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NHW_QREG_STATUS),
@@ -179,6 +182,7 @@ void neuron_queue_watchdog(struct work_struct *work)
 	}
 	if (!guilty || !drm_dev_enter(&q->ndev->drm, &idx))
 		return;
+	trace_neuron_timeout(dev_name(q->ndev->drm.dev), q->name, guilty);
 	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
 	drm_sched_wqueue_stop(&q->sched);
 	neuron_queue_reset(q, guilty);

@@ -40,6 +40,7 @@
 #include "neuron_job.h"
 #include "neuron_queue.h"
 #include "neuron_reset.h"
+#include "neuron_trace.h"
 
 static struct dma_fence *neuron_job_start(struct neuron_job *job)
 {
@@ -85,6 +86,7 @@ static enum drm_gpu_sched_stat neuron_timedout_job(struct drm_sched_job *sched_j
 
 	if (!drm_dev_enter(&q->ndev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
+	trace_neuron_timeout(dev_name(q->ndev->drm.dev), q->name, neuron_job_seqno(job));
 	neuron_warn(q->ndev, "%s: job timed out, resetting the queue\n", q->name);
 	drm_sched_wqueue_stop(&q->sched);
 	neuron_queue_reset(q, neuron_job_seqno(job));

@@ -24,6 +24,7 @@
 #include "neuron_fence.h"
 #include "neuron_job.h"
 #include "neuron_queue.h"
+#include "neuron_trace.h"
 
 static unsigned int wait_poll_us = 20;
 module_param(wait_poll_us, uint, 0644);
@@ -101,6 +102,9 @@ static struct dma_fence *neuron_job_push_sched(struct neuron_job *job,
 	drm_sched_job_arm(&job->base);
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	atomic_inc(&job->stats->queued[job->queue->idx]);
+	/* Accepted: SUBMIT's event, before run_job may take the job. */
+	trace_neuron_submit(dev_name(job->queue->ndev->drm.dev), job->queue->name,
+			    job->ndesc, false);
 	drm_sched_entity_push_job(&job->base);
 	return finished;
 }
