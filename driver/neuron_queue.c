@@ -199,6 +199,7 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 	struct neuron_counters *st = &q->ndev->stats;
 	bool head = list_first_entry_or_null(&q->inflight, struct neuron_job,
 					     link) == job;
+	bool direct = job->direct;
 	ktime_t now = ktime_get();
 
 	lockdep_assert_held(&q->lock);
@@ -219,11 +220,12 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
 	}
-	/* Before the signal: a scheduled job may be freed once it is sent. */
+	/* Before the signal: a scheduled job may be freed as soon as it is. */
 	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, job->hw_fence->seqno,
 			      err, to_neuron_fence(job->hw_fence)->device_error);
 	dma_fence_signal_timestamp_locked(job->hw_fence, now);
-	if (job->direct) {
+	/* Only a direct job, which only the reaper frees, is still ours. */
+	if (direct) {
 		drm_WARN_ON(&q->ndev->drm, q->direct_slots < job->ndesc);
 		q->direct_slots -= job->ndesc;
 		q->direct_retired++;
