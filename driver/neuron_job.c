@@ -12,6 +12,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_syncobj.h>
 #include <drm/neuron_accel.h>
