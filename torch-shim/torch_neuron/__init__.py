@@ -22,7 +22,10 @@ torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
 # Printing formats a tensor with many small operations (in float64); as
 # PyTorch does for XLA and other devices, format a CPU copy instead (the
-# device suffix still comes from the tensor itself).
+# device suffix still comes from the tensor itself). PyTorch 2.6 offers no
+# hook for this: torch/_tensor_str.py copies to the CPU only for a fixed
+# list of device types ("xla", "lazy", "ipu", "mtia"), so the formatter is
+# wrapped here.
 _tensor_str_orig = torch._tensor_str._tensor_str
 
 
