@@ -7,20 +7,23 @@
  * it submitted them. A job that depends on something -- an in-sync that
  * has not signalled, or an earlier job of its context still waiting in the
  * scheduler for that queue -- is handed to the scheduler by SUBMIT, with
- * its in-syncs' fences as dependencies. Once they have signalled, run_job
- * writes its descriptors into the ring (neuron_queue_push()), within the
- * scheduler's share of the ring: one credit per descriptor, at most
- * NEURON_SCHED_SLOTS. The hardware fence run_job returns signals when the
- * interrupt handler retires the job; the scheduler then signals the job's
- * finished fence, which is what syncobjs hold, and calls free_job.
+ * its in-syncs' fences as dependencies (so is one that finds the direct
+ * share of the ring full, or its queue being reset). Once they have
+ * signalled, run_job writes its descriptors into the ring
+ * (neuron_queue_push()), within the scheduler's share of the ring: one
+ * credit per descriptor, at most NEURON_SCHED_SLOTS. The hardware fence
+ * run_job returns signals when the job is retired (interrupt handler or
+ * poller); the scheduler then signals the job's finished fence, which is
+ * what syncobjs hold, and calls free_job.
  *
  * A job whose input failed does not run: run_job ends it at once with the
  * same error and device error code, so an error travels down a chain of
- * dependent jobs. A job that does not complete within job_timeout_ms (from
- * when it reached the head of the ring) is timed out: timedout_job resets
- * its queue (neuron_reset.c), which fails it with -ETIMEDOUT and runs the
- * jobs behind it again. All timeouts run on the device's ordered reset
- * workqueue, so resets never overlap.
+ * dependent jobs. A job that does not complete within job_timeout_ms (the
+ * scheduler's timeout, which restarts while jobs ahead of it on the ring,
+ * direct ones included, complete) is timed out: timedout_job resets its
+ * queue (neuron_reset.c), which fails it with -ETIMEDOUT and writes the
+ * jobs behind it into the fresh ring again. All timeouts run on the
+ * device's ordered reset workqueue, so resets never overlap.
  *
  * Jobs with nothing to wait for skip all this (direct submission, see
  * neuron_submit.c): they share the ring with the scheduler's, are timed
