@@ -145,11 +145,10 @@ void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
  * completed without an interrupt (nobody waited for them), and if the
  * oldest job on the ring is a direct one that has been there (so, running)
  * for longer than job_timeout_ms, resets the queue with it as the guilty
- * job. The
- * scheduler's timeout runs from when its job reached the ring, and restarts
- * when one of its jobs completes, not when a direct one does: while direct
- * jobs ahead complete, the queue is making progress, and the scheduler's
- * timeout is restarted too. Runs on the reset queue (the scheduler's
+ * job. The scheduler's timeout runs from when its job reached the ring, and
+ * restarts when one of its jobs completes, not when a direct one does:
+ * while direct jobs ahead complete, the queue is making progress, and the
+ * scheduler's timeout is restarted too. Runs on the reset queue (the scheduler's
  * timeout queue), so it never overlaps with a reset or a timeout handler.
  */
 void neuron_queue_watchdog(struct work_struct *work)
