@@ -25,11 +25,16 @@ static int load(void)
 }
 
 /*
- * The neuron card at PCI address @pci, opened; -1 when there is none (the
- * VM of make check has two cards: one going away leaves the other).
+ * Walk the cards (the VM of make check has two: one going away leaves the
+ * other). With @pci set: open the card at that PCI address, -1 when there
+ * is none. With @lowest set: the lowest card address into it ("" when
+ * there is no card), which is scripts/vm's first card, trn0 (its root
+ * port comes first).
  */
-static int open_at(const char *pci)
+static int find_card(const char *pci, char *lowest, size_t len)
 {
+	if (lowest)
+		lowest[0] = 0;
 	for (int i = 0; i < 64; i++) {
 		char path[32], addr[64];
 		int fd;
@@ -38,33 +43,25 @@ static int open_at(const char *pci)
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (!nt_pci_address(fd, addr, sizeof(addr)) && !strcmp(addr, pci))
-			return fd;
+		if (!nt_pci_address(fd, addr, sizeof(addr))) {
+			if (pci && !strcmp(addr, pci))
+				return fd;
+			if (lowest && (!lowest[0] || strcmp(addr, lowest) < 0))
+				snprintf(lowest, len, "%s", addr);
+		}
 		close(fd);
 	}
 	return -1;
 }
 
-/*
- * The PCI address of scripts/vm's first card, trn0: the lowest (its root
- * port comes first); "" when there is no card.
- */
+static int open_at(const char *pci)
+{
+	return find_card(pci, NULL, 0);
+}
+
 static void first_card(char *pci, size_t len)
 {
-	pci[0] = 0;
-	for (int i = 0; i < 64; i++) {
-		char path[32], addr[64];
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/accel/accel%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!nt_pci_address(fd, addr, sizeof(addr)) &&
-		    (!pci[0] || strcmp(addr, pci) < 0))
-			snprintf(pci, len, "%s", addr);
-		close(fd);
-	}
+	find_card(NULL, pci, len);
 }
 
 /* Wait up to @ms for the card at @pci to be there (@present) or gone. */
