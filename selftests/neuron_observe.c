@@ -28,20 +28,10 @@ FIXTURE_TEARDOWN(obs)
 /* A number after "@key:" in this file's fdinfo; -1 if absent. */
 static long long fdinfo_value(int fd, const char *key)
 {
-	char path[64], line[256];
-	size_t n = strlen(key);
-	long long v = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtoll(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
+	return nt_keyed_number(path, key);
 }
 
 TEST_F(obs, memory_in_sysfs_and_fdinfo)

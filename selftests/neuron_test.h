@@ -253,13 +253,13 @@ static inline int nt_set_module_param(const char *name, long long value)
 	return ret;
 }
 
-/* A line "@key: N kB" of /proc/meminfo, in KiB; -1 if absent. */
-static inline long long nt_meminfo_kb(const char *key)
+/* The number on the line "@key: N..." of file @path; -1 if absent. */
+static inline long long nt_keyed_number(const char *path, const char *key)
 {
 	char line[256];
 	size_t n = strlen(key);
 	long long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -268,6 +268,12 @@ static inline long long nt_meminfo_kb(const char *key)
 			v = strtoll(line + n + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* A line "@key: N kB" of /proc/meminfo, in KiB; -1 if absent. */
+static inline long long nt_meminfo_kb(const char *key)
+{
+	return nt_keyed_number("/proc/meminfo", key);
 }
 
 /*

@@ -23,20 +23,25 @@ typedef struct Core {
     unsigned nslots;
 } Core;
 
-static inline Core *core_start_with(const char *props)
+/* The first core queue's ring, and slots 0..3 as 4 MiB read-write windows. */
+static inline void core_setup(Core *c)
 {
-    Core *c = g_new0(Core, 1);
-
-    c->t = trn_start(props);
     c->q = NHW_QUEUES_DMA(rd(c->t, NHW_REG_QUEUES));
     ring_setup_q(c->t, c->q);
     c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
-    /* Slots 0..3: 4 MiB windows, read-write. */
     for (unsigned i = 0; i < 4; i++) {
         c->slots[i] = (struct nhw_slot){ .base = SLOT_BASE(i),
             .size = SLOT_SIZE, .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE };
     }
     c->nslots = 4;
+}
+
+static inline Core *core_start_with(const char *props)
+{
+    Core *c = g_new0(Core, 1);
+
+    c->t = trn_start(props);
+    core_setup(c);
     return c;
 }
 

@@ -278,14 +278,7 @@ static void test_unplug_bound(void)
     c->t->regs = qpci_iomap(c->t->dev, NHW_BAR_REGS, NULL);
     c->t->mem = qpci_iomap(c->t->dev, NHW_BAR_MEM, &c->t->mem_size);
     g_assert_cmphex(rd(c->t, NHW_REG_ID), ==, NHW_ID_MAGIC);
-    c->q = NHW_QUEUES_DMA(rd(c->t, NHW_REG_QUEUES));
-    ring_setup_q(c->t, c->q);
-    c->table = guest_alloc(&c->t->alloc, sizeof(c->slots));
-    for (unsigned i = 0; i < 4; i++) {
-        c->slots[i] = (struct nhw_slot){ .base = SLOT_BASE(i),
-            .size = SLOT_SIZE, .access = NISA_ACCESS_READ | NISA_ACCESS_WRITE };
-    }
-    c->nslots = 4;
+    core_setup(c);
     g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_NOP }),
                     ==, OK);
 
