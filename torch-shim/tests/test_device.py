@@ -119,3 +119,14 @@ def test_missing_kernel_fails_the_tests_using_it(tmp_path):
     assert proc.returncode != 0, out
     assert "2 failed, 2 passed" in out, out  # relu fails, neg passes (2 dtypes each)
     assert "aten::relu" in out and "ran on the CPU" in out, out
+
+
+def test_disabling_a_view_kernel_is_refused():
+    """A view cannot run through the CPU fallback (it would alias a copy):
+    asking to disable one, or an unknown operator, is an error."""
+    with pytest.raises(RuntimeError, match="returns a view"):
+        torch.ops.neuron.disable_kernels("aten::view")
+    with pytest.raises(RuntimeError, match="no such operator"):
+        torch.ops.neuron.disable_kernels("aten::no_such_op")
+    x = torch.arange(6.0, device="neuron")
+    assert x.view(2, 3).cpu().tolist() == [[0, 1, 2], [3, 4, 5]]

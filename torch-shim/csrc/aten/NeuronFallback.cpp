@@ -143,6 +143,15 @@ void disable_kernels(const std::string& names) {
         torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
         __LINE__);
     std::string op = name.substr(6);
+    // A view through the CPU fallback would alias a CPU copy: wrong numbers.
+    size_t dot = op.find('.');
+    auto handle = c10::Dispatcher::singleton().findSchema(
+        {"aten::" + op.substr(0, dot),
+         dot == std::string::npos ? "" : op.substr(dot + 1)});
+    TORCH_CHECK(handle, "neuron: cannot disable '", name, "': no such operator");
+    for (const auto& ret : handle->schema().returns())
+      TORCH_CHECK(!ret.alias_info(), "neuron: cannot disable '", name,
+                  "': it returns a view, which the CPU fallback cannot give");
     lib->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<
                               &neuron_cpu_fallback>());
     libs.push_back(std::move(lib));
