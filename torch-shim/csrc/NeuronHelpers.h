@@ -4,6 +4,7 @@
 #pragma once
 
 #include <c10/core/Device.h>
+#include <c10/core/Storage.h>
 #include <c10/util/Exception.h>
 
 extern "C" {
@@ -21,8 +22,14 @@ nrn_device* device(c10::DeviceIndex index);
 c10::DeviceIndex current_device();
 void set_device(c10::DeviceIndex index);
 
-// libneuron buffer behind a neuron tensor's storage (and its byte offset).
-nrn_buffer* buffer_of(const void* storage_data_ctx);
+// Where a neuron storage's bytes live: a libneuron buffer and the byte
+// offset of the storage's first byte in it (the allocator may place several
+// storages in one buffer). Empty storages have no buffer.
+struct DeviceSpan {
+  nrn_buffer* buf;
+  uint64_t offset;
+};
+DeviceSpan storage_span(const c10::Storage& storage);
 
 // The stream of device @index (created on first use): every operation and
 // copy of that device is issued on it, in order.

@@ -19,11 +19,13 @@ namespace {
 constexpr auto kKey = c10::DispatchKey::PrivateUse1;
 
 nrn_buffer* tensor_buffer(const at::Tensor& t) {
-  return buffer_of(t.storage().data_ptr().get_context());
+  return storage_span(t.storage()).buf;
 }
 
+// Bytes from the start of tensor_buffer(t) to t's element 0.
 size_t tensor_byte_offset(const at::Tensor& t) {
-  return static_cast<size_t>(t.storage_offset()) * t.itemsize();
+  return storage_span(t.storage()).offset +
+         static_cast<size_t>(t.storage_offset()) * t.itemsize();
 }
 
 // dst = src on the card: any strides, any supported dtypes.
@@ -57,7 +59,8 @@ void write_from_cpu(const at::Tensor& dst, const at::Tensor& src) {
   }
   // Upload contiguous, then let the card scatter and convert.
   at::Tensor tmp = at::empty(c.sizes(), dst.options().dtype(c.scalar_type()));
-  NEURON_CHECK(nrn_stream_copy_h2d(stream_for(tmp), tensor_buffer(tmp), 0,
+  NEURON_CHECK(nrn_stream_copy_h2d(stream_for(tmp), tensor_buffer(tmp),
+                                   tensor_byte_offset(tmp),
                                    c.data_ptr(), c.nbytes()));
   device_copy(dst, tmp);
 }
@@ -126,8 +129,10 @@ const at::Tensor& neuron_resize_(const at::Tensor& self, c10::IntArrayRef size,
                                     std::nullopt, self.device(), std::nullopt,
                                     std::nullopt);
     if (self.storage().nbytes())
-      NEURON_CHECK(nrn_stream_copy_buffer(stream_for(self), tensor_buffer(fresh), 0,
-                                          tensor_buffer(self), 0,
+      NEURON_CHECK(nrn_stream_copy_buffer(stream_for(self), tensor_buffer(fresh),
+                                          storage_span(fresh.storage()).offset,
+                                          tensor_buffer(self),
+                                          storage_span(self.storage()).offset,
                                           self.storage().nbytes()));
     self.unsafeGetTensorImpl()->set_storage_keep_dtype(fresh.storage());
   }

@@ -44,8 +44,9 @@ inline nrn_tensor_desc desc(const at::Tensor& t) {
   TORCH_CHECK(t.dim() <= NRN_TENSOR_MAX_DIMS, "neuron: tensors of more than ",
               NRN_TENSOR_MAX_DIMS, " dimensions are not supported");
   nrn_tensor_desc d{};
-  d.buf = buffer_of(t.storage().data_ptr().get_context());
-  d.offset = static_cast<uint64_t>(t.storage_offset()) * t.itemsize();
+  DeviceSpan span = storage_span(t.storage());
+  d.buf = span.buf;
+  d.offset = span.offset + static_cast<uint64_t>(t.storage_offset()) * t.itemsize();
   d.dtype = to_nrn(t.scalar_type());
   d.ndim = static_cast<unsigned>(t.dim());
   for (int64_t i = 0; i < t.dim(); i++) {

@@ -134,9 +134,10 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 
 }  // namespace
 
-nrn_buffer* buffer_of(const void* ctx) {
-  // Empty tensors have no block.
-  return ctx ? static_cast<const Block*>(ctx)->buf : nullptr;
+DeviceSpan storage_span(const c10::Storage& storage) {
+  // Empty storages have no block.
+  const void* ctx = storage.data_ptr().get_context();
+  return {ctx ? static_cast<const Block*>(ctx)->buf : nullptr, 0};
 }
 
 AllocatorStats allocator_stats(c10::DeviceIndex index) {
