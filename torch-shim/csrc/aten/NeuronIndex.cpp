@@ -20,7 +20,9 @@ at::Tensor& index_select_into(const at::Tensor& self, int64_t dim,
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   if (self.dim() == 0) {
-    shape = {idx.size(0)};
+    // A scalar stays a scalar (as on the CPU): one index, a 0-dim result.
+    TORCH_CHECK(idx.size(0) == 1, "index_select(): Index to scalar can have "
+                "only 1 value, got ", idx.size(0), " value(s)");
   } else {
     shape[dim] = idx.size(0);
   }
@@ -28,7 +30,8 @@ at::Tensor& index_select_into(const at::Tensor& self, int64_t dim,
   if (out.numel() == 0)
     return out;
   at::Tensor src = self.dim() == 0 ? self.view({1}) : self;
-  nrn_tensor_desc o = desc(out), s = desc(src), i = desc(idx);
+  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
+  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
   NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_SELECT, &o, &s, &i,
                           static_cast<int>(dim)));
   return out;

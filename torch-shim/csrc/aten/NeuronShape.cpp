@@ -2,6 +2,7 @@
 // Shape and creation operators: cat (stack is cat of unsqueezed views),
 // arange, and _foreach_* operators, decomposed per tensor.
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/unfold_native.h>
 
 #include "NeuronOps.h"
 
@@ -73,6 +74,9 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // A view of windows (the strides of @self, nothing computed): repeat, tile
+  // and conv-style code reach it. Its only ATen kernels are per backend.
+  m.impl("unfold", at::native::unfold);
   m.impl("cat", cat);
   m.impl("cat.out", cat_out);
   m.impl("arange.start_out", arange_out);
