@@ -11,6 +11,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/host-utils.h"
+#include "qemu/timer.h"
 #include "trainium-isa.h"
 #include "trace.h"
 
@@ -52,6 +53,32 @@ static uint32_t trn_load_table(TrnKernel *k, const struct nhw_launch_desc *d)
     return NISA_ERR_NONE;
 }
 
+/*
+ * TIMESTAMP: dst, one I64 element, = the card's clock in nanoseconds
+ * (docs/hardware.md, "Timestamps"). The clock is QEMU_CLOCK_VIRTUAL, one
+ * for the whole card: it stops while the VM is stopped and migrates with
+ * it, so a time between two timestamps counts only time the VM ran.
+ */
+static uint32_t trn_insn_timestamp(TrnKernel *k, const struct nisa_insn *in)
+{
+    TrnView dst;
+    uint32_t err;
+
+    if (in->subop || in->flags || in->axis || in->scalar || in->alpha ||
+        !trn_sources_unset(in)) {
+        return trn_bad_insn(k, "TIMESTAMP: a field other than dst is set");
+    }
+    err = trn_view_init(k, &in->dst, TRN_WRITE, &dst);
+    if (err) {
+        return err;
+    }
+    if (dst.dtype != NISA_I64 || dst.numel != 1) {
+        return trn_bad_insn(k, "TIMESTAMP: dst is not one I64 element");
+    }
+    stq_le_p(dst.data, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    return NISA_ERR_NONE;
+}
+
 static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
 {
     enum nisa_opcode op = le16_to_cpu(in->opcode);
@@ -79,6 +106,10 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
         return trn_insn_gather(k, in);
     case NISA_INSN_SCATTER_ADD:
         return trn_insn_scatter_add(k, in);
+    case NISA_INSN_TIMESTAMP:
+        return trn_insn_timestamp(k, in);
+    case NISA_INSN_RANDOM:
+        return trn_insn_random(k, in);
     case NISA_NUM_OPCODES:
         break;
     }
@@ -146,7 +177,8 @@ void trn_kernel_free(TrnKernel *k)
 
 /*
  * An upper estimate of a kernel's work, in elements: per instruction, its
- * largest operand (times the inner dimension for MATMUL), at least 1.
+ * largest operand (times the inner dimension for MATMUL, times the cost
+ * of one random number for RANDOM), at least 1 (TIMESTAMP: 1).
  * Stops counting past @limit.
  */
 uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
@@ -165,6 +197,9 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
             umul64_overflow(c, le32_to_cpu(in->src[0].shape[in->src[0].ndim - 1]),
                             &c)) {
             return UINT64_MAX;
+        }
+        if (le16_to_cpu(in->opcode) == NISA_INSN_RANDOM) {
+            c = trn_random_cost(c);
         }
         if (uadd64_overflow(cost, MAX(c, 1), &cost)) {
             return UINT64_MAX;

@@ -18,6 +18,8 @@
     case NISA_INSN_MATMUL:                                                   \
     case NISA_INSN_GATHER:                                                   \
     case NISA_INSN_SCATTER_ADD:                                              \
+    case NISA_INSN_TIMESTAMP:                                                \
+    case NISA_INSN_RANDOM:                                                   \
     case NISA_NUM_OPCODES
 
 /* Floating-point functions; false for one that has none (BITNOT). */

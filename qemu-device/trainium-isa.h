@@ -100,6 +100,22 @@ static inline bool trn_tick(TrnKernel *k, uint64_t work)
     return trn_queue_aborting(k->q);
 }
 
+/*
+ * No source operand is set (all bytes zero): what the instructions that
+ * take none (TIMESTAMP, RANDOM) require, so that a later ISA may use them.
+ */
+static inline bool trn_sources_unset(const struct nisa_insn *in)
+{
+    static const struct nisa_tensor zero;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(in->src); i++) {
+        if (memcmp(&in->src[i], &zero, sizeof(zero))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* trainium-elementwise.c */
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in);
 
@@ -113,6 +129,12 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in);
 /* trainium-index.c */
 uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in);
 uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nisa_insn *in);
+
+/* trainium-random.c */
+void trn_philox4x32_10(uint64_t key, uint64_t counter, uint32_t w[4]);
+/* Work of RANDOM into @numel elements, in COPY elements (saturated). */
+uint64_t trn_random_cost(uint64_t numel);
+uint32_t trn_insn_random(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-core.c */
 TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,

@@ -113,6 +113,21 @@ int nrn_stream_sync(struct nrn_stream *s);
 int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp);
 
 int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp);
+/*
+ * With NRN_EVENT_TIMING, recording the event also has the card write its
+ * clock when the stream reaches that point (NISA_INSN_TIMESTAMP), so that
+ * nrn_event_elapsed_ns() can measure the work between two events.
+ */
+#define NRN_EVENT_TIMING 0x1
+int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
+			   struct nrn_event **evp);
+/*
+ * Card time from @start's point to @end's (both recorded timing events of
+ * one card, both complete): 0, -EINVAL (not timing events, not recorded,
+ * different cards), -EBUSY (not complete yet) or the work's error.
+ */
+int nrn_event_elapsed_ns(struct nrn_event *start, struct nrn_event *end,
+			 int64_t *ns);
 void nrn_event_destroy(struct nrn_event *ev);
 /* Mark the point of @s reached when the work issued so far is done. */
 int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s);
@@ -255,6 +270,15 @@ int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
 		       const struct nrn_tensor_desc *dst,
 		       const struct nrn_tensor_desc *src,
 		       const struct nrn_tensor_desc *index, int axis);
+
+/*
+ * Random numbers on the card (NISA_INSN_RANDOM): element i of @dst, in
+ * row-major order, is drawn from Philox4x32-10 with key @seed and counter
+ * @offset + i. A caller advances its offset by the element count.
+ */
+int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
+		  const struct nrn_tensor_desc *dst, uint64_t seed,
+		  uint64_t offset);
 
 /* ---- Errors ----------------------------------------------------------- */
 

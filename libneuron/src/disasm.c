@@ -9,7 +9,7 @@
 
 static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
-	"softmax", "matmul", "gather", "scatter_add",
+	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
 };
 static const char *const nrn_unary_names[NISA_NUM_UNARY] = {
 	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu_erf",
@@ -30,6 +30,9 @@ static const char *const nrn_softmax_names[NISA_NUM_SOFTMAX] = {
 	"softmax", "log_softmax",
 };
 static const char *const nrn_index_names[NISA_NUM_IDX] = { "select", "element" };
+static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
+	"uniform", "normal", "bits",
+};
 static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
 	"f32", "bf16", "i32", "i64", "bool",
 };
@@ -97,6 +100,9 @@ static const char *nrn_subop_name(const struct nisa_insn *in)
 	case NISA_INSN_SCATTER_ADD:
 		names = nrn_index_names, n = NISA_NUM_IDX;
 		break;
+	case NISA_INSN_RANDOM:
+		names = nrn_random_names, n = NISA_NUM_RANDOM;
+		break;
 	default:
 		return NULL;
 	}
@@ -155,6 +161,9 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	if (in->opcode == NISA_INSN_REDUCE || in->opcode == NISA_INSN_SOFTMAX ||
 	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD)
 		nrn_put(&o, " axis=%d", in->axis);
+	if (in->opcode == NISA_INSN_RANDOM)
+		nrn_put(&o, " seed=%#llx offset=%llu",
+			(unsigned long long)in->scalar, (unsigned long long)in->alpha);
 	if (in->flags & NISA_IF_REVERSE)
 		nrn_put(&o, " reverse");
 	if (in->flags & NISA_IF_ACCUMULATE)

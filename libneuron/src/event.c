@@ -3,7 +3,23 @@
  * Events: a point of a stream, captured in a binary syncobj of its own (a
  * transfer of the stream's timeline point), so it outlives the stream and
  * other streams can wait for it.
+ *
+ * A timing event (NRN_EVENT_TIMING) also owns 8 bytes of device memory:
+ * recording it appends a TIMESTAMP instruction writing them to the
+ * stream's batch, as the last instruction of the job whose point the event
+ * captures, so the card writes its clock when the stream reaches the
+ * point. The card's clock is one for all its cores (docs/hardware.md,
+ * "Timestamps"): events recorded on any streams of one card compare.
+ *
+ * Re-recording: the event's syncobj takes the new point at once, and the
+ * card overwrites the timestamp only when it reaches the new point; until
+ * then the old value stays. nrn_event_elapsed_ns() reads the timestamps
+ * after seeing both events complete, so it returns -EBUSY while a new
+ * point is pending; a re-record racing with it (recorded after its check)
+ * makes it return the old or the new recording's time -- each the time
+ * of a point that was reached, never a torn or unwritten value.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <xf86drm.h>
@@ -13,27 +29,51 @@
 struct nrn_event {
 	struct nrn_device *dev;
 	uint32_t syncobj;
-	int recorded;
+	atomic_int recorded;
+	unsigned int flags;
+	/* Timing events: the card's clock at the recorded point. */
+	struct nrn_buffer *stamp;
+	const volatile uint64_t *stamp_map;
 };
 
-NRN_EXPORT int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp)
+NRN_EXPORT int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
+				      struct nrn_event **evp)
 {
 	struct nrn_event *ev;
+	void *map;
 	int ret;
 
-	if (!dev || !evp)
+	if (!dev || !evp || (flags & ~NRN_EVENT_TIMING))
 		return -EINVAL;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
-	ret = drmSyncobjCreate(dev->fd, 0, &ev->syncobj);
-	if (ret) {
-		free(ev);
-		return ret;
-	}
 	ev->dev = dev;
+	ev->flags = flags;
+	if (flags & NRN_EVENT_TIMING) {
+		ret = nrn_buffer_alloc(dev, sizeof(uint64_t), NRN_MEM_DEVICE,
+				       &ev->stamp);
+		if (!ret)
+			ret = nrn_buffer_map(ev->stamp, &map);
+		if (ret)
+			goto err;
+		ev->stamp_map = map;
+	}
+	ret = drmSyncobjCreate(dev->fd, 0, &ev->syncobj);
+	if (ret)
+		goto err;
 	*evp = ev;
 	return 0;
+
+err:
+	nrn_buffer_free(ev->stamp);
+	free(ev);
+	return ret;
+}
+
+NRN_EXPORT int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp)
+{
+	return nrn_event_create_flags(dev, 0, evp);
 }
 
 NRN_EXPORT void nrn_event_destroy(struct nrn_event *ev)
@@ -41,17 +81,45 @@ NRN_EXPORT void nrn_event_destroy(struct nrn_event *ev)
 	if (!ev)
 		return;
 	drmSyncobjDestroy(ev->dev->fd, ev->syncobj);
+	/* A TIMESTAMP still queued holds its own reference to the buffer. */
+	nrn_buffer_free(ev->stamp);
 	free(ev);
+}
+
+/* Append a TIMESTAMP into @ev's buffer to @s's batch. */
+static int nrn_event_stamp_locked(struct nrn_event *ev, struct nrn_stream *s)
+{
+	struct nisa_insn in = { .opcode = NISA_INSN_TIMESTAMP };
+	unsigned int slot, i;
+	bool bound = false;
+	int ret;
+
+	for (i = 0; i < s->batch.nslots && !bound; i++)
+		bound = s->slots[i] == ev->stamp;
+	if (!bound && s->batch.nslots == DRM_NEURON_MAX_BOS) {
+		ret = nrn_stream_flush_locked(s);
+		if (ret)
+			return ret;
+	}
+	ret = nrn_stream_slot_locked(s, ev->stamp, NISA_ACCESS_WRITE, &slot);
+	if (ret)
+		return ret;
+	/* One I64 element (ndim 0) at offset 0. */
+	in.dst = (struct nisa_tensor){ .slot = (uint8_t)slot, .dtype = NISA_I64 };
+	return nrn_stream_push_locked(s, &in);
 }
 
 NRN_EXPORT int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s)
 {
-	int ret;
+	int ret = 0;
 
 	if (!ev || !s || ev->dev != s->dev)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	ret = nrn_stream_flush_locked(s);
+	if (ev->flags & NRN_EVENT_TIMING)
+		ret = nrn_event_stamp_locked(ev, s);
+	if (!ret)
+		ret = nrn_stream_flush_locked(s);
 	if (!ret && s->point) {
 		/* The stream's last job (point), into the event's syncobj. */
 		ret = drmSyncobjTransfer(s->dev->fd, ev->syncobj, 0, s->timeline,
@@ -83,6 +151,25 @@ NRN_EXPORT int nrn_event_query(struct nrn_event *ev)
 	int ret = nrn_event_wait(ev, 0);
 
 	return ret == -ETIME ? -EBUSY : ret;
+}
+
+NRN_EXPORT int nrn_event_elapsed_ns(struct nrn_event *start, struct nrn_event *end,
+				    int64_t *ns)
+{
+	int ret;
+
+	if (!start || !end || !ns || !(start->flags & NRN_EVENT_TIMING) ||
+	    !(end->flags & NRN_EVENT_TIMING) || !start->recorded ||
+	    !end->recorded || start->dev->info.minor != end->dev->info.minor)
+		return -EINVAL;
+	ret = nrn_event_query(start);
+	if (!ret)
+		ret = nrn_event_query(end);
+	if (ret)
+		return ret;
+	/* Both points reached: their TIMESTAMPs were written (8-byte loads). */
+	*ns = (int64_t)(le64toh(*end->stamp_map) - le64toh(*start->stamp_map));
+	return 0;
 }
 
 NRN_EXPORT int nrn_stream_wait_event(struct nrn_stream *s, struct nrn_event *ev)

@@ -36,6 +36,12 @@ struct nrn_space {
 	 */
 	bool matmul;
 	int64_t k;
+	/*
+	 * Random: the instruction's @alpha counts elements (the counter of
+	 * its first one), so each instruction of a split operand starts at
+	 * its first element's row-major index.
+	 */
+	bool counter;
 };
 
 NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
@@ -237,6 +243,8 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 	for (int64_t n = 0; !ret && n < outer; n++) {
 		struct nisa_insn in = *tmpl;
 
+		if (sp->counter)
+			in.alpha += (uint64_t)n * (uint64_t)nrn_numel(sp->shape + first, nd);
 		for (i = 0; i < sp->nop; i++) {
 			uint64_t extra = 0;
 			struct nisa_tensor t;
@@ -656,5 +664,54 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 		return nrn_op_fill(s, dst, 0); /* an empty product: zeros */
 	nrn_space_coalesce(&sp, (1u << (nd - 1)) | (1u << (nd - 2)), NULL);
 	in.flags = (accumulate ? NISA_IF_ACCUMULATE : 0) | (bias ? NISA_IF_BIAS : 0);
+	return nrn_emit(s, &sp, &in);
+}
+
+/* The distributions each dtype takes (docs/hardware.md, "Random numbers"). */
+static bool nrn_random_dtype_ok(enum nisa_random dist, enum nisa_dtype dtype)
+{
+	bool floating = dtype == NISA_F32 || dtype == NISA_BF16;
+
+	switch (dist) {
+	case NISA_RNG_UNIFORM:
+	case NISA_RNG_NORMAL:
+		return floating;
+	case NISA_RNG_BITS:
+		return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Random numbers: dst's dimensions merge in row-major order (so element
+ * i stays element i); an operand of more than NISA_MAX_DIMS dims becomes
+ * one instruction per leading index, each with the counter of its first
+ * element.
+ */
+NRN_EXPORT int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
+			     const struct nrn_tensor_desc *dst, uint64_t seed,
+			     uint64_t offset)
+{
+	struct nisa_insn in = { .opcode = NISA_INSN_RANDOM, .subop = (uint16_t)dist,
+			       .scalar = seed, .alpha = offset };
+	struct nrn_space sp;
+	int ret;
+
+	if (!s || (unsigned int)dist >= NISA_NUM_RANDOM)
+		return -EINVAL;
+	ret = nrn_check_tensor(s, dst);
+	if (ret)
+		return ret;
+	if (!nrn_random_dtype_ok(dist, dst->dtype))
+		return -EINVAL;
+	if (!nrn_numel(dst->shape, dst->ndim))
+		return 0;
+	nrn_space_init(&sp, dst);
+	ret = nrn_space_add(&sp, dst, NISA_ACCESS_WRITE);
+	if (ret)
+		return ret;
+	nrn_space_coalesce(&sp, 0, NULL);
+	sp.counter = true;
 	return nrn_emit(s, &sp, &in);
 }

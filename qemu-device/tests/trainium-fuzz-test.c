@@ -171,6 +171,22 @@ static void valid_insn(Fuzz *f, struct nisa_insn *in)
             in->src[1] = tensor(3, NISA_I32, nd, ext, 0);
         }
         break;
+    case NISA_INSN_TIMESTAMP:
+        in->dst = tensor(0, NISA_I64, nd, (uint32_t[]){ 1, 1, 1, 1 }, off);
+        memset(in->src, 0, sizeof(in->src));
+        in->scalar = in->alpha = 0;
+        break;
+    case NISA_INSN_RANDOM:
+        in->subop = rnd(f, NISA_NUM_RANDOM);
+        if (in->subop == NISA_RNG_BITS) {
+            in->dst.dtype = NISA_I32 + rnd(f, 3);       /* I32, I64, BOOL */
+        } else {
+            in->dst.dtype = rnd(f, 2) ? NISA_F32 : NISA_BF16;
+        }
+        memset(in->src, 0, sizeof(in->src));
+        in->scalar = nasty64(f);                        /* the seed */
+        in->alpha = nasty64(f);                         /* the counter */
+        break;
     default:
         break;
     }

@@ -116,6 +116,8 @@ enum nisa_opcode {
 	NISA_INSN_MATMUL		= 9,	/* dst = src0 @ src1 (+ src2) (+ dst) */
 	NISA_INSN_GATHER		= 10,	/* dst = src0 indexed by src1 along @axis */
 	NISA_INSN_SCATTER_ADD	= 11,	/* dst += src0 at src1 along @axis */
+	NISA_INSN_TIMESTAMP	= 12,	/* dst (one I64) = the card's clock, ns */
+	NISA_INSN_RANDOM		= 13,	/* dst = Philox4x32-10(@scalar, @alpha + i) */
 	NISA_NUM_OPCODES
 };
 
@@ -167,6 +169,19 @@ enum nisa_index_mode {
 	NISA_IDX_SELECT = 0,	/* index_select / index_add: src1 is 1-D */
 	NISA_IDX_ELEMENT,	/* gather / scatter_add: src1 has dst's (src0's) shape */
 	NISA_NUM_IDX
+};
+
+/*
+ * NISA_INSN_RANDOM distributions (@subop). @scalar is the key (the seed),
+ * @alpha the counter of element 0: element i (row-major) is drawn from the
+ * Philox4x32-10 block of counter @alpha + i, so a result does not depend on
+ * how the card splits the work (docs/hardware.md, "Random numbers").
+ */
+enum nisa_random {
+	NISA_RNG_UNIFORM = 0,	/* floating dst: [0, 1) at dst's precision */
+	NISA_RNG_NORMAL,	/* floating dst: standard normal (Box-Muller) */
+	NISA_RNG_BITS,		/* integer dst: raw random bits of its width */
+	NISA_NUM_RANDOM
 };
 
 /* Instruction flags. */
