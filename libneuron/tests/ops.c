@@ -2,9 +2,9 @@
 /*
  * Description: the operations layer against the same computation on the
  * CPU: elementwise with broadcasting and scalars, matmul (batched,
- * transposed, bias, accumulate), reductions, softmax, gather/scatter, casts;
- * operands of more than four dimensions and non-contiguous views; bad
- * descriptors.
+ * transposed, bias, accumulate), reductions, softmax, gather/scatter, casts,
+ * random numbers; operands of more than four dimensions and non-contiguous
+ * views; bad descriptors.
  */
 #include <errno.h>
 #include <math.h>
@@ -285,6 +285,103 @@ static void test_casts_compare_where(void)
 	rm_dt(&o);
 }
 
+/* A device buffer of @n int64 random bits: element i from counter off + i. */
+static int64_t *draw_bits(struct nrn_tensor_desc *d, size_t n, uint64_t seed,
+			  uint64_t off)
+{
+	int64_t *h = calloc(n, 8);
+
+	t_check_ret(nrn_op_random(s, NISA_RNG_BITS, d, seed, off), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, h, d->buf, d->offset, n * 8), 0);
+	return h;
+}
+
+/*
+ * Random numbers: the Random123 known answer, element i made from counter
+ * offset + i whatever the layout (halves, a >4-D transposed view), the
+ * uniform recipe against the raw bits, and bad arguments.
+ */
+static void test_random(void)
+{
+	enum { N = 2 * 3 * 2 * 3 * 2 * 5 };
+	int64_t shape6[6] = { 2, 3, 2, 3, 2, 5 }, n1[1] = { N }, half[1] = { N / 2 };
+	struct nrn_tensor_desc d, v;
+	struct nrn_buffer *buf, *fb;
+	int64_t *all, *halves, *tr;
+	float f[N];
+
+	t_check_ret(nrn_buffer_alloc(dev, 3 * N * 8, NRN_MEM_DEVICE, &buf), 0);
+	t_check_ret(nrn_buffer_alloc(dev, N * 4, NRN_MEM_DEVICE, &fb), 0);
+	nrn_tensor_contiguous(&d, buf, 0, NISA_I64, 1, (int64_t[]){ 1 });
+	all = draw_bits(&d, 1, 0, 0);
+	t_check((uint64_t)all[0] == 0xe169c58d6627e8d5ull); /* key 0, counter 0 */
+	free(all);
+
+	nrn_tensor_contiguous(&d, buf, 0, NISA_I64, 1, n1);
+	all = draw_bits(&d, N, 99, 1000);
+	/* The same seed and offset: the same numbers; two halves too. */
+	halves = draw_bits(&d, N, 99, 1000);
+	t_check(memcmp(all, halves, N * 8) == 0);
+	free(halves);
+	nrn_tensor_contiguous(&d, buf, N * 8, NISA_I64, 1, half);
+	free(draw_bits(&d, N / 2, 99, 1000));
+	d.offset += N / 2 * 8;
+	free(draw_bits(&d, N / 2, 99, 1000 + N / 2));
+	halves = calloc(N, 8);
+	t_check_ret(nrn_stream_copy_d2h(s, halves, buf, N * 8, N * 8), 0);
+	t_check(memcmp(all, halves, N * 8) == 0);
+	free(halves);
+
+	/* A 6-D view with reversed strides: nothing merges, 6 instructions. */
+	memset(&v, 0, sizeof(v));
+	v.buf = buf;
+	v.offset = 2 * N * 8;
+	v.dtype = NISA_I64;
+	v.ndim = 6;
+	{
+		int64_t st = 1;
+
+		for (int k = 0; k < 6; k++) {
+			v.shape[k] = shape6[k];
+			v.strides[k] = st;
+			st *= shape6[k];
+		}
+	}
+	tr = calloc(N, 8);
+	t_check_ret(nrn_op_random(s, NISA_RNG_BITS, &v, 99, 1000), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, tr, buf, 2 * N * 8, N * 8), 0);
+	for (int64_t i = 0, ok = 1; i < N && ok; i++) {
+		int64_t rem = i, at = 0;
+
+		for (int k = 5; k >= 0; k--) {
+			at += rem % shape6[k] * v.strides[k];
+			rem /= shape6[k];
+		}
+		ok = tr[at] == all[i];
+		t_check(ok);
+	}
+	free(tr);
+
+	/* Uniform float32: the top 24 bits of word 0, times 2^-24. */
+	nrn_tensor_contiguous(&d, fb, 0, NISA_F32, 1, n1);
+	t_check_ret(nrn_op_random(s, NISA_RNG_UNIFORM, &d, 99, 1000), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, f, fb, 0, sizeof(f)), 0);
+	for (int i = 0; i < N; i++)
+		t_check(f[i] == ldexpf((float)(((uint64_t)all[i] & 0xffffffffu) >> 8), -24));
+	free(all);
+
+	/* Bad arguments. */
+	t_check_ret(nrn_op_random(s, NISA_RNG_BITS, &d, 0, 0), -EINVAL);
+	t_check_ret(nrn_op_random(s, NISA_NUM_RANDOM, &d, 0, 0), -EINVAL);
+	nrn_tensor_contiguous(&d, buf, 0, NISA_I32, 1, n1);
+	t_check_ret(nrn_op_random(s, NISA_RNG_UNIFORM, &d, 0, 0), -EINVAL);
+	t_check_ret(nrn_op_random(s, NISA_RNG_NORMAL, &d, 0, 0), -EINVAL);
+	t_check_ret(nrn_op_random(NULL, NISA_RNG_BITS, &d, 0, 0), -EINVAL);
+	t_check_ret(nrn_op_random(s, NISA_RNG_BITS, NULL, 0, 0), -EINVAL);
+	nrn_buffer_free(buf);
+	nrn_buffer_free(fb);
+}
+
 int main(void)
 {
 	dev = t_open_device();
@@ -295,6 +392,7 @@ int main(void)
 	test_reduce_softmax();
 	test_gather_scatter();
 	test_casts_compare_where();
+	test_random();
 	t_check_ret(nrn_stream_sync(s), 0);
 	nrn_stream_destroy(s);
 	nrn_device_close(dev);

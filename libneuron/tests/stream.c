@@ -2,11 +2,12 @@
 /*
  * Description: streams and events -- ordering across streams with events,
  * a job error surfacing on the stream that issued it (with the device's
- * error code) and not on another, the stream usable afterwards, and many
- * threads sharing one device.
+ * error code) and not on another, the stream usable afterwards, timing
+ * events (the card's clock), and many threads sharing one device.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "t_helpers.h"
 
@@ -79,6 +80,90 @@ static void test_errors(void)
 	nrn_stream_destroy(b);
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/*
+ * Timing events: the card's time between two points, larger for big work
+ * than for a tiny op, comparable across streams (cores) of one card;
+ * -EBUSY before completion, -EINVAL without timing or a record.
+ */
+static void test_timing(void)
+{
+	enum { M = 1024, REPS = 6 };
+	int64_t shape[2] = { M, M }, one[1] = { 1 }, big, tiny, cross, back, again;
+	int64_t wall;
+	struct nrn_event *t0, *t1, *t2, *plain;
+	struct nrn_stream *a, *b;
+	struct nrn_buffer *buf;
+	struct nrn_tensor_desc x, y, z;
+
+	t_check_ret(nrn_stream_create(dev, &a), 0);
+	t_check_ret(nrn_stream_create(dev, &b), 0);
+	t_check_ret(nrn_event_create_flags(dev, NRN_EVENT_TIMING, &t0), 0);
+	t_check_ret(nrn_event_create_flags(dev, NRN_EVENT_TIMING, &t1), 0);
+	t_check_ret(nrn_event_create_flags(dev, NRN_EVENT_TIMING, &t2), 0);
+	t_check_ret(nrn_event_create_flags(dev, 0x80, &plain), -EINVAL);
+	t_check_ret(nrn_event_create(dev, &plain), 0);
+	t_check_ret(nrn_buffer_alloc(dev, 3 * 4 * M * M, NRN_MEM_DEVICE, &buf), 0);
+	nrn_tensor_contiguous(&x, buf, 0, NISA_F32, 2, shape);
+	nrn_tensor_contiguous(&y, buf, 4 * M * M, NISA_F32, 2, shape);
+	nrn_tensor_contiguous(&z, buf, 8 * M * M, NISA_F32, 2, shape);
+	t_check_ret(nrn_op_fill(a, &x, 0.5), 0);
+	t_check_ret(nrn_op_fill(a, &y, 0.25), 0);
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &big), -EINVAL); /* not recorded */
+
+	wall = now_ns();
+	t_check_ret(nrn_event_record(t0, a), 0);
+	for (int i = 0; i < REPS; i++)
+		t_check_ret(nrn_op_matmul(a, &z, &x, &y, NULL, 0), 0);
+	t_check_ret(nrn_event_record(t1, a), 0);
+	/* Seconds of matmuls queued: not complete yet. */
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &big), -EBUSY);
+	nrn_tensor_contiguous(&z, buf, 0, NISA_F32, 1, one);
+	t_check_ret(nrn_op_fill(a, &z, 1), 0);
+	t_check_ret(nrn_event_record(t2, a), 0);
+	t_check_ret(nrn_event_wait(t2, -1), 0);
+	wall = now_ns() - wall;
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &big), 0);
+	t_check_ret(nrn_event_elapsed_ns(t1, t2, &tiny), 0);
+	fprintf(stderr, "timing: %d matmuls %lld ns, a fill %lld ns, wall %lld ns\n",
+		REPS, (long long)big, (long long)tiny, (long long)wall);
+	t_check(big > 0 && tiny >= 0 && big > tiny);
+	/* The card's time of the work is within the time the host waited. */
+	t_check(big + tiny <= wall + wall / 2);
+
+	/* Another stream (another core) after t2: its time is later. */
+	t_check_ret(nrn_stream_wait_event(b, t2), 0);
+	t_check_ret(nrn_op_fill(b, &z, 2), 0);
+	t_check_ret(nrn_event_record(t1, b), 0); /* re-record t1 on b */
+	t_check_ret(nrn_event_wait(t1, -1), 0);
+	t_check_ret(nrn_event_elapsed_ns(t2, t1, &cross), 0);
+	t_check_ret(nrn_event_elapsed_ns(t1, t2, &back), 0);
+	t_check(cross >= 0 && back == -cross);
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &again), 0);
+	t_check(again >= big + tiny);
+
+	/* Not timing events. */
+	t_check_ret(nrn_event_record(plain, a), 0);
+	t_check_ret(nrn_event_wait(plain, -1), 0);
+	t_check_ret(nrn_event_elapsed_ns(t0, plain, &big), -EINVAL);
+	t_check_ret(nrn_event_elapsed_ns(plain, t0, &big), -EINVAL);
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, NULL), -EINVAL);
+	nrn_event_destroy(plain);
+	nrn_event_destroy(t0);
+	nrn_event_destroy(t1);
+	nrn_event_destroy(t2);
+	nrn_buffer_free(buf);
+	nrn_stream_destroy(a);
+	nrn_stream_destroy(b);
+}
+
 struct worker {
 	int id;
 	int failures;
@@ -136,6 +221,7 @@ int main(void)
 {
 	dev = t_open_device();
 	test_events();
+	test_timing();
 	test_errors();
 	test_threads();
 	t_check_ret(nrn_stream_create(NULL, NULL), -EINVAL);

@@ -92,6 +92,7 @@ int main(void)
 			{ NISA_INSN_UNARY, NISA_NUM_UNARY }, { NISA_INSN_BINARY, NISA_NUM_BINARY },
 			{ NISA_INSN_COMPARE, NISA_NUM_COMPARE }, { NISA_INSN_REDUCE, NISA_NUM_REDUCE },
 			{ NISA_INSN_SOFTMAX, NISA_NUM_SOFTMAX }, { NISA_INSN_GATHER, NISA_NUM_IDX },
+			{ NISA_INSN_RANDOM, NISA_NUM_RANDOM },
 		};
 
 		for (unsigned int i = 0; i < sizeof(subops) / sizeof(subops[0]); i++) {
@@ -103,6 +104,19 @@ int main(void)
 				CHECK(strchr(text, '.') && !strstr(text, ".?"));
 			}
 		}
+	}
+
+	/* The clock and the generator: their operands, seed and counter. */
+	{
+		struct nisa_insn ts = { .opcode = NISA_INSN_TIMESTAMP,
+				       .dst = { .slot = 1, .dtype = NISA_I64, .offset = 8 } };
+		struct nisa_insn rn = { .opcode = NISA_INSN_RANDOM, .subop = NISA_RNG_NORMAL,
+				       .scalar = 0x2a, .alpha = 4096, .dst = t1(0, 8) };
+
+		CHECK(nrn_insn_format(&ts, text, sizeof(text)) == 0);
+		CHECK(strcmp(text, "timestamp dst=s1+8:i64[]/()") == 0);
+		CHECK(nrn_insn_format(&rn, text, sizeof(text)) == 0);
+		CHECK(strcmp(text, "random.normal dst=s0+0:f32[8]/(1) seed=0x2a offset=4096") == 0);
 	}
 
 	/* Errors as text. */
