@@ -156,6 +156,10 @@ static void test_reset_bound(void)
         { "integer binary of 2^40", { .opcode = NISA_INSN_BINARY,
           .subop = NISA_BIN_FLOORDIV, .dst = t4(2, NISA_I64, 4, cube8, z),
           .src = { t4(0, NISA_I64, 4, cube8, z), t4(1, NISA_I32, 4, cube8, z) } } },
+        { "normal random numbers into 2^40", { .opcode = NISA_INSN_RANDOM,
+          .subop = NISA_RNG_NORMAL, .dst = t4(2, NISA_BF16, 4, cube8, z) } },
+        { "random bits into 2^40", { .opcode = NISA_INSN_RANDOM,
+          .subop = NISA_RNG_BITS, .dst = t4(2, NISA_I64, 4, cube8, z) } },
     };
     Core *c = core_start();
 
