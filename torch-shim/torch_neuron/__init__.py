@@ -38,6 +38,27 @@ def _tensor_str(self, indent):
 torch._tensor_str._tensor_str = _tensor_str
 
 
+# DataLoader(pin_memory=True) pins batches only for CUDA in PyTorch 2.6
+# unless pin_memory_device names the device (later versions pin for the
+# current accelerator); without CUDA, pin them for "neuron", as they do.
+_dl_iter_init = torch.utils.data.dataloader._BaseDataLoaderIter.__init__
+
+
+def _dl_iter_init_neuron(self, loader):
+    if (loader.pin_memory and not loader.pin_memory_device
+            and not torch.cuda.is_available() and _device_module.is_available()):
+        loader.pin_memory_device = "neuron"
+        try:
+            _dl_iter_init(self, loader)
+        finally:
+            loader.pin_memory_device = ""
+    else:
+        _dl_iter_init(self, loader)
+
+
+torch.utils.data.dataloader._BaseDataLoaderIter.__init__ = _dl_iter_init_neuron
+
+
 # Debugging aid: operators listed here run through the CPU fallback instead
 # of their neuron kernels (e.g. to check that tests notice a missing kernel).
 if os.environ.get("TORCH_NEURON_DISABLE_KERNELS"):

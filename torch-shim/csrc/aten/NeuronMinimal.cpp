@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The operators every PrivateUse1 backend must provide: tensor creation,
-// views, resize and copies between the CPU and the card. Everything else is
-// either lowered to libneuron (NeuronOps*.cpp) or falls back to the CPU
-// (NeuronFallback.cpp).
+// views and resize (copies: NeuronCopy.cpp, set_: NeuronStorage.cpp).
+// Everything else is either lowered to libneuron (Neuron*.cpp) or falls back
+// to the CPU (NeuronFallback.cpp).
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -12,57 +12,19 @@
 #include <torch/library.h>
 
 #include "NeuronOps.h"
+#include "NeuronStorage.h"
 
 namespace torch_neuron {
 namespace {
 
 constexpr auto kKey = c10::DispatchKey::PrivateUse1;
 
-nrn_buffer* tensor_buffer(const at::Tensor& t) {
-  return storage_span(t.storage()).buf;
-}
-
-// Bytes from the start of tensor_buffer(t) to t's element 0.
-size_t tensor_byte_offset(const at::Tensor& t) {
-  return storage_span(t.storage()).offset +
-         static_cast<size_t>(t.storage_offset()) * t.itemsize();
-}
-
-// dst = src on the card: any strides, any supported dtypes.
-void device_copy(const at::Tensor& dst, const at::Tensor& src) {
-  nrn_tensor_desc d = desc(dst), s = desc(src);
-  NEURON_CHECK(nrn_op_copy(stream_for(dst), &d, &s));
-}
-
-// A contiguous CPU tensor with @t's contents (same dtype).
-at::Tensor read_to_cpu(const at::Tensor& t) {
-  at::Tensor src = t;
-  if (!t.is_contiguous()) {
-    src = at::empty(t.sizes(), t.options());
-    device_copy(src, t);
-  }
-  at::Tensor host = at::empty(t.sizes(), t.options().device(at::kCPU));
-  NEURON_CHECK(nrn_stream_copy_d2h(stream_for(src), host.data_ptr(),
-                                   tensor_buffer(src), tensor_byte_offset(src),
-                                   host.nbytes()));
-  return host;
-}
-
-// Write the CPU tensor @src (dst's shape) into the neuron view @dst.
-void write_from_cpu(const at::Tensor& dst, const at::Tensor& src) {
-  at::Tensor c = src.contiguous();
-  if (dst.is_contiguous() && c.scalar_type() == dst.scalar_type()) {
-    NEURON_CHECK(nrn_stream_copy_h2d(stream_for(dst), tensor_buffer(dst),
-                                     tensor_byte_offset(dst), c.data_ptr(),
-                                     c.nbytes()));
-    return;
-  }
-  // Upload contiguous, then let the card scatter and convert.
-  at::Tensor tmp = at::empty(c.sizes(), dst.options().dtype(c.scalar_type()));
-  NEURON_CHECK(nrn_stream_copy_h2d(stream_for(tmp), tensor_buffer(tmp),
-                                   tensor_byte_offset(tmp),
-                                   c.data_ptr(), c.nbytes()));
-  device_copy(dst, tmp);
+// Complex numbers have no place on the card, not even as storage: refuse
+// them where every neuron tensor is born, so that an operator whose CPU
+// fallback returns complex fails with this message rather than later.
+  TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
+              " is not supported on the card (complex tensors cannot be "
+              "stored on a neuron device; keep them on the CPU)");
 }
 
 at::Tensor neuron_empty(c10::IntArrayRef size,
@@ -91,67 +53,18 @@ at::Tensor neuron_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                                            c10::dtype_or_default(dtype));
 }
 
-at::Tensor& neuron_copy_from_impl(const at::Tensor& self, at::Tensor& dst) {
-  if (self.numel() == 0)
-    return dst;
-  if (dst.is_cpu()) {
-    // Card to CPU: the card's dtype, then the CPU converts and broadcasts.
-    dst.copy_(read_to_cpu(self));
-  } else if (self.is_cpu()) {
-    at::Tensor src = self;
-    if (!supported_dtype(src.scalar_type()) || src.sizes() != dst.sizes())
-      src = self.to(dst.scalar_type()).expand(dst.sizes());
-    write_from_cpu(dst, src);
-  } else {
-    if (self.device() != dst.device()) {
-      // Card to card: through the CPU (device-to-device DMA comes later).
-      write_from_cpu(dst, read_to_cpu(self));
-    } else {
-      device_copy(dst, self.expand(dst.sizes()));
-    }
-  }
-  return dst;
-}
-
-at::Tensor neuron_copy_from(const at::Tensor& self, const at::Tensor& dst,
-                            bool non_blocking) {
-  at::Tensor out = dst;
-  neuron_copy_from_impl(self, out);
-  return out;
-}
-
 const at::Tensor& neuron_resize_(const at::Tensor& self, c10::IntArrayRef size,
                                  std::optional<at::MemoryFormat> format) {
+  // Like the CPU's resize_: a storage too small grows in place (the
+  // tensors sharing it see the new one).
   int64_t numel = c10::multiply_integers(size);
   size_t need = static_cast<size_t>(numel + self.storage_offset()) * self.itemsize();
-  if (need > self.storage().nbytes()) {
-    at::Tensor fresh = neuron_empty({numel + self.storage_offset()}, self.scalar_type(),
-                                    std::nullopt, self.device(), std::nullopt,
-                                    std::nullopt);
-    if (self.storage().nbytes())
-      NEURON_CHECK(nrn_stream_copy_buffer(stream_for(self), tensor_buffer(fresh),
-                                          storage_span(fresh.storage()).offset,
-                                          tensor_buffer(self),
-                                          storage_span(self.storage()).offset,
-                                          self.storage().nbytes()));
-    self.unsafeGetTensorImpl()->set_storage_keep_dtype(fresh.storage());
-  }
+  if (numel && need > self.storage().nbytes())
+    resize_storage_bytes(self.storage().unsafeGetStorageImpl(), need);
   self.unsafeGetTensorImpl()->set_sizes_contiguous(size);
   if (format && *format != at::MemoryFormat::Preserve)
     self.unsafeGetTensorImpl()->empty_tensor_restride(*format);
   return self;
-}
-
-// item(): one element, read back (this synchronises the stream).
-at::Scalar local_scalar_dense(const at::Tensor& self) {
-  at::Tensor host = read_to_cpu(self);
-  return host.item();
-}
-
-at::Tensor neuron_copy_from_and_resize(const at::Tensor& self,
-                                       const at::Tensor& dst) {
-  neuron_resize_(dst, self.sizes(), std::nullopt);
-  return neuron_copy_from(self, dst, false);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -161,9 +74,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
   m.impl("resize_", neuron_resize_);
-  m.impl("_copy_from", neuron_copy_from);
-  m.impl("_copy_from_and_resize", neuron_copy_from_and_resize);
-  m.impl("_local_scalar_dense", local_scalar_dense);
 }
 
 } // namespace

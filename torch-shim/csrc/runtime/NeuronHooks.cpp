@@ -4,6 +4,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "../NeuronHelpers.h"
+#include "../aten/NeuronStorage.h"
+#include "NeuronHostAllocator.h"
 
 namespace torch_neuron {
 namespace {
@@ -29,7 +31,21 @@ struct NeuronHooks final : at::PrivateUse1HooksInterface {
     return at::detail::getDefaultCPUGenerator();
   }
 
-  bool isPinnedPtr(const void*) const override { return false; }
+  // Pinned memory: blocks of the cards' host buffers (NeuronHostAllocator.cpp).
+  // torch.empty(pin_memory=True), tensor.pin_memory() and is_pinned() ask here.
+  at::Allocator* getPinnedMemoryAllocator() const override {
+    return host_allocator();
+  }
+
+  bool isPinnedPtr(const void* data) const override {
+    return is_pinned_ptr(data);
+  }
+
+  // UntypedStorage.resize_() of a neuron storage.
+  void resizePrivateUse1Bytes(const c10::Storage& storage,
+                              size_t newsize) const override {
+    resize_storage_bytes(storage.unsafeGetStorageImpl(), newsize);
+  }
 };
 
 const bool g_registered = [] {
