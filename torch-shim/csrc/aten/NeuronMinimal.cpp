@@ -19,14 +19,6 @@ namespace {
 
 constexpr auto kKey = c10::DispatchKey::PrivateUse1;
 
-// Complex numbers have no place on the card, not even as storage: refuse
-// them where every neuron tensor is born, so that an operator whose CPU
-// fallback returns complex fails with this message rather than later.
-  TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
-              " is not supported on the card (complex tensors cannot be "
-              "stored on a neuron device; keep them on the CPU)");
-}
-
 at::Tensor neuron_empty(c10::IntArrayRef size,
                         std::optional<at::ScalarType> dtype,
                         std::optional<at::Layout> layout,
