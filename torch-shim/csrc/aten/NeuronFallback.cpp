@@ -90,17 +90,17 @@ void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   std::string full = name.overload_name.empty()
                          ? name.name
                          : name.name + "." + name.overload_name;
-  bool first;
-  {
-    std::lock_guard<std::mutex> guard(g_stats_lock);
-    first = g_stats[full]++ == 0;
-  }
   // A view must alias its input; through the CPU it would alias a copy, and
   // writes through it would be lost: refuse it rather than be silently wrong.
   for (const auto& ret : op.schema().returns())
     TORCH_CHECK(!ret.alias_info() || ret.alias_info()->isWrite(), "neuron: "
                 "operator ", full, " returns a view and has no neuron kernel; "
                 "the CPU fallback cannot return a view of a neuron tensor");
+  bool first;
+  {
+    std::lock_guard<std::mutex> guard(g_stats_lock);
+    first = g_stats[full]++ == 0;
+  }
   TORCH_CHECK(!fallback_is_error(), "neuron: operator ", full,
               " has no neuron kernel and TORCH_NEURON_FALLBACK=error forbids "
               "running it on the CPU");
