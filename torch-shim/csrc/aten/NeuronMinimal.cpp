@@ -19,6 +19,15 @@ namespace {
 
 constexpr auto kKey = c10::DispatchKey::PrivateUse1;
 
+// Complex numbers have no place on the card, not even as storage: refuse
+// them where every neuron tensor is born, so that an operator whose CPU
+// fallback returns complex fails with this message rather than later.
+void check_storable(at::ScalarType dtype) {
+  TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
+              " is not supported on the card (complex tensors cannot be "
+              "stored on a neuron device; keep them on the CPU)");
+}
+
 at::Tensor neuron_empty(c10::IntArrayRef size,
                         std::optional<at::ScalarType> dtype,
                         std::optional<at::Layout> layout,
@@ -27,6 +36,7 @@ at::Tensor neuron_empty(c10::IntArrayRef size,
                         std::optional<at::MemoryFormat> memory_format) {
   const c10::DeviceGuard guard(device.value_or(
       c10::Device(c10::DeviceType::PrivateUse1, current_device())));
+  check_storable(c10::dtype_or_default(dtype));
   return at::detail::empty_generic(size, c10::GetAllocator(c10::DeviceType::PrivateUse1),
                                    c10::DispatchKeySet(kKey),
                                    c10::dtype_or_default(dtype), memory_format);
@@ -39,6 +49,7 @@ at::Tensor neuron_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                                 std::optional<bool> pin_memory) {
   const c10::DeviceGuard guard(device.value_or(
       c10::Device(c10::DeviceType::PrivateUse1, current_device())));
+  check_storable(c10::dtype_or_default(dtype));
   return at::detail::empty_strided_generic(size, stride,
                                            c10::GetAllocator(c10::DeviceType::PrivateUse1),
                                            c10::DispatchKeySet(kKey),
