@@ -116,7 +116,10 @@ int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp);
 /*
  * With NRN_EVENT_TIMING, recording the event also has the card write its
  * clock when the stream reaches that point (NISA_INSN_TIMESTAMP), so that
- * nrn_event_elapsed_ns() can measure the work between two events.
+ * nrn_event_elapsed_ns() can measure the work between two events. Such an
+ * event owns a small device buffer and adds one instruction per record;
+ * nrn_event_create() (flags 0) makes a plain event, without either.
+ * Unknown flags: -EINVAL.
  */
 #define NRN_EVENT_TIMING 0x1
 int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
@@ -124,7 +127,12 @@ int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
 /*
  * Card time from @start's point to @end's (both recorded timing events of
  * one card, both complete): 0, -EINVAL (not timing events, not recorded,
- * different cards), -EBUSY (not complete yet) or the work's error.
+ * different cards), -EBUSY (not complete yet) or the work's error. The
+ * card has one clock for all its cores: events of any streams of the card
+ * compare; *@ns is negative when @end's point came first. Re-recording
+ * an event replaces its point at once (-EBUSY until the new one is
+ * reached) and its timestamp when the new point is reached; a call racing
+ * with a re-record returns the old or the new recording's time.
  */
 int nrn_event_elapsed_ns(struct nrn_event *start, struct nrn_event *end,
 			 int64_t *ns);
@@ -275,6 +283,11 @@ int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
  * Random numbers on the card (NISA_INSN_RANDOM): element i of @dst, in
  * row-major order, is drawn from Philox4x32-10 with key @seed and counter
  * @offset + i. A caller advances its offset by the element count.
+ * NISA_RNG_UNIFORM and NISA_RNG_NORMAL take an F32 or BF16 @dst,
+ * NISA_RNG_BITS an I32, I64 or BOOL one (else -EINVAL); @dst may have any
+ * strides and up to NRN_TENSOR_MAX_DIMS dims, the values depend only on
+ * (@seed, @offset, row-major index). Exact recipes: docs/hardware.md,
+ * "Random numbers".
  */
 int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
 		  const struct nrn_tensor_desc *dst, uint64_t seed,
