@@ -13,6 +13,9 @@ extern "C" {
 
 namespace torch_neuron {
 
+// The most cards a process uses (more are not counted).
+constexpr int kMaxDevices = 64;
+
 // Cards seen by libneuron; 0 (never an exception) when there are none.
 c10::DeviceIndex device_count() noexcept;
 // @index as a device index; throws when no such card exists.
@@ -31,8 +34,10 @@ struct DeviceSpan {
 };
 DeviceSpan storage_span(const c10::Storage& storage);
 
-// The stream of device @index (created on first use): every operation and
-// copy of that device is issued on it, in order.
+// The libneuron stream of this thread's current stream of device @index
+// (torch.neuron.current_stream(); the default stream unless one was set,
+// see NeuronStream.h). Operations and copies of the device are issued on
+// it, in order.
 nrn_stream* device_stream(c10::DeviceIndex index);
 
 [[noreturn]] void check_failed(int err, const char* expr, const char* func,

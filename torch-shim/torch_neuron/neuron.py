@@ -61,6 +61,14 @@ def manual_seed_all(seed: int) -> None:
     torch.default_generator.manual_seed(int(seed))
 
 
+def _lazy_init() -> None:
+    """Called by PyTorch before the device's first use from Python (a
+    tensor made on it, ...); until then torch.accelerator.synchronize()
+    does nothing. The cards open lazily: only their presence is checked."""
+    if not is_available():
+        raise RuntimeError("neuron: no neuron device (is neuron.ko loaded?)")
+
+
 def _is_in_bad_fork() -> bool:
     return False
 
@@ -70,7 +78,8 @@ def _device_index(dev=None) -> int:
 
 
 def synchronize(dev=None) -> None:
-    """Wait until the device has finished all work issued so far; raises if it failed."""
+    """Wait until every stream of the device has finished the work issued so
+    far; raises the first error of that work."""
     torch.ops.neuron.synchronize(_device_index(dev))
 
 
@@ -130,3 +139,6 @@ def empty_cache() -> None:
     """Give the allocator's unused cached blocks back to the card."""
     for i in range(device_count()):
         torch.ops.neuron.empty_cache(i)
+
+
+from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401

@@ -56,6 +56,7 @@ inline nrn_tensor_desc desc(const at::Tensor& t) {
   return d;
 }
 
+// The stream to issue work on @t on: the current stream of its device.
 inline nrn_stream* stream_for(const at::Tensor& t) {
   return device_stream(t.device().index());
 }

@@ -8,10 +8,8 @@
 namespace torch_neuron {
 
 namespace {
-constexpr int kMaxDevices = 64;
-std::mutex g_open_lock;
+std::mutex g_open_lock;  // protects g_devices
 std::array<nrn_device*, kMaxDevices> g_devices{};
-std::array<nrn_stream*, kMaxDevices> g_streams{};
 thread_local c10::DeviceIndex t_current = 0;
 } // namespace
 
@@ -37,14 +35,6 @@ nrn_device* device(c10::DeviceIndex index) {
   if (!g_devices[index])
     NEURON_CHECK(nrn_device_open(index, &g_devices[index]));
   return g_devices[index];
-}
-
-nrn_stream* device_stream(c10::DeviceIndex index) {
-  nrn_device* dev = device(index);
-  std::lock_guard<std::mutex> guard(g_open_lock);
-  if (!g_streams[index])
-    NEURON_CHECK(nrn_stream_create(dev, &g_streams[index]));
-  return g_streams[index];
 }
 
 c10::DeviceIndex current_device() {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // torch.ops.neuron: the runtime helpers the Python package (torch.neuron)
-// calls -- devices, memory statistics, synchronisation. The CPU fallback
+// calls -- devices, memory statistics, synchronisation; the streams' are in
+// NeuronStreamOps.cpp. The CPU fallback
 // adds its own (fallback_stats...) in NeuronFallback.cpp.
 #include <torch/library.h>
 
@@ -9,6 +10,7 @@
 
 #include "../NeuronHelpers.h"
 #include "NeuronAllocator.h"
+#include "NeuronStream.h"
 
 namespace torch_neuron {
 namespace {
@@ -28,8 +30,9 @@ void reset_peak_memory_stats(int64_t index) {
   reset_peak_stats(checked_index(index));
 }
 
+// Every stream of the device.
 void synchronize(int64_t index) {
-  NEURON_CHECK(nrn_stream_sync(device_stream(checked_index(index))));
+  synchronize_device(checked_index(index));
 }
 
 void neuron_empty_cache(int64_t index) {
