@@ -50,25 +50,6 @@ def device(dev):
         set_device(prev)
 
 
-def manual_seed(seed: int) -> None:
-    """Seed random numbers for neuron tensors: they are drawn by the CPU's
-    default generator (and torch.manual_seed calls this too)."""
-    torch.default_generator.manual_seed(int(seed))
-
-
-def manual_seed_all(seed: int) -> None:
-    """Seed random numbers for every neuron device (one generator, the CPU's)."""
-    torch.default_generator.manual_seed(int(seed))
-
-
-def _lazy_init() -> None:
-    """Called by PyTorch before the device's first use from Python (a
-    tensor made on it, ...); until then torch.accelerator.synchronize()
-    does nothing. The cards open lazily: only their presence is checked."""
-    if not is_available():
-        raise RuntimeError("neuron: no neuron device (is neuron.ko loaded?)")
-
-
 def _is_in_bad_fork() -> bool:
     return False
 
@@ -78,8 +59,7 @@ def _device_index(dev=None) -> int:
 
 
 def synchronize(dev=None) -> None:
-    """Wait until every stream of the device has finished the work issued so
-    far; raises the first error of that work."""
+    """Wait until the device has finished all work issued so far; raises if it failed."""
     torch.ops.neuron.synchronize(_device_index(dev))
 
 
@@ -141,4 +121,6 @@ def empty_cache() -> None:
         torch.ops.neuron.empty_cache(i)
 
 
-from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401
+from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
+                     manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
+                     set_rng_state_all)

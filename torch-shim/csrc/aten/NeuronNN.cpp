@@ -112,8 +112,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(
   return {gi, gweight, gbias};
 }
 
-// The mask is drawn by the CPU's generator (torch.manual_seed), then used
-// on the card.
+// The mask is drawn on the card by its generator (bernoulli_, NeuronRandom.cpp).
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train) {
   if (!train.value_or(true) || p == 0.0)
@@ -123,10 +122,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   if (p == 1.0)
     return {at::zeros_like(input), at::zeros(input.sizes(),
                                              input.options().dtype(at::kBool))};
-  at::Tensor mask = at::empty(input.sizes(), at::TensorOptions().dtype(at::kFloat))
-                        .bernoulli_(1.0 - p)
-                        .to(at::kBool)
-                        .to(input.device());
+  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool))
+                        .bernoulli_(1.0 - p);
   return {input * mask * (1.0 / (1.0 - p)), mask};
 }
 

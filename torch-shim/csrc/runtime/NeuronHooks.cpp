@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // PrivateUse1 hooks: what ATen asks a backend outside operator dispatch.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <ATen/CPUGeneratorImpl.h>
 
 #include "../NeuronHelpers.h"
 #include "../aten/NeuronStorage.h"
+#include "NeuronGenerator.h"
 #include "NeuronHostAllocator.h"
 
 namespace torch_neuron {
@@ -25,10 +25,9 @@ struct NeuronHooks final : at::PrivateUse1HooksInterface {
     set_device(index);
   }
 
-  // Random numbers are drawn on the CPU (the ops that need them fall back),
-  // so the device's generator is the CPU's.
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
-    return at::detail::getDefaultCPUGenerator();
+  // Each card's Philox generator (NeuronGenerator.cpp); -1: the current card.
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
+    return default_generator(index);
   }
 
   // Pinned memory: blocks of the cards' host buffers (NeuronHostAllocator.cpp).
