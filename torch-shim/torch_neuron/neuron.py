@@ -50,6 +50,14 @@ def device(dev):
         set_device(prev)
 
 
+def _lazy_init() -> None:
+    """Called by PyTorch before the device's first use from Python (a
+    tensor made on it, ...); until then torch.accelerator.synchronize()
+    does nothing. The cards open lazily: only their presence is checked."""
+    if not is_available():
+        raise RuntimeError("neuron: no neuron device (is neuron.ko loaded?)")
+
+
 def _is_in_bad_fork() -> bool:
     return False
 
@@ -59,7 +67,8 @@ def _device_index(dev=None) -> int:
 
 
 def synchronize(dev=None) -> None:
-    """Wait until the device has finished all work issued so far; raises if it failed."""
+    """Wait until every stream of the device has finished the work issued so
+    far; raises the first error of that work."""
     torch.ops.neuron.synchronize(_device_index(dev))
 
 
@@ -121,6 +130,7 @@ def empty_cache() -> None:
         torch.ops.neuron.empty_cache(i)
 
 
+from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401
 from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
                      manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
                      set_rng_state_all)
