@@ -17,6 +17,7 @@ torch.utils.rename_privateuse1_backend("neuron")
 from . import neuron as _device_module  # noqa: E402
 
 torch._register_device_module("neuron", _device_module)
+_device_module._set_default_autocast_dtype()
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
 
