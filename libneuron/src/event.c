@@ -13,11 +13,16 @@
  *
  * Re-recording: the event's syncobj takes the new point at once, and the
  * card overwrites the timestamp only when it reaches the new point; until
- * then the old value stays. nrn_event_elapsed_ns() reads the timestamps
- * after seeing both events complete, so it returns -EBUSY while a new
- * point is pending; a re-record racing with it (recorded after its check)
- * makes it return the old or the new recording's time -- each the time
- * of a point that was reached, never a torn or unwritten value.
+ * then the old value stays. Timestamps land in the order of the records:
+ * on one stream by the stream's order; a timing event re-recorded on
+ * another stream while its previous point is pending makes the new point
+ * wait for the previous one (else the old TIMESTAMP could land last, and
+ * the event report the old point's time as the new one's).
+ * nrn_event_elapsed_ns() reads the timestamps after seeing both events
+ * complete, so it returns -EBUSY while a new point is pending; a re-record
+ * racing with it (recorded after its check) makes it return the old or
+ * the new recording's time -- each the time of a point that was reached,
+ * never a torn or unwritten value.
  */
 #include <endian.h>
 #include <errno.h>
@@ -34,6 +39,8 @@ struct nrn_event {
 	/* Timing events: the card's clock at the recorded point. */
 	struct nrn_buffer *stamp;
 	const volatile uint64_t *stamp_map;
+	/* The stream of the last record (compared, never dereferenced). */
+	const struct nrn_stream *_Atomic last;
 };
 
 NRN_EXPORT int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
@@ -115,6 +122,18 @@ NRN_EXPORT int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s)
 
 	if (!ev || !s || ev->dev != s->dev)
 		return -EINVAL;
+	/*
+	 * A timing event still pending on another stream: its TIMESTAMP
+	 * could run after the new one and overwrite it. The new one waits
+	 * for it (on the same stream, the order holds already; a destroyed
+	 * stream's work is done, so a reused address is harmless).
+	 */
+	if ((ev->flags & NRN_EVENT_TIMING) && ev->recorded && ev->last != s &&
+	    nrn_event_query(ev) == -EBUSY) {
+		ret = nrn_stream_wait_event(s, ev);
+		if (ret)
+			return ret;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (ev->flags & NRN_EVENT_TIMING)
 		ret = nrn_event_stamp_locked(ev, s);
@@ -128,6 +147,8 @@ NRN_EXPORT int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s)
 		/* Nothing issued yet: the event is complete at once. */
 		ret = drmSyncobjSignal(s->dev->fd, &ev->syncobj, 1);
 	}
+	if (!ret)
+		ev->last = s;
 	pthread_mutex_unlock(&s->lock);
 	if (!ret)
 		ev->recorded = 1;

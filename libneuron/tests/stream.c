@@ -149,6 +149,23 @@ static void test_timing(void)
 	t_check_ret(nrn_event_elapsed_ns(t0, t1, &again), 0);
 	t_check(again >= big + tiny);
 
+	/*
+	 * Re-recorded on an idle stream while pending behind matmuls on a:
+	 * the event's time, once complete, must not change afterwards (the
+	 * old TIMESTAMP landing last would make it the matmuls' end).
+	 */
+	nrn_tensor_contiguous(&z, buf, 8 * M * M, NISA_F32, 2, shape);
+	t_check_ret(nrn_event_record(t0, a), 0);
+	for (int i = 0; i < REPS; i++)
+		t_check_ret(nrn_op_matmul(a, &z, &x, &y, NULL, 0), 0);
+	t_check_ret(nrn_event_record(t1, a), 0);
+	t_check_ret(nrn_event_record(t1, b), 0);
+	t_check_ret(nrn_event_wait(t1, -1), 0);
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &cross), 0);
+	t_check_ret(nrn_stream_sync(a), 0);
+	t_check_ret(nrn_event_elapsed_ns(t0, t1, &again), 0);
+	t_check(cross == again && cross > tiny);
+
 	/* Not timing events. */
 	t_check_ret(nrn_event_record(plain, a), 0);
 	t_check_ret(nrn_event_wait(plain, -1), 0);
