@@ -207,7 +207,6 @@ def test_creation_and_copies():
     assert torch.equal(x.to(torch.float64).to(N).cpu(), x)
 
 
-@pytest.mark.allow_fallback("aten::normal_")  # random numbers are drawn on the CPU
 def test_zero_size():
     """Zero-size tensors go through every kind of op."""
     e = torch.randn(0, 4, device=N)
