@@ -20,7 +20,7 @@ def run(fn, x, w, b, dtype=torch.float32, grad=True):
     convolutions round partial sums (col2im), so the reference is the float32
     computation on the same bfloat16 values, rounded to bfloat16."""
     vals = [t.to(dtype) if t is not None else None for t in (x, w, b)]
-    xs = [t.float().requires_grad_(grad) if t is not None else None for t in vals]
+    xs = [t.float().clone().requires_grad_(grad) if t is not None else None for t in vals]
     xn = [t.to(N).requires_grad_(grad) if t is not None else None for t in vals]
     want = fn(*xs)
     got = fn(*xn)
