@@ -132,7 +132,10 @@ int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags,
  * compare; *@ns is negative when @end's point came first. Re-recording
  * an event replaces its point at once (-EBUSY until the new one is
  * reached) and its timestamp when the new point is reached; a call racing
- * with a re-record returns the old or the new recording's time.
+ * with a re-record returns the old or the new recording's time. A timing
+ * event re-recorded on another stream while its previous point is still
+ * pending makes the new point wait for the previous one, so that the
+ * timestamps land in the order of the records.
  */
 int nrn_event_elapsed_ns(struct nrn_event *start, struct nrn_event *end,
 			 int64_t *ns);

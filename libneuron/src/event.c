@@ -4,7 +4,8 @@
  * transfer of the stream's timeline point), so it outlives the stream and
  * other streams can wait for it.
  *
- * A timing event (NRN_EVENT_TIMING) also owns 8 bytes of device memory:
+ * A timing event (NRN_EVENT_TIMING) also owns 8 bytes of device memory
+ * (instruction operands are device memory only, docs/hardware.md):
  * recording it appends a TIMESTAMP instruction writing them to the
  * stream's batch, as the last instruction of the job whose point the event
  * captures, so the card writes its clock when the stream reaches the
