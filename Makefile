@@ -3,7 +3,7 @@
 #   make run     set everything up, boot the VM, load neuron.ko, run neuron-ls
 #                and a PyTorch program on device "neuron"
 #   make check   set everything up, run every test suite, print totals
-# and their parts: setup qemu guest stack bench fuzz shell clean.
+# and their parts: setup qemu guest stack bench fuzz sweep shell clean.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -38,6 +38,12 @@ bench: stack
 fuzz: stack
 	@$(S)/fuzz
 
+# PyTorch's OpInfo and ModuleInfo samples, all of them (make check runs one
+# of each); results per op and module in build/sweep-full/.
+sweep: stack
+	@$(S)/vm --timeout 14400 run -- sh -c 'insmod /src/neuron.ko && \
+		python3 /src/torch-shim/tools/sweep.py --samples 1000 --out /src/build/sweep-full'
+
 shell: stack
 	@$(S)/vm shell
 
@@ -53,4 +59,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest stack run check bench fuzz shell module clean
+.PHONY: all setup qemu guest stack run check bench fuzz sweep shell module clean

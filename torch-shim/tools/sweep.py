@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: MIT
+"""PyTorch's own test samples as the measure of the "neuron" backend.
+
+Runs the OpInfo samples of ``op_db`` (forward, float32) and the ModuleInfo
+samples of ``module_db`` (forward and backward, float32) on the CPU and on
+"neuron", and sorts every op and module into one of:
+
+  pass      every sample matches the CPU and nothing fell back to the CPU
+  fallback  every sample matches, but some operator ran through the CPU
+  loud      some sample raised on neuron (a clear error), none mismatched
+  MISMATCH  some sample returned numbers other than the CPU's, no error
+  CRASH     the process died in it (the sweep restarts after it)
+
+MISMATCH and CRASH are the failures this backend must never have. Results
+per op go to OUT (JSON); the summary lines are
+
+  opinfo: N of M ops pass on neuron with no fallback (...)
+  moduleinfo: N of M modules pass on neuron with no fallback (...)
+
+Usage: sweep.py [--samples K] [--only ops|modules] [--item-timeout S] --out DIR
+"""
+import argparse
+import copy
+import concurrent.futures
+import faulthandler
+import json
+import os
+import subprocess
+import sys
+import time
+
+DEV = "neuron"
+
+# Ops whose results are random or uninitialised: only the shape, dtype and
+# device are compared (and that no error or fallback happened).
+NONDETERMINISTIC = (
+    "bernoulli", "normal", "rand_like", "randn_like", "randint_like", "randint",
+    "multinomial", "uniform", "cauchy", "exponential", "geometric",
+    "log_normal", "empty", "empty_like", "new_empty", "new_empty_strided",
+    "empty_strided", "empty_permuted", "nn.functional.dropout",
+    "nn.functional.dropout2d", "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu", "randn", "rand", "randperm",
+)
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def tree_map(fn, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(tree_map(fn, v) for v in x) if not hasattr(x, "_fields") \
+            else type(x)(*[tree_map(fn, v) for v in x])
+    if isinstance(x, dict):
+        return {k: tree_map(fn, v) for k, v in x.items()}
+    return fn(x)
+
+
+def leaves(x):
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from leaves(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from leaves(v)
+    else:
+        yield x
+
+
+def compare(torch, want, got, exact_shape_only):
+    """None if got (from neuron) matches want (from the CPU), else why not."""
+    w, g = list(leaves(want)), list(leaves(got))
+    if len(w) != len(g):
+        return f"{len(g)} outputs, the CPU gave {len(w)}"
+    for a, b in zip(w, g):
+        if isinstance(a, torch.Tensor):
+            if not isinstance(b, torch.Tensor):
+                return f"a {type(b).__name__} where the CPU gave a tensor"
+            if b.device.type != DEV and a.numel():
+                return f"result on {b.device}, not on {DEV}"
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return f"{tuple(b.shape)} {b.dtype}, CPU {tuple(a.shape)} {a.dtype}"
+            if exact_shape_only:
+                continue
+            try:
+                torch.testing.assert_close(b.detach().cpu(), a.detach(), equal_nan=True,
+                                           **(TOL if a.is_floating_point() else dict(rtol=0, atol=0)))
+            except AssertionError as e:
+                return str(e).splitlines()[0][:200]
+        elif isinstance(a, float) and isinstance(b, float):
+            if not (a == b or abs(a - b) <= TOL["atol"] + TOL["rtol"] * abs(a)
+                    or (a != a and b != b)):
+                return f"{b} != {a}"
+        elif type(a) is not type(b) or (not isinstance(a, float) and a != b):
+            return f"{b!r} != {a!r}"
+    return None
+
+
+class Runner:
+    def __init__(self, torch, torch_neuron):
+        self.torch, self.tn = torch, torch_neuron
+
+    def run(self, fn):
+        """(result, error string, fallback operators) of fn() on neuron."""
+        self.tn.reset_fallback_stats()
+        try:
+            out = fn()
+            if isinstance(out, self.torch.Tensor) or isinstance(out, (list, tuple)):
+                self.torch.neuron.synchronize()
+            err = None
+        except Exception as e:  # noqa: BLE001 -- any error is a loud one
+            out, err = None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        return out, err, sorted(self.tn.fallback_stats())
+
+
+def classify(results):
+    kinds = [r["kind"] for r in results]
+    for k in ("MISMATCH", "loud", "fallback"):
+        if k in kinds:
+            return k
+    return "pass" if kinds else "nosample"
+
+
+def to_cpu(torch, x):
+    return tree_map(lambda t: t.detach().cpu().requires_grad_(t.requires_grad)
+                    if isinstance(t, torch.Tensor) else
+                    ("cpu" if isinstance(t, (str, torch.device)) and str(t).startswith(DEV)
+                     else t), x)
+
+
+def make_samples(torch, fn):
+    """The samples PyTorch generates for "neuron" (as its device-generic
+    tests do), or the error that generating them raised."""
+    try:
+        torch.manual_seed(0)
+        return list(fn()), None
+    except Exception as e:  # noqa: BLE001
+        return [], f"making samples on {DEV}: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
+
+
+def sweep_op(torch, runner, op, k):
+    results = []
+    random_op = op.name in NONDETERMINISTIC or op.name.split(".")[0] in NONDETERMINISTIC
+    samples, err = make_samples(torch, lambda: op.sample_inputs(DEV, torch.float32,
+                                                                requires_grad=False))
+    if err:
+        return [{"kind": "loud", "why": err, "fallback": []}]
+    for s in samples[:k]:
+        inp, args, kwargs = s.input, s.args, s.kwargs
+        try:
+            torch.manual_seed(0)
+            want = op(*to_cpu(torch, (inp, *args)), **to_cpu(torch, kwargs))
+        except Exception:  # noqa: BLE001 -- the CPU refuses: not a sample
+            continue
+        got, err, fell = runner.run(lambda: op(inp, *args, **kwargs))
+        if err:
+            results.append({"kind": "loud", "why": err, "fallback": fell})
+            continue
+        why = compare(torch, want, got, random_op)
+        kind = "MISMATCH" if why else ("fallback" if fell else "pass")
+        results.append({"kind": kind, "why": why, "fallback": fell})
+    return results
+
+
+def sweep_module(torch, runner, mi, k):
+    results = []
+    inputs, err = make_samples(torch, lambda: mi.module_inputs_func(
+        mi, device=DEV, dtype=torch.float32, requires_grad=True, training=False))
+    if err:
+        return [{"kind": "loud", "why": err, "fallback": []}]
+    for mod_in in inputs[:k]:
+        if mod_in.forward_input is None:
+            continue
+        cargs, ckw = to_cpu(torch, (mod_in.constructor_input.args,
+                                    mod_in.constructor_input.kwargs))
+        dargs, dkw = mod_in.forward_input.args, mod_in.forward_input.kwargs
+        fargs, fkw = to_cpu(torch, (dargs, dkw))
+        try:
+            torch.manual_seed(0)
+            m = mi.module_cls(*cargs, **ckw).eval()
+            want = m(*fargs, **fkw)
+            want_grads = backward(torch, m, fargs, want)
+        except Exception:  # noqa: BLE001 -- the CPU refuses: not a sample
+            continue
+        md = copy.deepcopy(m).to(DEV)
+        for p in md.parameters():
+            p.grad = None
+
+        def step():
+            out = md(*dargs, **dkw)
+            return out, backward(torch, md, dargs, out)
+        got, err, fell = runner.run(step)
+        if err:
+            results.append({"kind": "loud", "why": err, "fallback": fell})
+            continue
+        why = compare(torch, (want, want_grads), got, False)
+        kind = "MISMATCH" if why else ("fallback" if fell else "pass")
+        results.append({"kind": kind, "why": why, "fallback": fell})
+    return results
+
+
+def backward(torch, m, args, out):
+    """Gradients of sum(outputs) w.r.t. the inputs and parameters."""
+    outs = [o for o in leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad
+            and o.is_floating_point()]
+    wrt = [a for a in leaves(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    wrt += list(m.parameters())
+    if not outs or not wrt:
+        return []
+    total = sum(o.sum() for o in outs)
+    grads = torch.autograd.grad(total, wrt, allow_unused=True)
+    return [g if g is not None else torch.zeros(()) for g in grads]
+
+
+def child(argv):
+    """Run items [start, ...) of one kind, one JSON line per finished item."""
+    a = parse(argv)
+    import torch
+    import torch_neuron
+    import warnings
+    warnings.filterwarnings("ignore")
+    runner = Runner(torch, torch_neuron)
+    if a.only == "ops":
+        from torch.testing._internal.common_methods_invocations import op_db
+        items = [op for op in op_db if torch.float32 in op.supported_dtypes("cpu")]
+        names = [op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+                 for op in items]
+        fn = sweep_op
+    else:
+        from torch.testing._internal.common_modules import module_db
+        items = [m for m in module_db if torch.float32 in m.dtypes]
+        names = [m.name for m in items]
+        fn = sweep_module
+    with open(a.progress, "a") as prog:
+        if a.start == 0:
+            prog.write(json.dumps({"total": len(items)}) + "\n")
+        for i in range(a.start, len(items)):
+            if i % a.shards != a.shard:
+                continue
+            prog.write(json.dumps({"start": i, "name": names[i]}) + "\n")
+            prog.flush()
+            t = time.time()
+            # A hang is as bad as a crash: the child exits, the item is a CRASH.
+            faulthandler.dump_traceback_later(a.item_timeout, exit=True)
+            res = fn(torch, runner, items[i], a.samples)
+            faulthandler.cancel_dump_traceback_later()
+            prog.write(json.dumps({"done": i, "name": names[i], "kind": classify(res),
+                                   "seconds": round(time.time() - t, 2),
+                                   "samples": res}) + "\n")
+            prog.flush()
+
+
+def parse(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--samples", type=int, default=3)
+    p.add_argument("--only", choices=["ops", "modules"])
+    p.add_argument("--out", default="build/sweep")
+    p.add_argument("--child", action="store_true")
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--item-timeout", type=int, default=300)
+    p.add_argument("--shard", type=int, default=0)
+    p.add_argument("--shards", type=int, default=2,
+                   help="processes per kind (the guest has two CPUs)")
+    p.add_argument("--progress")
+    return p.parse_args(argv)
+
+
+def drive(kind, shard, a):
+    """Run the child on items shard, shard + shards, ... of @kind until it
+    has gone through them all, restarting it after an item that killed it
+    (that item is a CRASH)."""
+    progress = os.path.join(a.out, f"{kind}-{shard}.progress")
+    if os.path.exists(progress):
+        os.remove(progress)
+    start, done, total = 0, {}, None
+    while True:
+        subprocess.run([sys.executable, __file__, "--child", "--only", kind,
+                        "--samples", str(a.samples), "--start", str(start),
+                        "--item-timeout", str(a.item_timeout),
+                        "--shard", str(shard), "--shards", str(a.shards),
+                        "--progress", progress], check=False)
+        last = None
+        with open(progress) as f:
+            for line in f:
+                rec = json.loads(line)
+                if "total" in rec:
+                    total = rec["total"]
+                elif "start" in rec:
+                    last = rec
+                else:
+                    done[rec["done"]] = rec
+        if total is None:
+            raise SystemExit(f"sweep: the {kind} child died before listing its items")
+        if last is None or last["start"] in done:
+            break  # finished every item
+        done[last["start"]] = {"done": last["start"], "name": last["name"],
+                               "kind": "CRASH", "samples": []}
+        start = last["start"] + 1
+        if start >= total:
+            break
+    return done, total
+
+
+def main():
+    a = parse(sys.argv[1:])
+    if a.child:
+        return child(sys.argv[1:])
+    os.makedirs(a.out, exist_ok=True)
+    kinds = [k for k in ("ops", "modules") if not a.only or a.only == k]
+    jobs = [(k, i) for k in kinds for i in range(a.shards)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        runs = list(pool.map(lambda j: drive(j[0], j[1], a), jobs))
+    bad = 0
+    for kind in kinds:
+        done, total = {}, 0
+        for (k, _), (d, t) in zip(jobs, runs):
+            if k == kind:
+                done.update(d)
+                total = t
+        recs = [done[i] for i in sorted(done)]
+        label, noun = {"ops": ("opinfo", "ops"), "modules": ("moduleinfo", "modules")}[kind]
+        with open(os.path.join(a.out, f"{kind}.json"), "w") as f:
+            json.dump(recs, f, indent=1)
+        count = {k: sum(r["kind"] == k for r in recs)
+                 for k in ("pass", "fallback", "loud", "MISMATCH", "CRASH", "nosample")}
+        for r in recs:
+            if r["kind"] in ("MISMATCH", "CRASH"):
+                why = next((s["why"] for s in r["samples"] if s["kind"] == "MISMATCH"), "")
+                print(f"  {r['kind']} {r['name']}: {why}")
+        counted = total - count["nosample"]
+        print(f"{label}: {count['pass']} of {counted} {noun} pass on neuron with no "
+              f"fallback ({count['fallback']} fall back, {count['loud']} fail loudly, "
+              f"{count['MISMATCH']} mismatch, {count['CRASH']} crash; "
+              f"{a.samples} samples each)", flush=True)
+        bad += count["MISMATCH"] + count["CRASH"]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
