@@ -9,6 +9,7 @@
  */
 #include "qemu/osdep.h"
 #include "trainium-isa.h"
+#include "trainium-ew-ops.h"
 
 /* The opcodes trn_insn_elementwise() is never called with. */
 #define TRN_NOT_ELEMENTWISE                                                 \
@@ -22,412 +23,144 @@
     case NISA_INSN_RANDOM:                                                   \
     case NISA_NUM_OPCODES
 
-/* Floating-point functions; false for one that has none (BITNOT). */
-static bool trn_unary(enum nisa_unary fn, const double *x, double *o,
-                      uint64_t n)
-{
-    uint64_t i;
-
-    switch (fn) {
-    case NISA_UN_NEG:
-        for (i = 0; i < n; i++) {
-            o[i] = -x[i];
-        }
-        break;
-    case NISA_UN_ABS:
-        for (i = 0; i < n; i++) {
-            o[i] = fabs(x[i]);
-        }
-        break;
-    case NISA_UN_EXP:
-        for (i = 0; i < n; i++) {
-            o[i] = exp(x[i]);
-        }
-        break;
-    case NISA_UN_LOG:
-        for (i = 0; i < n; i++) {
-            o[i] = log(x[i]);
-        }
-        break;
-    case NISA_UN_SQRT:
-        for (i = 0; i < n; i++) {
-            o[i] = sqrt(x[i]);
-        }
-        break;
-    case NISA_UN_RSQRT:
-        for (i = 0; i < n; i++) {
-            o[i] = 1.0 / sqrt(x[i]);
-        }
-        break;
-    case NISA_UN_RECIP:
-        for (i = 0; i < n; i++) {
-            o[i] = 1.0 / x[i];
-        }
-        break;
-    case NISA_UN_RELU:
-        /* NaN stays NaN: the comparison is false. */
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] <= 0 ? 0.0 : x[i];
-        }
-        break;
-    case NISA_UN_GELU_ERF:
-        for (i = 0; i < n; i++) {
-            o[i] = 0.5 * x[i] * (1.0 + erf(x[i] * M_SQRT1_2));
-        }
-        break;
-    case NISA_UN_GELU_TANH:
-        for (i = 0; i < n; i++) {
-            double v = x[i];
-
-            o[i] = 0.5 * v * (1.0 + tanh(0.7978845608028654 *
-                                         (v + 0.044715 * v * v * v)));
-        }
-        break;
-    case NISA_UN_SILU:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] / (1.0 + exp(-x[i]));
-        }
-        break;
-    case NISA_UN_SIGMOID:
-        for (i = 0; i < n; i++) {
-            o[i] = 1.0 / (1.0 + exp(-x[i]));
-        }
-        break;
-    case NISA_UN_TANH:
-        for (i = 0; i < n; i++) {
-            o[i] = tanh(x[i]);
-        }
-        break;
-    case NISA_UN_SIN:
-        for (i = 0; i < n; i++) {
-            o[i] = sin(x[i]);
-        }
-        break;
-    case NISA_UN_COS:
-        for (i = 0; i < n; i++) {
-            o[i] = cos(x[i]);
-        }
-        break;
-    case NISA_UN_SQUARE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] * x[i];
-        }
-        break;
-    case NISA_UN_SIGN:
-        for (i = 0; i < n; i++) {
-            o[i] = isnan(x[i]) ? x[i] : (double)((x[i] > 0) - (x[i] < 0));
-        }
-        break;
-    case NISA_UN_ERF:
-        for (i = 0; i < n; i++) {
-            o[i] = erf(x[i]);
-        }
-        break;
-    case NISA_UN_FLOOR:
-        for (i = 0; i < n; i++) {
-            o[i] = floor(x[i]);
-        }
-        break;
-    case NISA_UN_GELU_ERF_GRAD:
-        /* d/dx x * Phi(x) = Phi(x) + x * phi(x) */
-        for (i = 0; i < n; i++) {
-            double v = x[i];
-
-            o[i] = 0.5 * (1.0 + erf(v * M_SQRT1_2)) +
-                   v * exp(-0.5 * v * v) * 0.3989422804014327;
-        }
-        break;
-    case NISA_UN_GELU_TANH_GRAD:
-        for (i = 0; i < n; i++) {
-            double v = x[i], k = 0.7978845608028654;
-            double t = tanh(k * (v + 0.044715 * v * v * v));
-
-            o[i] = 0.5 * (1.0 + t) +
-                   0.5 * v * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * v * v);
-        }
-        break;
-    case NISA_UN_SILU_GRAD:
-        /* d/dx x * s(x) = s(x) * (1 + x * (1 - s(x))) */
-        for (i = 0; i < n; i++) {
-            double sg = 1.0 / (1.0 + exp(-x[i]));
-
-            o[i] = sg * (1.0 + x[i] * (1.0 - sg));
-        }
-        break;
-    case NISA_UN_BITNOT:
-    case NISA_NUM_UNARY:
-        return false;
-    }
-    return true;
-}
-
-/* Floating-point operators; false for one that has none (bitwise). */
-static bool trn_binary(enum nisa_binary op, const double *x, const double *y,
-                       double alpha, double *o, uint64_t n)
-{
-    uint64_t i;
-
-    switch (op) {
-    case NISA_BIN_ADD:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] + alpha * y[i];
-        }
-        break;
-    case NISA_BIN_SUB:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] - alpha * y[i];
-        }
-        break;
-    case NISA_BIN_MUL:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] * y[i];
-        }
-        break;
-    case NISA_BIN_DIV:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] / y[i];
-        }
-        break;
-    case NISA_BIN_MAX:
-        /* NaN propagates, as torch.maximum does. */
-        for (i = 0; i < n; i++) {
-            o[i] = isnan(x[i]) || isnan(y[i]) ? NAN : fmax(x[i], y[i]);
-        }
-        break;
-    case NISA_BIN_MIN:
-        for (i = 0; i < n; i++) {
-            o[i] = isnan(x[i]) || isnan(y[i]) ? NAN : fmin(x[i], y[i]);
-        }
-        break;
-    case NISA_BIN_POW:
-        for (i = 0; i < n; i++) {
-            o[i] = pow(x[i], y[i]);
-        }
-        break;
-    case NISA_BIN_FLOORDIV:
-        for (i = 0; i < n; i++) {
-            o[i] = floor(x[i] / y[i]);
-        }
-        break;
-    case NISA_BIN_REM:
-        /* The sign of the divisor, as torch.remainder and Python's %. */
-        for (i = 0; i < n; i++) {
-            double r = fmod(x[i], y[i]);
-
-            o[i] = r != 0 && (r < 0) != (y[i] < 0) ? r + y[i] : r;
-        }
-        break;
-    case NISA_BIN_AND:
-    case NISA_BIN_OR:
-    case NISA_BIN_XOR:
-    case NISA_NUM_BINARY:
-        return false;
-    }
-    return true;
-}
-
-static bool trn_compare(enum nisa_compare cmp, const double *x,
-                        const double *y, double *o, uint64_t n)
-{
-    uint64_t i;
-
-    switch (cmp) {
-    case NISA_CMP_EQ:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] == y[i];
-        }
-        break;
-    case NISA_CMP_NE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] != y[i];
-        }
-        break;
-    case NISA_CMP_LT:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] < y[i];
-        }
-        break;
-    case NISA_CMP_LE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] <= y[i];
-        }
-        break;
-    case NISA_CMP_GT:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] > y[i];
-        }
-        break;
-    case NISA_CMP_GE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] >= y[i];
-        }
-        break;
-    case NISA_NUM_COMPARE:
-        return false;
-    }
-    return true;
-}
-
 /*
- * Integer arithmetic, exact, on int64 (docs/hardware.md, "Numerics"): add,
- * sub, mul, neg, abs and square wrap modulo 2^64 (two's complement, as C
- * and PyTorch integers); division by zero gives 0, INT64_MIN / -1 wraps.
- * Returns false for a function that has no integer form (the caller
- * computes in double).
+ * The dispatch of UNARY, BINARY and COMPARE, generated from the ISA's
+ * tables: one loop per function over a chunk, calling its inline arithmetic
+ * (trainium-ew-ops.h). The double form exists for kinds EXACT and REAL, the
+ * int64 form for EXACT and BITS; a function of the other kind returns false.
  */
-static bool trn_unary_i64(enum nisa_unary fn, bool is_bool, const int64_t *x,
-                          int64_t *o, uint64_t n)
+#define TRN_UN_F(NAME, name)                                                 \
+    case NISA_UN_##NAME:                                                     \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_un_##name(x[i], p, q);                                \
+        }                                                                    \
+        return true;
+#define TRN_UN_I(NAME, name)                                                 \
+    case NISA_UN_##NAME:                                                     \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_uni_##name(x[i], is_bool);                            \
+        }                                                                    \
+        return true;
+#define TRN_BIN_F(NAME, name)                                                \
+    case NISA_BIN_##NAME:                                                    \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_bin_##name(x[i], y[i], alpha);                        \
+        }                                                                    \
+        return true;
+#define TRN_BIN_I(NAME, name)                                                \
+    case NISA_BIN_##NAME:                                                    \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_bini_##name(x[i], y[i], alpha);                       \
+        }                                                                    \
+        return true;
+#define TRN_CMP_F(NAME, name)                                                \
+    case NISA_CMP_##NAME:                                                    \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_cmp_##name(x[i], y[i]);                               \
+        }                                                                    \
+        return true;
+#define TRN_CMP_I(NAME, name)                                                \
+    case NISA_CMP_##NAME:                                                    \
+        for (i = 0; i < cnt; i++) {                                          \
+            o[i] = trn_cmpi_##name(x[i], y[i]);                              \
+        }                                                                    \
+        return true;
+#define TRN_NONE(ENUM) case ENUM: return false;
+
+#define TRN_UN_F_EXACT(N, n) TRN_UN_F(N, n)
+#define TRN_UN_F_REAL(N, n) TRN_UN_F(N, n)
+#define TRN_UN_F_BITS(N, n) TRN_NONE(NISA_UN_##N)
+#define TRN_UN_I_EXACT(N, n) TRN_UN_I(N, n)
+#define TRN_UN_I_REAL(N, n) TRN_NONE(NISA_UN_##N)
+#define TRN_UN_I_BITS(N, n) TRN_UN_I(N, n)
+#define TRN_BIN_F_EXACT(N, n) TRN_BIN_F(N, n)
+#define TRN_BIN_F_REAL(N, n) TRN_BIN_F(N, n)
+#define TRN_BIN_F_BITS(N, n) TRN_NONE(NISA_BIN_##N)
+#define TRN_BIN_I_EXACT(N, n) TRN_BIN_I(N, n)
+#define TRN_BIN_I_REAL(N, n) TRN_NONE(NISA_BIN_##N)
+#define TRN_BIN_I_BITS(N, n) TRN_BIN_I(N, n)
+#define TRN_CMP_F_EXACT(N, n) TRN_CMP_F(N, n)
+#define TRN_CMP_I_EXACT(N, n) TRN_CMP_I(N, n)
+
+#define TRN_UN_FCASE(N, n, kind) TRN_UN_F_##kind(N, n)
+#define TRN_UN_ICASE(N, n, kind) TRN_UN_I_##kind(N, n)
+#define TRN_BIN_FCASE(N, n, kind) TRN_BIN_F_##kind(N, n)
+#define TRN_BIN_ICASE(N, n, kind) TRN_BIN_I_##kind(N, n)
+#define TRN_CMP_FCASE(N, n, kind) TRN_CMP_F_##kind(N, n)
+#define TRN_CMP_ICASE(N, n, kind) TRN_CMP_I_##kind(N, n)
+
+/* Kind BITS: integer operands only. */
+#define TRN_IS_BITS_EXACT(ENUM) case ENUM: return false;
+#define TRN_IS_BITS_REAL(ENUM) case ENUM: return false;
+#define TRN_IS_BITS_BITS(ENUM) case ENUM: return true;
+#define TRN_UN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_UN_##N)
+#define TRN_BIN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_BIN_##N)
+
+static bool trn_unary(enum nisa_unary fn, const double *x, double p, double q,
+                      double *o, uint64_t cnt)
 {
     uint64_t i;
 
     switch (fn) {
-    case NISA_UN_NEG:
-        for (i = 0; i < n; i++) {
-            o[i] = (int64_t)(0 - (uint64_t)x[i]);
-        }
-        return true;
-    case NISA_UN_ABS:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i];
-        }
-        return true;
-    case NISA_UN_SQUARE:
-        for (i = 0; i < n; i++) {
-            o[i] = (int64_t)((uint64_t)x[i] * (uint64_t)x[i]);
-        }
-        return true;
-    case NISA_UN_SIGN:
-        for (i = 0; i < n; i++) {
-            o[i] = (x[i] > 0) - (x[i] < 0);
-        }
-        return true;
-    case NISA_UN_RELU:
-        for (i = 0; i < n; i++) {
-            o[i] = MAX(x[i], 0);
-        }
-        return true;
-    case NISA_UN_FLOOR:
-        memcpy(o, x, n * sizeof(*o));
-        return true;
-    case NISA_UN_BITNOT:
-        /* A bool's bitwise not is its logical not, as in PyTorch. */
-        for (i = 0; i < n; i++) {
-            o[i] = is_bool ? !x[i] : ~x[i];
-        }
-        return true;
-    case NISA_UN_EXP:
-    case NISA_UN_LOG:
-    case NISA_UN_SQRT:
-    case NISA_UN_RSQRT:
-    case NISA_UN_RECIP:
-    case NISA_UN_GELU_ERF:
-    case NISA_UN_GELU_TANH:
-    case NISA_UN_SILU:
-    case NISA_UN_SIGMOID:
-    case NISA_UN_TANH:
-    case NISA_UN_SIN:
-    case NISA_UN_COS:
-    case NISA_UN_ERF:
-    case NISA_UN_GELU_ERF_GRAD:
-    case NISA_UN_GELU_TANH_GRAD:
-    case NISA_UN_SILU_GRAD:
+    NISA_UNARY_OPS(TRN_UN_FCASE)
     case NISA_NUM_UNARY:
         break;
     }
     return false;
 }
 
-/* floor(x / y) and x - floor(x / y) * y, exactly; y == 0 gives 0. */
-static int64_t trn_floordiv_i64(int64_t x, int64_t y)
-{
-    int64_t q;
-
-    if (y == 0) {
-        return 0;
-    }
-    if (y == -1) {
-        return (int64_t)(0 - (uint64_t)x);  /* INT64_MIN / -1 wraps */
-    }
-    q = x / y;
-    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-}
-
-static int64_t trn_rem_i64(int64_t x, int64_t y)
-{
-    int64_t r;
-
-    if (y == 0 || y == -1) {
-        return 0;
-    }
-    r = x % y;
-    return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
-}
-
-static bool trn_binary_i64(enum nisa_binary op, const int64_t *x,
-                           const int64_t *y, int64_t alpha, int64_t *o,
-                           uint64_t n)
+static bool trn_binary(enum nisa_binary op, const double *x, const double *y,
+                       double alpha, double *o, uint64_t cnt)
 {
     uint64_t i;
 
     switch (op) {
-    case NISA_BIN_ADD:
-        for (i = 0; i < n; i++) {
-            o[i] = (int64_t)((uint64_t)x[i] + (uint64_t)alpha * (uint64_t)y[i]);
-        }
-        return true;
-    case NISA_BIN_SUB:
-        for (i = 0; i < n; i++) {
-            o[i] = (int64_t)((uint64_t)x[i] - (uint64_t)alpha * (uint64_t)y[i]);
-        }
-        return true;
-    case NISA_BIN_MUL:
-        for (i = 0; i < n; i++) {
-            o[i] = (int64_t)((uint64_t)x[i] * (uint64_t)y[i]);
-        }
-        return true;
-    case NISA_BIN_DIV:
-        /* Truncating toward zero, as C. */
-        for (i = 0; i < n; i++) {
-            o[i] = y[i] == 0 ? 0 : y[i] == -1 ? (int64_t)(0 - (uint64_t)x[i]) :
-                   x[i] / y[i];
-        }
-        return true;
-    case NISA_BIN_MAX:
-        for (i = 0; i < n; i++) {
-            o[i] = MAX(x[i], y[i]);
-        }
-        return true;
-    case NISA_BIN_MIN:
-        for (i = 0; i < n; i++) {
-            o[i] = MIN(x[i], y[i]);
-        }
-        return true;
-    case NISA_BIN_AND:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] & y[i];
-        }
-        return true;
-    case NISA_BIN_OR:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] | y[i];
-        }
-        return true;
-    case NISA_BIN_XOR:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] ^ y[i];
-        }
-        return true;
-    case NISA_BIN_FLOORDIV:
-        for (i = 0; i < n; i++) {
-            o[i] = trn_floordiv_i64(x[i], y[i]);
-        }
-        return true;
-    case NISA_BIN_REM:
-        for (i = 0; i < n; i++) {
-            o[i] = trn_rem_i64(x[i], y[i]);
-        }
-        return true;
-    case NISA_BIN_POW:
+    NISA_BINARY_OPS(TRN_BIN_FCASE)
+    case NISA_NUM_BINARY:
+        break;
+    }
+    return false;
+}
+
+static bool trn_compare(enum nisa_compare cmp, const double *x,
+                        const double *y, double *o, uint64_t cnt)
+{
+    uint64_t i;
+
+    switch (cmp) {
+    NISA_COMPARE_OPS(TRN_CMP_FCASE)
+    case NISA_NUM_COMPARE:
+        break;
+    }
+    return false;
+}
+
+/*
+ * Integer arithmetic, exact, on int64 (docs/hardware.md, "Numerics").
+ * Returns false for a function that has no integer form (the caller
+ * computes in double).
+ */
+static bool trn_unary_i64(enum nisa_unary fn, bool is_bool, const int64_t *x,
+                          int64_t *o, uint64_t cnt)
+{
+    uint64_t i;
+
+    switch (fn) {
+    NISA_UNARY_OPS(TRN_UN_ICASE)
+    case NISA_NUM_UNARY:
+        break;
+    }
+    return false;
+}
+
+static bool trn_binary_i64(enum nisa_binary op, const int64_t *x,
+                           const int64_t *y, int64_t alpha, int64_t *o,
+                           uint64_t cnt)
+{
+    uint64_t i;
+
+    switch (op) {
+    NISA_BINARY_OPS(TRN_BIN_ICASE)
     case NISA_NUM_BINARY:
         break;
     }
@@ -435,42 +168,33 @@ static bool trn_binary_i64(enum nisa_binary op, const int64_t *x,
 }
 
 static bool trn_compare_i64(enum nisa_compare cmp, const int64_t *x,
-                            const int64_t *y, int64_t *o, uint64_t n)
+                            const int64_t *y, int64_t *o, uint64_t cnt)
 {
     uint64_t i;
 
     switch (cmp) {
-    case NISA_CMP_EQ:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] == y[i];
-        }
-        return true;
-    case NISA_CMP_NE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] != y[i];
-        }
-        return true;
-    case NISA_CMP_LT:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] < y[i];
-        }
-        return true;
-    case NISA_CMP_LE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] <= y[i];
-        }
-        return true;
-    case NISA_CMP_GT:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] > y[i];
-        }
-        return true;
-    case NISA_CMP_GE:
-        for (i = 0; i < n; i++) {
-            o[i] = x[i] >= y[i];
-        }
-        return true;
+    NISA_COMPARE_OPS(TRN_CMP_ICASE)
     case NISA_NUM_COMPARE:
+        break;
+    }
+    return false;
+}
+
+static bool trn_unary_bits(enum nisa_unary fn)
+{
+    switch (fn) {
+    NISA_UNARY_OPS(TRN_UN_BITS)
+    case NISA_NUM_UNARY:
+        break;
+    }
+    return false;
+}
+
+static bool trn_binary_bits(enum nisa_binary op)
+{
+    switch (op) {
+    NISA_BINARY_OPS(TRN_BIN_BITS)
+    case NISA_NUM_BINARY:
         break;
     }
     return false;
@@ -606,10 +330,8 @@ static bool trn_ew_integer(TrnEw *e)
 
 static bool trn_ew_bitwise(const TrnEw *e)
 {
-    return (e->op == NISA_INSN_UNARY && e->sub == NISA_UN_BITNOT) ||
-           (e->op == NISA_INSN_BINARY &&
-            (e->sub == NISA_BIN_AND || e->sub == NISA_BIN_OR ||
-             e->sub == NISA_BIN_XOR));
+    return (e->op == NISA_INSN_UNARY && trn_unary_bits(e->sub)) ||
+           (e->op == NISA_INSN_BINARY && trn_binary_bits(e->sub));
 }
 
 /* One chunk of @n elements from @start, exactly on int64. */
@@ -696,7 +418,7 @@ static void trn_ew_chunk_f64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
         memcpy(buf->o, buf->a, n * sizeof(double));
         break;
     case NISA_INSN_UNARY:
-        trn_unary(e->sub, buf->a, buf->o, n);
+        trn_unary(e->sub, buf->a, e->scalar, e->alpha, buf->o, n);
         break;
     case NISA_INSN_BINARY:
         trn_binary(e->sub, x, y, e->alpha, buf->o, n);
@@ -768,8 +490,9 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
     if (err) {
         return err;
     }
-    if (e->op != NISA_INSN_BINARY ||
-        (e->sub != NISA_BIN_ADD && e->sub != NISA_BIN_SUB)) {
+    /* UNARY's parameters are @scalar and @alpha; BINARY's alpha scales src1. */
+    if (e->op != NISA_INSN_UNARY && (e->op != NISA_INSN_BINARY ||
+        (e->sub != NISA_BIN_ADD && e->sub != NISA_BIN_SUB))) {
         e->alpha = 1.0;
     }
     e->integer = trn_ew_integer(e);

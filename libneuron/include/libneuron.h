@@ -233,6 +233,10 @@ int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 int nrn_op_unary(struct nrn_stream *s, enum nisa_unary fn,
 		 const struct nrn_tensor_desc *dst,
 		 const struct nrn_tensor_desc *src);
+/* A parameterised function (elu, softplus, ...): p and q as in the ISA. */
+int nrn_op_unary_param(struct nrn_stream *s, enum nisa_unary fn,
+		       const struct nrn_tensor_desc *dst,
+		       const struct nrn_tensor_desc *src, double p, double q);
 /* dst = a op (alpha * b); alpha only matters for add and sub. */
 int nrn_op_binary(struct nrn_stream *s, enum nisa_binary op,
 		  const struct nrn_tensor_desc *dst,

@@ -11,17 +11,16 @@ static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
 	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
 };
+/* The elementwise names come from the ISA's tables (uapi/drm/neuron_isa.h). */
+#define NRN_OP_NAME(NAME, name, kind) #name,
 static const char *const nrn_unary_names[NISA_NUM_UNARY] = {
-	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu_erf",
-	"gelu_tanh", "silu", "sigmoid", "tanh", "sin", "cos", "square", "sign",
-	"erf", "floor", "gelu_erf_grad", "gelu_tanh_grad", "silu_grad", "bitnot",
+	NISA_UNARY_OPS(NRN_OP_NAME)
 };
 static const char *const nrn_binary_names[NISA_NUM_BINARY] = {
-	"add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor",
-	"floordiv", "rem",
+	NISA_BINARY_OPS(NRN_OP_NAME)
 };
 static const char *const nrn_compare_names[NISA_NUM_COMPARE] = {
-	"eq", "ne", "lt", "le", "gt", "ge",
+	NISA_COMPARE_OPS(NRN_OP_NAME)
 };
 static const char *const nrn_reduce_names[NISA_NUM_REDUCE] = {
 	"sum", "mean", "max", "min", "argmax", "argmin",
@@ -155,6 +154,9 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	}
 	if (in->opcode == NISA_INSN_FILL || in->flags & NISA_IF_SCALAR)
 		nrn_put(&o, " scalar=%g", nrn_double(in->scalar));
+	if (in->opcode == NISA_INSN_UNARY && (in->scalar || in->alpha))
+		nrn_put(&o, " p=%g q=%g", nrn_double(in->scalar),
+			nrn_double(in->alpha));
 	if (in->opcode == NISA_INSN_BINARY &&
 	    (in->subop == NISA_BIN_ADD || in->subop == NISA_BIN_SUB))
 		nrn_put(&o, " alpha=%g", nrn_double(in->alpha));

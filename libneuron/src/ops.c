@@ -341,6 +341,19 @@ NRN_EXPORT int nrn_op_unary(struct nrn_stream *s, enum nisa_unary fn,
 	return nrn_elementwise(s, &in, dst, &src, 1);
 }
 
+NRN_EXPORT int nrn_op_unary_param(struct nrn_stream *s, enum nisa_unary fn,
+				  const struct nrn_tensor_desc *dst,
+				  const struct nrn_tensor_desc *src, double p,
+				  double q)
+{
+	struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = (uint16_t)fn,
+			       .scalar = nrn_bits(p), .alpha = nrn_bits(q) };
+
+	if ((unsigned int)fn >= NISA_NUM_UNARY)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, &src, 1);
+}
+
 NRN_EXPORT int nrn_op_binary(struct nrn_stream *s, enum nisa_binary op,
 			     const struct nrn_tensor_desc *dst,
 			     const struct nrn_tensor_desc *a,

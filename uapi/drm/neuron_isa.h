@@ -121,33 +121,108 @@ enum nisa_opcode {
 	NISA_NUM_OPCODES
 };
 
+/*
+ * The elementwise functions, one table per family: X(NAME, name, KIND) per
+ * function, in subop order. The tables generate the enums below, the
+ * disassembler's names (libneuron) and the device's dispatch (qemu-device),
+ * so that a function is added by one line here (appended at the end of its
+ * table: kernels are serialized, a subop's number never changes) plus its
+ * arithmetic in the device and its line in docs/hardware.md
+ * (docs/adding-an-operator.md). KIND says how the device computes it:
+ *   EXACT  exactly on int64 when every operand is an integer type, else in
+ *          double (docs/hardware.md, "Numerics");
+ *   REAL   in double whatever the operand types;
+ *   BITS   integer types only (bool included); anything else is
+ *          NISA_ERR_BAD_INSN.
+ * UNARY functions that take parameters read them from @scalar (p) and
+ * @alpha (q), as doubles; the others ignore both.
+ */
+#define NISA_UNARY_OPS(X)						\
+	X(NEG, neg, EXACT) X(ABS, abs, EXACT) X(EXP, exp, REAL)		\
+	X(LOG, log, REAL) X(SQRT, sqrt, REAL) X(RSQRT, rsqrt, REAL)	\
+	X(RECIP, recip, REAL) X(RELU, relu, EXACT)			\
+	X(GELU_ERF, gelu_erf, REAL) X(GELU_TANH, gelu_tanh, REAL)	\
+	X(SILU, silu, REAL) X(SIGMOID, sigmoid, REAL)			\
+	X(TANH, tanh, REAL) X(SIN, sin, REAL) X(COS, cos, REAL)		\
+	X(SQUARE, square, EXACT) X(SIGN, sign, EXACT) X(ERF, erf, REAL)	\
+	X(FLOOR, floor, EXACT)						\
+	/* derivatives, for the backward of the activations */		\
+	X(GELU_ERF_GRAD, gelu_erf_grad, REAL)				\
+	X(GELU_TANH_GRAD, gelu_tanh_grad, REAL)				\
+	X(SILU_GRAD, silu_grad, REAL)					\
+	X(BITNOT, bitnot, BITS)		/* ~x; a bool's is its logical not */ \
+	X(CEIL, ceil, EXACT) X(ROUND, round, EXACT) /* half to even */	\
+	X(ROUND_DEC, round_dec, REAL)	/* p decimals, half to even */	\
+	X(TRUNC, trunc, EXACT) X(FRAC, frac, REAL) X(EXPM1, expm1, REAL) \
+	X(LOG1P, log1p, REAL) X(LOG2, log2, REAL) X(LOG10, log10, REAL)	\
+	X(TAN, tan, REAL) X(ASIN, asin, REAL) X(ACOS, acos, REAL)	\
+	X(ATAN, atan, REAL) X(SINH, sinh, REAL) X(COSH, cosh, REAL)	\
+	X(ASINH, asinh, REAL) X(ACOSH, acosh, REAL) X(ATANH, atanh, REAL) \
+	X(ERFC, erfc, REAL) X(ERFINV, erfinv, REAL) X(LGAMMA, lgamma, REAL) \
+	X(HARDSWISH, hardswish, REAL) X(HARDSWISH_GRAD, hardswish_grad, REAL) \
+	X(HARDSIGMOID, hardsigmoid, REAL)				\
+	X(HARDSIGMOID_GRAD, hardsigmoid_grad, REAL)			\
+	X(MISH, mish, REAL) X(MISH_GRAD, mish_grad, REAL)		\
+	X(LOG_SIGMOID, log_sigmoid, REAL)				\
+	X(LOG_SIGMOID_GRAD, log_sigmoid_grad, REAL)			\
+	X(ELU, elu, REAL)		/* x > 0 ? q x : p expm1(x) */	\
+	X(ELU_GRAD, elu_grad, REAL)	/* x > 0 ? q : p exp(x) */	\
+	X(CELU, celu, REAL)		/* x > 0 ? x : p expm1(q x) */	\
+	X(CELU_GRAD, celu_grad, REAL)	/* x > 0 ? 1 : p q exp(q x) */	\
+	X(LEAKY_RELU, leaky_relu, REAL)	/* x > 0 ? x : p x */		\
+	X(LEAKY_RELU_GRAD, leaky_relu_grad, REAL) /* x > 0 ? 1 : p */	\
+	X(SOFTPLUS, softplus, REAL)	/* beta p, threshold q */	\
+	X(SOFTPLUS_GRAD, softplus_grad, REAL)				\
+	X(HARDSHRINK, hardshrink, REAL)	/* lambda p */			\
+	X(SOFTSHRINK, softshrink, REAL)	/* lambda p */			\
+	X(SHRINK_GRAD, shrink_grad, REAL) /* |x| <= p ? 0 : 1 */	\
+	/* predicates: 1 or 0 */					\
+	X(ISNAN, isnan, REAL) X(ISINF, isinf, REAL)			\
+	X(ISPOSINF, isposinf, REAL) X(ISNEGINF, isneginf, REAL)		\
+	X(ISFINITE, isfinite, REAL) X(SIGNBIT, signbit, REAL)		\
+	X(LOGICAL_NOT, logical_not, EXACT)
+
+/* NISA_INSN_BINARY operators: x op (alpha * y), alpha for ADD and SUB. */
+#define NISA_BINARY_OPS(X)						\
+	X(ADD, add, EXACT) X(SUB, sub, EXACT) X(MUL, mul, EXACT)	\
+	X(DIV, div, EXACT)	/* integers: truncating */		\
+	X(MAX, max, EXACT) X(MIN, min, EXACT) X(POW, pow, REAL)		\
+	X(AND, and, BITS) X(OR, or, BITS) X(XOR, xor, BITS)		\
+	X(FLOORDIV, floordiv, EXACT)	/* floor(x / y) */		\
+	X(REM, rem, EXACT)	/* x - floor(x / y) * y: the divisor's sign */ \
+	X(DIV_TRUNC, div_trunc, EXACT)	/* trunc(x / y) */		\
+	X(FMOD, fmod, EXACT)	/* x - trunc(x / y) * y: the dividend's sign */ \
+	X(ATAN2, atan2, REAL) X(HYPOT, hypot, REAL)			\
+	X(COPYSIGN, copysign, REAL) X(LOGADDEXP, logaddexp, REAL)	\
+	X(LOGADDEXP2, logaddexp2, REAL) X(XLOGY, xlogy, REAL)		\
+	X(SHL, shl, BITS) X(SHR, shr, BITS)	/* arithmetic right shift */
+
+/* NISA_INSN_COMPARE predicates: dst (bool) = x cmp y. */
+#define NISA_COMPARE_OPS(X)						\
+	X(EQ, eq, EXACT) X(NE, ne, EXACT) X(LT, lt, EXACT)		\
+	X(LE, le, EXACT) X(GT, gt, EXACT) X(GE, ge, EXACT)		\
+	X(LAND, land, EXACT) X(LOR, lor, EXACT) X(LXOR, lxor, EXACT)	\
+	/* logical: an operand is true when it is not 0 (NaN is true) */
+
+#define NISA_UN_ENUM_(NAME, name, kind)		NISA_UN_##NAME,
+#define NISA_BIN_ENUM_(NAME, name, kind)	NISA_BIN_##NAME,
+#define NISA_CMP_ENUM_(NAME, name, kind)	NISA_CMP_##NAME,
+
 /* NISA_INSN_UNARY functions (@subop). */
 enum nisa_unary {
-	NISA_UN_NEG = 0, NISA_UN_ABS, NISA_UN_EXP, NISA_UN_LOG, NISA_UN_SQRT,
-	NISA_UN_RSQRT, NISA_UN_RECIP, NISA_UN_RELU, NISA_UN_GELU_ERF,
-	NISA_UN_GELU_TANH, NISA_UN_SILU, NISA_UN_SIGMOID, NISA_UN_TANH,
-	NISA_UN_SIN, NISA_UN_COS, NISA_UN_SQUARE, NISA_UN_SIGN,
-	NISA_UN_ERF, NISA_UN_FLOOR,
-	/* Derivatives, for the backward of the activations. */
-	NISA_UN_GELU_ERF_GRAD, NISA_UN_GELU_TANH_GRAD, NISA_UN_SILU_GRAD,
-	NISA_UN_BITNOT,		/* ~x; logical not of a bool; integer types only */
+	NISA_UNARY_OPS(NISA_UN_ENUM_)
 	NISA_NUM_UNARY
 };
 
 /* NISA_INSN_BINARY operators (@subop). */
 enum nisa_binary {
-	NISA_BIN_ADD = 0, NISA_BIN_SUB, NISA_BIN_MUL, NISA_BIN_DIV, NISA_BIN_MAX,
-	NISA_BIN_MIN, NISA_BIN_POW,
-	NISA_BIN_AND, NISA_BIN_OR, NISA_BIN_XOR,	/* integer types only */
-	NISA_BIN_FLOORDIV,	/* floor(x / y) */
-	NISA_BIN_REM,		/* x - floor(x / y) * y: the divisor's sign */
+	NISA_BINARY_OPS(NISA_BIN_ENUM_)
 	NISA_NUM_BINARY
 };
 
 /* NISA_INSN_COMPARE predicates (@subop). */
 enum nisa_compare {
-	NISA_CMP_EQ = 0, NISA_CMP_NE, NISA_CMP_LT, NISA_CMP_LE, NISA_CMP_GT,
-	NISA_CMP_GE,
+	NISA_COMPARE_OPS(NISA_CMP_ENUM_)
 	NISA_NUM_COMPARE
 };
 
@@ -201,8 +276,8 @@ struct nisa_insn {
 	__u32 flags;		/* NISA_IF_* */
 	__s32 axis;		/* REDUCE, SOFTMAX, GATHER, SCATTER_ADD */
 	__u32 rsvd;		/* must be zero */
-	__u64 scalar;		/* FILL value, BINARY/COMPARE scalar operand */
-	__u64 alpha;		/* BINARY ADD and SUB: src1 multiplier */
+	__u64 scalar;		/* FILL value, BINARY/COMPARE scalar, UNARY p */
+	__u64 alpha;		/* BINARY ADD and SUB: src1 multiplier, UNARY q */
 	struct nisa_tensor dst;
 	struct nisa_tensor src[3];
 };

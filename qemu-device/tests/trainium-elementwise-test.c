@@ -1,0 +1,316 @@
+/*
+ * qtest for the elementwise functions of the ISA's tables
+ * (uapi/drm/neuron_isa.h): each function on known values -- ties, signed
+ * zeros, NaN and the infinities -- its parameters, the predicates' bool
+ * results, the integer forms' exactness, and the refusal of a bitwise
+ * function on floating operands.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "trainium-core-qtest.h"
+
+typedef struct Case {
+    unsigned fn;
+    double p, q;
+    float x, want;
+} Case;
+
+/* One UNARY on one F32 element; the result's bits must be want's. */
+static float unary1(Core *c, unsigned fn, double p, double q, float x)
+{
+    float o = 12345;
+    struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = fn,
+        .scalar = f64bits(p), .alpha = f64bits(q),
+        .dst = tn(1, NISA_F32, 0, 1, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 1, 0, 0, 0) } };
+
+    put(c, 0, 0, &x, 4);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 1, 0, &o, 4);
+    return o;
+}
+
+static void same_bits(float got, float want, const char *what, float x)
+{
+    if (isnan(want) ? !isnan(got) : memcmp(&got, &want, 4) != 0) {
+        g_error("%s(%a): got %a, want %a", what, x, got, want);
+    }
+}
+
+static void test_unary_values(void)
+{
+    Core *c = core_start();
+    const Case cases[] = {
+        { NISA_UN_ROUND, 0, 0, 2.5f, 2.0f }, { NISA_UN_ROUND, 0, 0, 3.5f, 4.0f },
+        { NISA_UN_ROUND, 0, 0, -0.5f, -0.0f }, { NISA_UN_ROUND, 0, 0, -1.5f, -2.0f },
+        { NISA_UN_ROUND, 0, 0, 0.49999997f, 0.0f },
+        { NISA_UN_ROUND, 0, 0, INFINITY, INFINITY },
+        { NISA_UN_ROUND_DEC, 2, 0, 0.125f, 0.12f },
+        { NISA_UN_ROUND_DEC, -1, 0, 25.0f, 20.0f },
+        { NISA_UN_ROUND_DEC, -1, 0, 35.0f, 40.0f },
+        { NISA_UN_CEIL, 0, 0, -0.5f, -0.0f }, { NISA_UN_CEIL, 0, 0, 1.25f, 2.0f },
+        { NISA_UN_TRUNC, 0, 0, -2.75f, -2.0f }, { NISA_UN_TRUNC, 0, 0, -0.25f, -0.0f },
+        { NISA_UN_FRAC, 0, 0, -2.75f, -0.75f }, { NISA_UN_FRAC, 0, 0, INFINITY, NAN },
+        { NISA_UN_EXPM1, 0, 0, 1e-10f, 1e-10f }, { NISA_UN_EXPM1, 0, 0, -0.0f, -0.0f },
+        { NISA_UN_LOG1P, 0, 0, 1e-10f, 1e-10f }, { NISA_UN_LOG1P, 0, 0, -1.0f, -INFINITY },
+        { NISA_UN_LOG2, 0, 0, 8.0f, 3.0f }, { NISA_UN_LOG10, 0, 0, 1000.0f, 3.0f },
+        { NISA_UN_TAN, 0, 0, 0.5f, (float)tan(0.5f) },
+        { NISA_UN_ASIN, 0, 0, 1.0f, (float)M_PI_2 }, { NISA_UN_ASIN, 0, 0, 1.5f, NAN },
+        { NISA_UN_ACOS, 0, 0, -1.0f, (float)M_PI }, { NISA_UN_ATAN, 0, 0, INFINITY, (float)M_PI_2 },
+        { NISA_UN_SINH, 0, 0, 1.0f, (float)sinh(1.0) },
+        { NISA_UN_COSH, 0, 0, -1.0f, (float)cosh(1.0) },
+        { NISA_UN_ASINH, 0, 0, -2.0f, (float)asinh(-2.0) },
+        { NISA_UN_ACOSH, 0, 0, 1.0f, 0.0f }, { NISA_UN_ACOSH, 0, 0, 0.5f, NAN },
+        { NISA_UN_ATANH, 0, 0, 1.0f, INFINITY }, { NISA_UN_ATANH, 0, 0, -0.0f, -0.0f },
+        { NISA_UN_ERFC, 0, 0, 5.0f, (float)erfc(5.0) },
+        { NISA_UN_ERFINV, 0, 0, 0.5f, 0.47693627620446987f },
+        { NISA_UN_ERFINV, 0, 0, 1.0f, INFINITY }, { NISA_UN_ERFINV, 0, 0, 1.5f, NAN },
+        { NISA_UN_LGAMMA, 0, 0, 5.0f, (float)log(24.0) },
+        { NISA_UN_LGAMMA, 0, 0, 0.0f, INFINITY },
+        { NISA_UN_HARDSWISH, 0, 0, 1.0f, (float)(4.0 / 6) },
+        { NISA_UN_HARDSWISH, 0, 0, -4.0f, -0.0f }, { NISA_UN_HARDSWISH, 0, 0, NAN, NAN },
+        { NISA_UN_HARDSWISH_GRAD, 0, 0, 1.5f, 1.0f },
+        { NISA_UN_HARDSWISH_GRAD, 0, 0, 4.0f, 1.0f },
+        { NISA_UN_HARDSIGMOID, 0, 0, 0.0f, 0.5f }, { NISA_UN_HARDSIGMOID, 0, 0, 9.0f, 1.0f },
+        { NISA_UN_HARDSIGMOID_GRAD, 0, 0, 1.0f, (float)(1.0 / 6) },
+        { NISA_UN_HARDSIGMOID_GRAD, 0, 0, 3.0f, 0.0f },
+        { NISA_UN_MISH, 0, 0, 1.0f, (float)tanh(log1p(exp(1.0))) },
+        { NISA_UN_MISH, 0, 0, 100.0f, 100.0f },
+        { NISA_UN_LOG_SIGMOID, 0, 0, 0.0f, (float)-M_LN2 },
+        { NISA_UN_LOG_SIGMOID, 0, 0, -200.0f, -200.0f },
+        { NISA_UN_LOG_SIGMOID_GRAD, 0, 0, 0.0f, 0.5f },
+        { NISA_UN_ELU, 2, 3, -1.0f, (float)(2 * expm1(-1.0)) },
+        { NISA_UN_ELU, 2, 3, 2.0f, 6.0f },
+        { NISA_UN_ELU_GRAD, 2, 3, -1.0f, (float)(2 * exp(-1.0)) },
+        { NISA_UN_ELU_GRAD, 2, 3, 1.0f, 3.0f },
+        { NISA_UN_CELU, 2, 0.5, -1.0f, (float)(2 * expm1(-0.5)) },
+        { NISA_UN_CELU_GRAD, 2, 0.5, -1.0f, (float)exp(-0.5) },
+        { NISA_UN_LEAKY_RELU, 0.1, 0, -2.0f, -0.2f },
+        { NISA_UN_LEAKY_RELU, 0.1, 0, 2.0f, 2.0f },
+        { NISA_UN_LEAKY_RELU_GRAD, 0.1, 0, -2.0f, 0.1f },
+        { NISA_UN_SOFTPLUS, 1, 20, 0.0f, (float)M_LN2 },
+        { NISA_UN_SOFTPLUS, 2, 20, 30.0f, 30.0f },
+        { NISA_UN_SOFTPLUS, 2, 20, 1.0f, (float)(log1p(exp(2.0)) / 2) },
+        { NISA_UN_SOFTPLUS_GRAD, 2, 20, 0.0f, 0.5f },
+        { NISA_UN_HARDSHRINK, 0.5, 0, 0.3f, 0.0f }, { NISA_UN_HARDSHRINK, 0.5, 0, -0.7f, -0.7f },
+        { NISA_UN_SOFTSHRINK, 0.5, 0, 0.75f, 0.25f },
+        { NISA_UN_SOFTSHRINK, 0.5, 0, -0.75f, -0.25f },
+        { NISA_UN_SOFTSHRINK, 0.5, 0, NAN, NAN },
+        { NISA_UN_SHRINK_GRAD, 0.5, 0, 0.5f, 0.0f }, { NISA_UN_SHRINK_GRAD, 0.5, 0, 0.6f, 1.0f },
+        { NISA_UN_ISNAN, 0, 0, NAN, 1.0f }, { NISA_UN_ISNAN, 0, 0, INFINITY, 0.0f },
+        { NISA_UN_ISINF, 0, 0, -INFINITY, 1.0f }, { NISA_UN_ISPOSINF, 0, 0, -INFINITY, 0.0f },
+        { NISA_UN_ISNEGINF, 0, 0, -INFINITY, 1.0f }, { NISA_UN_ISFINITE, 0, 0, NAN, 0.0f },
+        { NISA_UN_ISFINITE, 0, 0, 3.0f, 1.0f }, { NISA_UN_SIGNBIT, 0, 0, -0.0f, 1.0f },
+        { NISA_UN_SIGNBIT, 0, 0, 0.0f, 0.0f }, { NISA_UN_LOGICAL_NOT, 0, 0, NAN, 0.0f },
+        { NISA_UN_LOGICAL_NOT, 0, 0, -0.0f, 1.0f },
+    };
+
+    /* erfinv inverts erf to within the rounding of its float result */
+    for (float y = -0.9999f; y < 1.0f; y += 0.0731f) {
+        double x = unary1(c, NISA_UN_ERFINV, 0, 0, y);
+        double slope = 2 / sqrt(M_PI) * exp(-x * x);
+
+        g_assert_cmpfloat(fabs(erf(x) - y), <=, slope * fabs(x) * 0x1p-24 + 1e-12);
+    }
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char what[32];
+
+        snprintf(what, sizeof(what), "unary %u", cases[i].fn);
+        same_bits(unary1(c, cases[i].fn, cases[i].p, cases[i].q, cases[i].x),
+                  cases[i].want, what, cases[i].x);
+    }
+    core_stop(c);
+}
+
+/* A predicate writes 0/1 bytes into a bool destination. */
+static void test_predicate_bool(void)
+{
+    Core *c = core_start();
+    float x[6] = { NAN, INFINITY, -INFINITY, -0.0f, 1.0f, -2.0f };
+    uint8_t o[6];
+    const struct { unsigned fn; uint8_t want[6]; } cases[] = {
+        { NISA_UN_ISNAN, { 1, 0, 0, 0, 0, 0 } },
+        { NISA_UN_ISINF, { 0, 1, 1, 0, 0, 0 } },
+        { NISA_UN_ISFINITE, { 0, 0, 0, 1, 1, 1 } },
+        { NISA_UN_SIGNBIT, { 0, 0, 1, 1, 0, 1 } },
+    };
+
+    put(c, 0, 0, x, sizeof(x));
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = cases[i].fn,
+            .dst = tn(1, NISA_BOOL, 0, 6, 0, 0, 0),
+            .src = { tn(0, NISA_F32, 0, 6, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, o, sizeof(o));
+        g_assert_cmpmem(o, sizeof(o), cases[i].want, sizeof(o));
+    }
+    core_stop(c);
+}
+
+static void binary_f32(Core *c, unsigned op, const float *x, const float *y,
+                       float *o, unsigned n)
+{
+    struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = op,
+        .alpha = f64bits(1.0), .dst = tn(2, NISA_F32, 0, n, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, n, 0, 0, 0), tn(1, NISA_F32, 0, n, 0, 0, 0) } };
+
+    put(c, 0, 0, x, n * 4);
+    put(c, 1, 0, y, n * 4);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, n * 4);
+}
+
+static void test_binary_values(void)
+{
+    Core *c = core_start();
+    const struct { unsigned op; float x, y, want; } cases[] = {
+        { NISA_BIN_FMOD, -7.0f, 2.0f, -1.0f }, { NISA_BIN_FMOD, 7.0f, -2.0f, 1.0f },
+        { NISA_BIN_FMOD, -4.0f, 2.0f, -0.0f }, { NISA_BIN_FMOD, 1.0f, 0.0f, NAN },
+        { NISA_BIN_FMOD, 5.5f, INFINITY, 5.5f },
+        { NISA_BIN_DIV_TRUNC, -7.0f, 2.0f, -3.0f }, { NISA_BIN_DIV_TRUNC, 1.0f, -4.0f, -0.0f },
+        { NISA_BIN_DIV_TRUNC, 1.0f, 0.0f, INFINITY },
+        { NISA_BIN_ATAN2, 1.0f, -1.0f, (float)(3 * M_PI_4) },
+        { NISA_BIN_ATAN2, -0.0f, -1.0f, (float)-M_PI },
+        { NISA_BIN_HYPOT, 3.0f, 4.0f, 5.0f }, { NISA_BIN_HYPOT, NAN, INFINITY, INFINITY },
+        { NISA_BIN_COPYSIGN, 2.0f, -0.0f, -2.0f }, { NISA_BIN_COPYSIGN, -2.0f, NAN, 2.0f },
+        { NISA_BIN_LOGADDEXP, 0.0f, 0.0f, (float)M_LN2 },
+        { NISA_BIN_LOGADDEXP, INFINITY, INFINITY, INFINITY },
+        { NISA_BIN_LOGADDEXP, -INFINITY, -INFINITY, -INFINITY },
+        { NISA_BIN_LOGADDEXP, 1000.0f, 0.0f, 1000.0f },
+        { NISA_BIN_LOGADDEXP, NAN, INFINITY, NAN },
+        { NISA_BIN_LOGADDEXP2, 3.0f, 3.0f, 4.0f },
+        { NISA_BIN_XLOGY, 0.0f, 0.0f, 0.0f }, { NISA_BIN_XLOGY, 0.0f, NAN, NAN },
+        { NISA_BIN_XLOGY, 2.0f, 8.0f, (float)(2 * log(8.0)) },
+    };
+    float x[ARRAY_SIZE(cases)], y[ARRAY_SIZE(cases)], o[ARRAY_SIZE(cases)];
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        x[i] = cases[i].x;
+        y[i] = cases[i].y;
+        binary_f32(c, cases[i].op, &x[i], &y[i], &o[i], 1);
+        same_bits(o[i], cases[i].want, "binary", x[i]);
+    }
+    core_stop(c);
+}
+
+/* Integer forms: exact on int64, I32 results wrapped. */
+static void test_integer_forms(void)
+{
+    Core *c = core_start();
+    const int64_t x[] = { -7, 7, -7, INT64_MIN, 5, -1, 1, -8 };
+    const int64_t y[] = { 2, -2, 0, -1, 3, 63, 64, -1 };
+    const struct { unsigned op; int64_t want[8]; } cases[] = {
+        { NISA_BIN_FMOD, { -1, 1, 0, 0, 2, -1, 1, 0 } },
+        { NISA_BIN_DIV_TRUNC, { -3, -3, 0, INT64_MIN, 1, 0, 0, 8 } },
+        { NISA_BIN_FLOORDIV, { -4, -4, 0, INT64_MIN, 1, -1, 0, 8 } },
+        { NISA_BIN_SHL, { -28, 0, -7, 0, 40, INT64_MIN, 0, 0 } },
+        { NISA_BIN_SHR, { -2, 0, -7, -1, 0, -1, 0, -1 } },
+    };
+    int64_t o[8];
+
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = cases[i].op,
+            .alpha = f64bits(1.0), .dst = tn(2, NISA_I64, 0, 8, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 0, 8, 0, 0, 0), tn(1, NISA_I64, 0, 8, 0, 0, 0) } };
+
+        g_test_message("binary %u", cases[i].op);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        g_assert_cmpmem(o, sizeof(o), cases[i].want, sizeof(o));
+    }
+
+    /* round/ceil/trunc keep an integer beyond 2^53 exactly */
+    for (unsigned fn = NISA_UN_CEIL; fn <= NISA_UN_TRUNC; fn++) {
+        int64_t big = (1LL << 62) + 1, r = 0;
+        struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = fn,
+            .dst = tn(2, NISA_I64, 0, 1, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 0, 1, 0, 0, 0) } };
+
+        if (fn == NISA_UN_ROUND_DEC) {
+            continue;
+        }
+        put(c, 0, 0, &big, 8);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, &r, 8);
+        g_assert_cmpint(r, ==, big);
+    }
+
+    /* I32 shift: the low 32 bits, as a 32-bit shift */
+    {
+        int32_t a[3] = { 1, -1, 0x40000000 }, s[3] = { 31, 33, 1 }, r[3];
+        int32_t want[3] = { INT32_MIN, 0, INT32_MIN };
+        struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_SHL,
+            .alpha = f64bits(1.0), .dst = tn(2, NISA_I32, 0, 3, 0, 0, 0),
+            .src = { tn(0, NISA_I32, 0, 3, 0, 0, 0), tn(1, NISA_I32, 0, 3, 0, 0, 0) } };
+
+        put(c, 0, 0, a, sizeof(a));
+        put(c, 1, 0, s, sizeof(s));
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, r, sizeof(r));
+        g_assert_cmpmem(r, sizeof(r), want, sizeof(want));
+    }
+    core_stop(c);
+}
+
+static void test_logical(void)
+{
+    Core *c = core_start();
+    float x[4] = { 0.0f, NAN, -0.0f, 2.0f }, y[4] = { 1.0f, 1.0f, 0.0f, 0.0f };
+    const struct { unsigned cmp; uint8_t want[4]; } cases[] = {
+        { NISA_CMP_LAND, { 0, 1, 0, 0 } },
+        { NISA_CMP_LOR, { 1, 1, 0, 1 } },
+        { NISA_CMP_LXOR, { 1, 0, 0, 1 } },
+    };
+    uint8_t o[4];
+
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_COMPARE, .subop = cases[i].cmp,
+            .dst = tn(2, NISA_BOOL, 0, 4, 0, 0, 0),
+            .src = { tn(0, NISA_F32, 0, 4, 0, 0, 0), tn(1, NISA_F32, 0, 4, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        g_assert_cmpmem(o, sizeof(o), cases[i].want, sizeof(o));
+    }
+    core_stop(c);
+}
+
+/* Bitwise functions refuse floating operands; a subop past a table too. */
+static void test_refusals(void)
+{
+    Core *c = core_start();
+    struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_SHL,
+        .alpha = f64bits(1.0), .dst = tn(2, NISA_F32, 0, 4, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 4, 0, 0, 0), tn(1, NISA_F32, 0, 4, 0, 0, 0) } };
+
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    in.subop = NISA_NUM_BINARY;
+    in.dst.dtype = in.src[0].dtype = in.src[1].dtype = NISA_I32;
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    in = (struct nisa_insn){ .opcode = NISA_INSN_UNARY, .subop = NISA_NUM_UNARY,
+        .dst = tn(2, NISA_F32, 0, 4, 0, 0, 0), .src = { tn(0, NISA_F32, 0, 4, 0, 0, 0) } };
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    in.opcode = NISA_INSN_COMPARE;
+    in.subop = NISA_NUM_COMPARE;
+    in.src[1] = in.src[0];
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    core_stop(c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/elementwise/unary-values", test_unary_values);
+    qtest_add_func("/trainium/elementwise/predicate-bool", test_predicate_bool);
+    qtest_add_func("/trainium/elementwise/binary-values", test_binary_values);
+    qtest_add_func("/trainium/elementwise/integer-forms", test_integer_forms);
+    qtest_add_func("/trainium/elementwise/logical", test_logical);
+    qtest_add_func("/trainium/elementwise/refusals", test_refusals);
+    return g_test_run();
+}
