@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: MIT
+"""scaled_dot_product_attention on the card (the "overrideable" SDPA
+backend, forward and backward) against the CPU: no mask, causal, boolean and
+additive masks, explicit scale, dropout (the card's RNG; backward redraws the
+same mask), and nn.MultiheadAttention / nn.TransformerEncoderLayer."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from conftest import assert_close
+
+N = "neuron"
+
+
+def leaves(*ts):
+    return ([t.clone().requires_grad_() for t in ts],
+            [t.detach().to(N).requires_grad_() for t in ts])
+
+
+def sdpa_both(q, k, v, mask=None, **kw):
+    (qc, kc, vc), (qn, kn, vn) = leaves(q, k, v)
+    want = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=mask, **kw)
+    got = F.scaled_dot_product_attention(qn, kn, vn, attn_mask=None if mask is None
+                                         else mask.to(N), **kw)
+    assert_close(got, want.detach())
+    g = torch.randn(want.shape)
+    (want * g).sum().backward()
+    (got * g.to(N)).sum().backward()
+    for c, d in zip((qc, kc, vc), (qn, kn, vn)):
+        assert_close(d.grad, c.grad)
+
+
+def qkv(B=2, H=3, L=5, S=7, E=8, Ev=6):
+    return torch.randn(B, H, L, E), torch.randn(B, H, S, E), torch.randn(B, H, S, Ev)
+
+
+def test_sdpa_picks_the_card_backend():
+    q, k, v = (t.to(N) for t in qkv())
+    assert torch._fused_sdp_choice(q, k, v) == 4  # SDPBackend.overrideable
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_plain_and_causal(causal):
+    sdpa_both(*qkv(L=6, S=6), is_causal=causal)
+    sdpa_both(*qkv(L=4, S=9), is_causal=causal, scale=0.3)
+
+
+def test_sdpa_boolean_mask():
+    q, k, v = qkv()
+    mask = torch.rand(5, 7) > 0.4
+    mask[:, 0] = True  # no row fully masked
+    sdpa_both(q, k, v, mask)
+    sdpa_both(q, k, v, mask.expand(2, 1, 5, 7).clone())
+
+
+def test_sdpa_additive_mask_and_its_grad():
+    q, k, v = qkv()
+    bias = torch.randn(1, 3, 5, 7)
+    (qc, kc, vc, bc), (qn, kn, vn, bn) = leaves(q, k, v, bias)
+    want = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=bc)
+    got = F.scaled_dot_product_attention(qn, kn, vn, attn_mask=bn)
+    assert_close(got, want.detach())
+    want.sum().backward()
+    got.sum().backward()
+    for c, d in zip((qc, kc, vc, bc), (qn, kn, vn, bn)):
+        assert_close(d.grad, c.grad)
+
+
+def test_sdpa_dropout_mask_is_the_same_in_backward():
+    q, k, v = (t.to(N) for t in qkv(L=16, S=16, E=4, Ev=4))
+    v = torch.eye(16).expand(2, 3, 16, 16).contiguous().to(N)
+    torch.neuron.manual_seed(7)
+    a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    torch.neuron.manual_seed(7)
+    b = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    assert torch.equal(a.cpu(), b.cpu())  # the card's generator drew the mask
+    # v = I: out is the dropped-out probabilities; about half are zero
+    zeros = (a.cpu() == 0).float().mean().item()
+    assert 0.4 < zeros < 0.6, zeros
+    # grad wrt v of sum(out * G) is P_dropped^T G: with the same mask it matches
+    vv = v.clone().requires_grad_()
+    torch.neuron.manual_seed(7)
+    out = F.scaled_dot_product_attention(q, k, vv, dropout_p=0.5)
+    g = torch.randn(out.shape).to(N)
+    (out * g).sum().backward()
+    assert_close(vv.grad, (a.transpose(-2, -1) @ g).cpu())
+
+
+def test_sdpa_bfloat16():
+    q, k, v = (t.bfloat16() for t in qkv())
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    got = F.scaled_dot_product_attention(q.to(N), k.to(N), v.to(N))
+    assert got.dtype == torch.bfloat16
+    assert_close(got, want.bfloat16(), torch.bfloat16)
+
+
+def module_both(mod, *inputs, outs=lambda o: o):
+    dev = copy.deepcopy(mod).to(N)
+    xc, xn = leaves(*inputs)
+    want, got = outs(mod(*xc)), outs(dev(*xn))
+    assert_close(got, want.detach())
+    g = torch.randn(want.shape)
+    (want * g).sum().backward()
+    (got * g.to(N)).sum().backward()
+    for c, d in zip(xc, xn):
+        assert_close(d.grad, c.grad)
+    for (name, p), q in zip(mod.named_parameters(), dev.parameters()):
+        assert_close(q.grad, p.grad)
+
+
+def test_multihead_attention():
+    mha = nn.MultiheadAttention(12, 3, batch_first=True)
+    x = torch.randn(2, 5, 12)
+    module_both(mha, x, x, x, outs=lambda o: o[0])
+
+
+def test_transformer_encoder_layer():
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True)
+    module_both(layer, torch.randn(2, 6, 16))
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True, norm_first=True)
+    module_both(layer, torch.randn(2, 6, 16))
