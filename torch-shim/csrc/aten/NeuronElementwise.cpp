@@ -1,101 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Elementwise operators on the card: arithmetic (tensor and scalar forms,
-// broadcasting, in-place and out=), unary math, activations and their
-// backward, comparisons, where, masked_fill, fill and zero.
-#include "NeuronOps.h"
+// broadcasting, in-place and out=), gelu/silu/sigmoid/tanh backward,
+// comparisons, where, masked_fill, fill and zero. The operators that map
+// 1:1 onto an ISA function are tables in NeuronElementwiseMath.cpp.
+#include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
-
-// A neuron operand for @t: itself, or a CPU scalar put on @dev (one fill).
-at::Tensor operand(const at::Tensor& t, const at::Device& dev) {
-  if (is_neuron(t))
-    return t;
-  TORCH_CHECK(is_cpu_scalar(t), "Expected all tensors to be on the same "
-              "device, but found at least two devices, ", dev, " and ",
-              t.device(), "!");
-  at::ScalarType st = supported_dtype(t.scalar_type()) ? t.scalar_type()
-                                                       : at::kFloat;
-  at::Tensor n = empty_neuron({}, st, dev);
-  nrn_tensor_desc d = desc(n);
-  NEURON_OP(nrn_op_fill(stream_for(n), &d, t.item<double>()));
-  return n;
-}
-
-at::ScalarType float_result(at::ScalarType t) {
-  return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
-}
-
-at::Tensor& binary_into(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
-                        double alpha, at::Tensor& out) {
-  at::Device dev = out.device();
-  check_device(out, a);
-  check_device(out, b);
-  nrn_stream* s = stream_for(out);
-  nrn_tensor_desc o = desc(out);
-  if (is_neuron(a) && is_cpu_scalar(b)) {
-    nrn_tensor_desc x = desc(a);
-    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, b.item<double>(), alpha, 0));
-  } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0) {
-    nrn_tensor_desc y = desc(b);
-    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, a.item<double>(), 1.0, 1));
-  } else {
-    at::Tensor x = operand(a, dev), y = operand(b, dev);
-    nrn_tensor_desc dx = desc(x), dy = desc(y);
-    NEURON_OP(nrn_op_binary(s, op, &o, &dx, &dy, alpha));
-  }
-  return out;
-}
-
-at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,
-                                  const at::Tensor& b) {
-  at::ScalarType rt = at::result_type(a, b);
-  return op == NISA_BIN_DIV ? float_result(rt) : rt;
-}
-
-at::Device result_device(const at::Tensor& a, const at::Tensor& b) {
-  return is_neuron(a) ? a.device() : b.device();
-}
-
-at::Tensor binary(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
-                  double alpha = 1.0) {
-  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
-                                binary_result_type(op, a, b), result_device(a, b));
-  return binary_into(op, a, b, alpha, out);
-}
-
-at::Tensor& binary_out(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
-                       double alpha, at::Tensor& out) {
-  at::ScalarType rt = binary_result_type(op, a, b);
-  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", out.scalar_type());
-  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
-  return binary_into(op, a, b, alpha, out);
-}
-
-at::Tensor& binary_inplace(nisa_binary op, at::Tensor& self, const at::Tensor& b,
-                           double alpha = 1.0) {
-  TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(),
-              "output with shape ", self.sizes(), " doesn't match the "
-              "broadcast shape ", at::infer_size(self.sizes(), b.sizes()));
-  at::ScalarType rt = binary_result_type(op, self, b);
-  TORCH_CHECK(at::canCast(rt, self.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", self.scalar_type());
-  return binary_into(op, self, b, alpha, self);
-}
-
-at::Tensor scalar_tensor(const at::Scalar& v) {
-  return at::scalar_tensor(v, at::TensorOptions().dtype(
-      v.isFloatingPoint() ? at::kDouble : v.isBoolean() ? at::kBool : at::kLong))
-      .fill_(v);
-}
-
-// Wrapped-number scalars take part in type promotion like Python numbers.
-at::Tensor wrapped(const at::Scalar& v) {
-  at::Tensor t = scalar_tensor(v);
-  t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
 
 #define BINARY_OPS(name, OP, ALPHA_ARG, ALPHA)                                \
   at::Tensor name##_tensor(const at::Tensor& a,                               \
@@ -175,50 +86,6 @@ at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
   return out;
 }
 
-// ---- unary ----
-
-at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& out) {
-  check_device(out, a);
-  nrn_tensor_desc o = desc(out), x = desc(a);
-  NEURON_OP(nrn_op_unary(stream_for(out), fn, &o, &x));
-  return out;
-}
-
-at::Tensor unary(nisa_unary fn, const at::Tensor& a, bool keep_dtype) {
-  at::ScalarType rt = keep_dtype ? a.scalar_type() : float_result(a.scalar_type());
-  at::Tensor out = empty_neuron(a.sizes(), rt, a.device());
-  return unary_into(fn, a, out);
-}
-
-at::Tensor& unary_out(nisa_unary fn, const at::Tensor& a, at::Tensor& out) {
-  resize_out(out, a.sizes());
-  return unary_into(fn, a, out);
-}
-
-#define UNARY_OPS(name, FN, KEEP)                                             \
-  at::Tensor name##_f(const at::Tensor& a) { return unary(FN, a, KEEP); }     \
-  at::Tensor& name##_i(at::Tensor& a) { return unary_into(FN, a, a); }        \
-  at::Tensor& name##_o(const at::Tensor& a, at::Tensor& out) {                \
-    return unary_out(FN, a, out);                                             \
-  }
-
-UNARY_OPS(neg, NISA_UN_NEG, true)
-UNARY_OPS(abs, NISA_UN_ABS, true)
-UNARY_OPS(exp, NISA_UN_EXP, false)
-UNARY_OPS(log, NISA_UN_LOG, false)
-UNARY_OPS(sqrt, NISA_UN_SQRT, false)
-UNARY_OPS(rsqrt, NISA_UN_RSQRT, false)
-UNARY_OPS(reciprocal, NISA_UN_RECIP, false)
-UNARY_OPS(sigmoid, NISA_UN_SIGMOID, false)
-UNARY_OPS(tanh, NISA_UN_TANH, false)
-UNARY_OPS(sin, NISA_UN_SIN, false)
-UNARY_OPS(cos, NISA_UN_COS, false)
-UNARY_OPS(sign, NISA_UN_SIGN, true)
-UNARY_OPS(sgn, NISA_UN_SIGN, true)
-UNARY_OPS(erf, NISA_UN_ERF, false)
-UNARY_OPS(floor, NISA_UN_FLOOR, true)
-UNARY_OPS(silu, NISA_UN_SILU, false)
-
 at::Tensor relu(const at::Tensor& a) { return unary(NISA_UN_RELU, a, true); }
 at::Tensor& relu_(at::Tensor& a) { return unary_into(NISA_UN_RELU, a, a); }
 
@@ -242,10 +109,6 @@ at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
 
 // ---- backward of activations: grad * f'(x) ----
 
-at::Tensor grad_times(nisa_unary deriv, const at::Tensor& grad, const at::Tensor& x) {
-  at::Tensor d = unary(deriv, x, false);
-  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
-}
 at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
                          c10::string_view approximate) {
   return grad_times(gelu_fn(approximate, true), grad, x);
@@ -289,23 +152,6 @@ at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
 }
 
 // ---- comparisons, where, fill ----
-
-at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a, const at::Tensor& b,
-                         at::Tensor& out) {
-  check_device(out, a);
-  check_device(out, b);
-  nrn_stream* s = stream_for(out);
-  nrn_tensor_desc o = desc(out);
-  if (is_cpu_scalar(b)) {
-    nrn_tensor_desc x = desc(a);
-    NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, b.item<double>()));
-  } else {
-    at::Tensor x = operand(a, out.device()), y = operand(b, out.device());
-    nrn_tensor_desc dx = desc(x), dy = desc(y);
-    NEURON_OP(nrn_op_compare(s, cmp, &o, &dx, &dy));
-  }
-  return out;
-}
 
 #define COMPARE_OPS(name, CMP)                                                 \
   at::Tensor name##_t(const at::Tensor& a, const at::Tensor& b) {              \
@@ -474,26 +320,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Scalar", pow_st);
   m.impl("rsub.Tensor", rsub_tensor);
   m.impl("rsub.Scalar", rsub_scalar);
-#define REG_UNARY(name)                                     \
-  m.impl(#name, name##_f);                                  \
-  m.impl(#name "_", name##_i);                              \
-  m.impl(#name ".out", name##_o);
-  REG_UNARY(neg)
-  REG_UNARY(abs)
-  REG_UNARY(exp)
-  REG_UNARY(log)
-  REG_UNARY(sqrt)
-  REG_UNARY(rsqrt)
-  REG_UNARY(reciprocal)
-  REG_UNARY(sigmoid)
-  REG_UNARY(tanh)
-  REG_UNARY(sin)
-  REG_UNARY(cos)
-  REG_UNARY(sign)
-  REG_UNARY(sgn)
-  REG_UNARY(erf)
-  REG_UNARY(floor)
-  REG_UNARY(silu)
   m.impl("relu", relu);
   m.impl("relu_", relu_);
   m.impl("gelu", gelu);

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// What the elementwise operator files share: operands (CPU scalars put on
+// the card), result types, and the lowering of one UNARY, BINARY or COMPARE
+// instruction into a functional, in-place or out= result.
+#pragma once
+
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+
+// A neuron operand for @t: itself, or a CPU scalar put on @dev (one fill).
+inline at::Tensor operand(const at::Tensor& t, const at::Device& dev) {
+  if (is_neuron(t))
+    return t;
+  TORCH_CHECK(is_cpu_scalar(t), "Expected all tensors to be on the same "
+              "device, but found at least two devices, ", dev, " and ",
+              t.device(), "!");
+  at::ScalarType st = supported_dtype(t.scalar_type()) ? t.scalar_type()
+                                                       : at::kFloat;
+  at::Tensor n = empty_neuron({}, st, dev);
+  nrn_tensor_desc d = desc(n);
+  NEURON_OP(nrn_op_fill(stream_for(n), &d, t.item<double>()));
+  return n;
+}
+
+inline at::ScalarType float_result(at::ScalarType t) {
+  return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
+}
+
+// Kind BITS of the ISA's tables: integer (and bool) operands only.
+#define NEURON_ISA_BITS_EXACT false
+#define NEURON_ISA_BITS_REAL false
+#define NEURON_ISA_BITS_BITS true
+#define NEURON_ISA_BIN_BITS_(NAME, name, kind) \
+  case NISA_BIN_##NAME: return NEURON_ISA_BITS_##kind;
+inline bool binary_is_bitwise(nisa_binary op) {
+  switch (op) {
+    NISA_BINARY_OPS(NEURON_ISA_BIN_BITS_)
+    case NISA_NUM_BINARY: break;
+  }
+  return false;
+}
+
+// Operators whose result is floating even for integer operands.
+inline bool binary_is_float(nisa_binary op) {
+  return op == NISA_BIN_DIV || op == NISA_BIN_ATAN2 || op == NISA_BIN_HYPOT ||
+         op == NISA_BIN_COPYSIGN || op == NISA_BIN_LOGADDEXP ||
+         op == NISA_BIN_LOGADDEXP2 || op == NISA_BIN_XLOGY;
+}
+
+inline at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,
+                                         const at::Tensor& b) {
+  at::ScalarType rt = at::result_type(a, b);
+  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(rt), "neuron: "
+              "bitwise operations are not implemented for '", rt, "' (integer "
+              "and bool tensors only)");
+  return binary_is_float(op) ? float_result(rt) : rt;
+}
+
+inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
+                               const at::Tensor& b, double alpha, at::Tensor& out) {
+  at::Device dev = out.device();
+  check_device(out, a);
+  check_device(out, b);
+  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(out.scalar_type()),
+              "neuron: bitwise operations are not implemented for '",
+              out.scalar_type(), "'");
+  nrn_stream* s = stream_for(out);
+  nrn_tensor_desc o = desc(out);
+  if (is_neuron(a) && is_cpu_scalar(b)) {
+    nrn_tensor_desc x = desc(a);
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, b.item<double>(), alpha, 0));
+  } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0) {
+    nrn_tensor_desc y = desc(b);
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, a.item<double>(), 1.0, 1));
+  } else {
+    at::Tensor x = operand(a, dev), y = operand(b, dev);
+    nrn_tensor_desc dx = desc(x), dy = desc(y);
+    NEURON_OP(nrn_op_binary(s, op, &o, &dx, &dy, alpha));
+  }
+  return out;
+}
+
+inline at::Device result_device(const at::Tensor& a, const at::Tensor& b) {
+  return is_neuron(a) ? a.device() : b.device();
+}
+
+inline at::Tensor binary(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
+                         double alpha = 1.0) {
+  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
+                                binary_result_type(op, a, b), result_device(a, b));
+  return binary_into(op, a, b, alpha, out);
+}
+
+inline at::Tensor& binary_out(nisa_binary op, const at::Tensor& a,
+                              const at::Tensor& b, double alpha, at::Tensor& out) {
+  at::ScalarType rt = binary_result_type(op, a, b);
+  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", out.scalar_type());
+  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
+  return binary_into(op, a, b, alpha, out);
+}
+
+inline at::Tensor& binary_inplace(nisa_binary op, at::Tensor& self,
+                                  const at::Tensor& b, double alpha = 1.0) {
+  TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(),
+              "output with shape ", self.sizes(), " doesn't match the "
+              "broadcast shape ", at::infer_size(self.sizes(), b.sizes()));
+  at::ScalarType rt = binary_result_type(op, self, b);
+  TORCH_CHECK(at::canCast(rt, self.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", self.scalar_type());
+  return binary_into(op, self, b, alpha, self);
+}
+
+inline at::Tensor scalar_tensor(const at::Scalar& v) {
+  return at::scalar_tensor(v, at::TensorOptions().dtype(
+      v.isFloatingPoint() ? at::kDouble : v.isBoolean() ? at::kBool : at::kLong))
+      .fill_(v);
+}
+
+// Wrapped-number scalars take part in type promotion like Python numbers.
+inline at::Tensor wrapped(const at::Scalar& v) {
+  at::Tensor t = scalar_tensor(v);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// ---- unary: dst = fn(src; p, q) ----
+
+// How a unary function's result type follows its operand's.
+enum class UnaryResult {
+  Keep,       // the operand's (neg, abs, floor, ...)
+  Float,      // integers give the default float type (exp, sin, ...)
+  FloatOnly,  // floating operands only (frac, activations with parameters)
+  Bool,       // predicates (isnan, ...)
+};
+
+inline at::ScalarType unary_result_type(UnaryResult r, at::ScalarType t,
+                                        const char* name) {
+  switch (r) {
+    case UnaryResult::Keep: return t;
+    case UnaryResult::Float: return float_result(t);
+    case UnaryResult::FloatOnly:
+      TORCH_CHECK(at::isFloatingType(t), "neuron: ", name, " is not "
+                  "implemented for '", t, "' (floating types only)");
+      return t;
+    case UnaryResult::Bool: return at::kBool;
+  }
+  return t;
+}
+
+inline at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& out,
+                              double p = 0.0, double q = 0.0) {
+  check_device(out, a);
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  if (p == 0.0 && q == 0.0)
+    NEURON_OP(nrn_op_unary(stream_for(out), fn, &o, &x));
+  else
+    NEURON_OP(nrn_op_unary_param(stream_for(out), fn, &o, &x, p, q));
+  return out;
+}
+
+inline at::Tensor unary(nisa_unary fn, const at::Tensor& a, bool keep_dtype) {
+  at::ScalarType rt = keep_dtype ? a.scalar_type() : float_result(a.scalar_type());
+  at::Tensor out = empty_neuron(a.sizes(), rt, a.device());
+  return unary_into(fn, a, out);
+}
+
+inline at::Tensor& unary_out(nisa_unary fn, const at::Tensor& a, at::Tensor& out,
+                             double p = 0.0, double q = 0.0) {
+  resize_out(out, a.sizes());
+  return unary_into(fn, a, out, p, q);
+}
+
+// The backward of an activation: grad * f'(x), f' an ISA function.
+inline at::Tensor grad_times(nisa_unary deriv, const at::Tensor& grad,
+                             const at::Tensor& x, double p = 0.0, double q = 0.0) {
+  at::Tensor d = empty_neuron(x.sizes(), float_result(x.scalar_type()), x.device());
+  unary_into(deriv, x, d, p, q);
+  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
+}
+
+// ---- compare: dst (bool) = a cmp b ----
+
+inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
+                                const at::Tensor& b, at::Tensor& out) {
+  check_device(out, a);
+  check_device(out, b);
+  nrn_stream* s = stream_for(out);
+  nrn_tensor_desc o = desc(out);
+  if (is_cpu_scalar(b)) {
+    nrn_tensor_desc x = desc(a);
+    NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, b.item<double>()));
+  } else {
+    at::Tensor x = operand(a, out.device()), y = operand(b, out.device());
+    nrn_tensor_desc dx = desc(x), dy = desc(y);
+    NEURON_OP(nrn_op_compare(s, cmp, &o, &dx, &dy));
+  }
+  return out;
+}
+
+}  // namespace torch_neuron
