@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+// Regression and binary losses on the card, forward and backward: mse,
+// smooth L1, Huber, binary cross entropy (on probabilities and on logits),
+// and nll_loss2d (nll_loss over the pixels of [N, C, H, W]). Composed from
+// ATen operators that dispatch to the card's kernels, with the CPU kernels'
+// formulas (the same branch points, clamps and epsilons).
+#include <ATen/core/Reduction.h>
+
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+namespace {
+
+at::Tensor reduce(const at::Tensor& l, int64_t reduction) {
+  if (reduction == at::Reduction::Mean)
+    return l.mean();
+  if (reduction == at::Reduction::Sum)
+    return l.sum();
+  TORCH_CHECK(reduction == at::Reduction::None, "neuron: unknown reduction ", reduction);
+  return l;
+}
+
+// The gradient's scale per element: grad_output, over numel for 'mean'.
+at::Tensor grad_scale(const at::Tensor& grad_output, const at::Tensor& self,
+                      int64_t reduction) {
+  if (reduction == at::Reduction::Mean)
+    return grad_output / static_cast<double>(self.numel());
+  return grad_output;
+}
+
+at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
+  resize_out(out, value.sizes());
+  return out.copy_(value);
+}
+
+at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  at::Tensor d = self - target;
+  return reduce(d * d, reduction);
+}
+
+at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target,
+                         int64_t reduction, at::Tensor& out) {
+  return into(out, mse(self, target, reduction));
+}
+
+at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, int64_t reduction) {
+  return (self - target) * grad_scale(grad_output, self, reduction) * 2.0;
+}
+
+// |d| < beta: 0.5 d^2 / beta, else |d| - 0.5 beta (beta = 0: |d|).
+at::Tensor smooth_l1(const at::Tensor& self, const at::Tensor& target,
+                          int64_t reduction, double beta) {
+  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  at::Tensor d = self - target, ad = d.abs();
+  if (beta == 0)
+    return reduce(ad, reduction);
+  at::Tensor l = at::where(ad.lt(beta), d * d * (0.5 / beta), ad - 0.5 * beta);
+  return reduce(l, reduction);
+}
+
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
+                               int64_t reduction, double beta, at::Tensor& out) {
+  return into(out, smooth_l1(self, target, reduction, beta));
+}
+
+at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                   const at::Tensor& target, int64_t reduction,
+                                   double beta) {
+  at::Tensor d = self - target;
+  at::Tensor g = beta == 0 ? d.sign() : at::where(d.abs().lt(beta), d / beta, d.sign());
+  return g * grad_scale(grad_output, self, reduction);
+}
+
+// |d| < delta: 0.5 d^2, else delta (|d| - 0.5 delta).
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target,
+                      int64_t reduction, double delta) {
+  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  at::Tensor d = self - target, ad = d.abs();
+  at::Tensor l = at::where(ad.lt(delta), d * d * 0.5, (ad - 0.5 * delta) * delta);
+  return reduce(l, reduction);
+}
+
+at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target, int64_t reduction, double delta) {
+  at::Tensor d = self - target;
+  at::Tensor g = at::where(d.abs().lt(delta), d, d.sign() * delta);
+  return g * grad_scale(grad_output, self, reduction);
+}
+
+void check_probabilities(const at::Tensor& self) {
+  // One read-back: the largest distance from 0.5 (NaN propagates).
+  double far = self.numel() ? (self - 0.5).abs().amax().item<double>() : 0.0;
+  TORCH_CHECK(far <= 0.5, "all elements of input should be between 0 and 1");
+}
+
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight,
+                                int64_t reduction) {
+  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+              ") that is different to the input size (", self.sizes(), ") is deprecated. "
+              "Please ensure they have the same size.");
+  check_probabilities(self);
+  // -(t log x + (1 - t) log(1 - x)), each log clamped at -100 as on the CPU.
+  at::Tensor lx = at::clamp_min(self.log(), -100);
+  at::Tensor l1x = at::clamp_min((1 - self).log(), -100);
+  at::Tensor l = ((target - 1) * l1x).sub_(target * lx);
+  if (weight && weight->defined())
+    l.mul_(*weight);
+  return reduce(l, reduction);
+}
+
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output,
+                                         const at::Tensor& self, const at::Tensor& target,
+                                         const std::optional<at::Tensor>& weight,
+                                         int64_t reduction) {
+  // (x - t) / max(x (1 - x), 1e-12), as the CPU kernel.
+  at::Tensor denom = at::clamp_min((1 - self) * self, 1e-12);
+  at::Tensor g = (self - target) / denom * grad_scale(grad_output, self, reduction);
+  if (weight && weight->defined())
+    g.mul_(*weight);
+  return g;
+}
+
+// log(1 + y) for y >= 0 without losing small y: y log(u) / (u - 1), u = 1 + y.
+at::Tensor log1p_nonneg(const at::Tensor& y) {
+  at::Tensor u = y + 1;
+  at::Tensor exact = u.eq(1);
+  at::Tensor den = (u - 1).masked_fill_(exact, 1.0);
+  return at::where(exact, y, y * u.log() / den);
+}
+
+// log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)).
+at::Tensor log_sig(const at::Tensor& x) {
+  return x.masked_fill(x.gt(0), 0.0) - log1p_nonneg(x.abs().neg().exp());
+}
+
+at::Tensor bce_with_logits(const at::Tensor& self, const at::Tensor& target,
+                           const std::optional<at::Tensor>& weight,
+                           const std::optional<at::Tensor>& pos_weight,
+                           int64_t reduction) {
+  at::Tensor ls = log_sig(self);
+  if (pos_weight && pos_weight->defined())
+    ls.mul_((*pos_weight - 1) * target + 1);
+  at::Tensor l = (1 - target) * self - ls;
+  if (weight && weight->defined())
+    l.mul_(*weight);
+  return reduce(l, reduction);
+}
+
+// [N, C, d1..dk] with targets [N, d1..dk] as nll_loss over N*d1*..*dk rows.
+at::Tensor rows_of(const at::Tensor& self) {
+  return self.movedim(1, -1).reshape({-1, self.size(1)});
+}
+
+void check_2d(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(self.dim() == 4 && target.dim() == 3 && self.size(0) == target.size(0) &&
+              self.size(2) == target.size(1) && self.size(3) == target.size(2),
+              "nll_loss2d: expected input [N, C, H, W] and target [N, H, W], got ",
+              self.sizes(), " and ", target.sizes());
+}
+
+std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(
+    const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index) {
+  check_2d(self, target);
+  auto [out, total] = at::nll_loss_forward(rows_of(self), target.reshape({-1}), weight,
+                                           reduction, ignore_index);
+  if (reduction == at::Reduction::None)
+    out = out.view(target.sizes());
+  return {out, total};
+}
+
+at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target,
+                               const std::optional<at::Tensor>& weight,
+                               int64_t reduction, int64_t ignore_index,
+                               const at::Tensor& total_weight) {
+  check_2d(self, target);
+  at::Tensor g = reduction == at::Reduction::None ? grad_output.reshape({-1}) : grad_output;
+  at::Tensor rows = at::nll_loss_backward(g, rows_of(self), target.reshape({-1}), weight,
+                                          reduction, ignore_index, total_weight);
+  std::vector<int64_t> shape = {self.size(0), self.size(2), self.size(3), self.size(1)};
+  return rows.view(shape).movedim(-1, 1).contiguous();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mse_loss", mse);
+  m.impl("mse_loss.out", mse_loss_out);
+  m.impl("mse_loss_backward", mse_loss_backward);
+  m.impl("smooth_l1_loss", smooth_l1);
+  m.impl("smooth_l1_loss.out", smooth_l1_loss_out);
+  m.impl("smooth_l1_loss_backward", smooth_l1_loss_backward);
+  m.impl("huber_loss", huber_loss);
+  m.impl("huber_loss_backward", huber_loss_backward);
+  m.impl("binary_cross_entropy", binary_cross_entropy);
+  m.impl("binary_cross_entropy_backward", binary_cross_entropy_backward);
+  m.impl("binary_cross_entropy_with_logits", bce_with_logits);
+  m.impl("nll_loss2d_forward", nll_loss2d_forward);
+  m.impl("nll_loss2d_backward", nll_loss2d_backward);
+}
+
+}  // namespace torch_neuron
