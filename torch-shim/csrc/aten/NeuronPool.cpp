@@ -326,7 +326,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_pool2d(const at::Tensor& input,
   // [OH, OW, kh, kw] flat positions, as [1, P * kh * kw].
   at::Tensor table = rows.view({size[0], 1, kh, 1}).mul(W).add(cols.view({1, size[1], 1, kw}));
   int64_t P = size[0] * size[1], KK = kh * kw;
-  at::Tensor planes = x.reshape({B * C, -1});
+  at::Tensor planes = x.reshape({B * C, x.size(2) * W});
   at::Tensor wins = planes.gather(1, table.reshape({1, P * KK}).expand({B * C, P * KK}));
   auto [vals, arg] = max_arg(wins.view({B * C, P, KK}));
   at::Tensor idx = positions(table.view({1, P, KK}), arg);
