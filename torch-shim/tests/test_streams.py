@@ -15,6 +15,16 @@ def _big(n=N):
     return a, b
 
 
+def _gate(length):
+    """A stream busy with @length long matmuls, and an event at their end."""
+    g1, g2 = _big(1024)
+    gate_stream = torch.neuron.Stream()
+    with torch.neuron.stream(gate_stream):
+        for _ in range(length):
+            g1 = g1 @ g2
+        return gate_stream.record_event(), g1
+
+
 def test_current_and_default_stream():
     """The default stream is current until another is set; stream() sets
     and restores it, per device."""
@@ -87,26 +97,31 @@ def test_work_goes_to_the_current_stream():
 
 
 def test_wait_stream_orders_work():
-    """B.wait_stream(A): work issued on B afterwards sees A's results."""
+    """B.wait_stream(A): work issued on B afterwards sees A's results. A's
+    matmul waits behind a gate (long work of a third stream), so B would
+    read zeros if it did not wait."""
     a, b = _big()
     want = (a.cpu() @ b.cpu()).sum()
     sa, sb = torch.neuron.Stream(), torch.neuron.Stream()
-    for _ in range(2):
-        with torch.neuron.stream(sa):
-            y = torch.zeros(N, N, device="neuron")
-            torch.mm(a, b, out=y)
-            y2 = y @ b  # more work queued on A after y is written
-        sb.wait_stream(sa)
-        with torch.neuron.stream(sb):
-            total = y.sum()
-            got = total.item()  # synchronises B only
-        torch.testing.assert_close(torch.tensor(got), want, rtol=1e-4, atol=1e-2)
-        del y2
+    with torch.neuron.stream(sa):
+        y = torch.zeros(N, N, device="neuron")
+    gate, g = _gate(6)
+    sa.wait_event(gate)
+    with torch.neuron.stream(sa):
+        torch.mm(a, b, out=y)
+    sb.wait_stream(sa)
+    with torch.neuron.stream(sb):
+        total = y.sum()
+    assert not gate.query(), "the gate finished too early"
+    with torch.neuron.stream(sb):
+        got = total.item()  # synchronises B only
+    torch.testing.assert_close(torch.tensor(got), want, rtol=1e-4, atol=1e-2)
+    del g
 
 
 def test_events_record_wait_query():
     """Event: unrecorded is complete; record/query/synchronize; a stream
-    waits for another's event."""
+    waits for another's event (recorded after gated work)."""
     a, b = _big()
     e = torch.neuron.Event()
     assert e.query()
@@ -114,30 +129,26 @@ def test_events_record_wait_query():
     sa, sb = torch.neuron.Stream(), torch.neuron.Stream()
     with torch.neuron.stream(sa):
         y = torch.zeros(N, N, device="neuron")
+    gate, g = _gate(6)
+    sa.wait_event(gate)
+    with torch.neuron.stream(sa):
         torch.mm(a, b, out=y)
-        y = y @ b
         e.record()
     assert not e.query()
     sb.wait_event(e)
     with torch.neuron.stream(sb):
-        got = y.sum().item()
+        total = y.sum()
+    assert not gate.query(), "the gate finished too early"
+    with torch.neuron.stream(sb):
+        got = total.item()
     assert e.query()
-    torch.testing.assert_close(torch.tensor(got), (a.cpu() @ b.cpu() @ b.cpu()).sum(),
-                               rtol=1e-4, atol=1)
+    torch.testing.assert_close(torch.tensor(got), (a.cpu() @ b.cpu()).sum(),
+                               rtol=1e-4, atol=1e-2)
     e2 = sa.record_event()
     assert isinstance(e2, torch.neuron.Event)
     e2.synchronize()
     assert e2.query() and sa.query()
-
-
-def _gate(length):
-    """A stream busy with @length long matmuls, and an event at their end."""
-    g1, g2 = _big(1024)
-    gate_stream = torch.neuron.Stream()
-    with torch.neuron.stream(gate_stream):
-        for _ in range(length):
-            g1 = g1 @ g2
-        return gate_stream.record_event(), g1
+    del g
 
 
 def test_elapsed_time():
@@ -302,3 +313,52 @@ def test_two_streams_run_at_the_same_time():
     assert d1 > 1 and d2 > 1, (d1, d2)
     assert span < 0.75 * (d1 + d2), (span, d1, d2)
     del c, g
+
+
+def test_blocks_stay_with_their_stream():
+    """A block freed on one stream is reused by that stream at once, never
+    by another."""
+    s = torch.neuron.Stream()
+    with torch.neuron.stream(s):
+        w = torch.empty(3000, device="neuron")
+    ptr = w.data_ptr()
+    del w
+    other = torch.empty(3000, device="neuron")  # the default stream
+    assert other.data_ptr() != ptr
+    with torch.neuron.stream(s):
+        again = torch.empty(3000, device="neuron")
+    assert again.data_ptr() == ptr
+    del other, again
+
+
+def test_record_stream_keeps_a_block_until_the_stream_is_done():
+    """x (default stream) is read late by stream s; with x.record_stream(s),
+    freeing x does not let the default stream overwrite it before s has read
+    it, and the block comes back once s is done."""
+    size = 256 * 1024
+    x = torch.arange(size, dtype=torch.float32).to("neuron")
+    want = x.cpu()
+    s = torch.neuron.Stream()
+    s.wait_stream(torch.neuron.current_stream())
+    gate, g = _gate(6)
+    s.wait_event(gate)
+    with torch.neuron.stream(s):
+        y = x * 1  # runs after the gate
+    x.record_stream(s)
+    ptr = x.data_ptr()
+    del x
+    z = torch.empty(size, device="neuron")
+    assert z.data_ptr() != ptr
+    z.fill_(-1.0)
+    assert not gate.query(), "the gate finished too early"
+    s.synchronize()
+    assert torch.equal(y.cpu(), want)
+    del z, y, g
+    w = torch.empty(size, device="neuron")
+    assert w.data_ptr() == ptr
+
+
+def test_record_stream_checks_the_stream():
+    x = torch.ones(10, device="neuron")
+    with pytest.raises(RuntimeError, match="record_stream"):
+        x.record_stream(torch.neuron.Stream(device=1))

@@ -96,41 +96,11 @@ def get_device_properties(dev=None) -> _DeviceProperties:
     return _DeviceProperties(_device_index(dev))
 
 
-def _stats(dev):
-    return [int(v) for v in torch.ops.neuron.memory_stats(_device_index(dev))]
-
-
-def memory_allocated(dev=None) -> int:
-    """Bytes of device memory held by tensors (allocator blocks)."""
-    return _stats(dev)[0]
-
-
-def memory_reserved(dev=None) -> int:
-    """Bytes of device memory held by the caching allocator, used or not."""
-    return _stats(dev)[1]
-
-
-def max_memory_allocated(dev=None) -> int:
-    """Peak of memory_allocated() since the start or the last reset."""
-    return _stats(dev)[2]
-
-
-def max_memory_reserved(dev=None) -> int:
-    """Peak of memory_reserved() since the start or the last reset."""
-    return _stats(dev)[3]
-
-
-def reset_peak_memory_stats(dev=None) -> None:
-    torch.ops.neuron.reset_peak_memory_stats(_device_index(dev))
-
-
-def empty_cache() -> None:
-    """Give the allocator's unused cached blocks back to the card."""
-    for i in range(device_count()):
-        torch.ops.neuron.empty_cache(i)
-
-
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401
+from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,  # noqa: E402,F401
+                     mem_get_info, memory_allocated, memory_reserved, memory_stats,
+                     memory_summary, reset_accumulated_memory_stats,
+                     reset_peak_memory_stats)
 from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
                      manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
                      set_rng_state_all)

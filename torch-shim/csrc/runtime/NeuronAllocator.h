@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: MIT
-// The caching allocator's statistics (torch.neuron.memory_allocated() ...).
+// The caching allocator of device memory (NeuronAllocator.cpp): record_stream
+// and the statistics torch.neuron.memory_stats() reports.
 #pragma once
 
-#include <c10/core/Device.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/Stream.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace torch_neuron {
 
-struct AllocatorStats {
-  int64_t allocated = 0;       // bytes in blocks held by tensors
-  int64_t reserved = 0;        // bytes in blocks held by the allocator
-  int64_t peak_allocated = 0;
-  int64_t peak_reserved = 0;
-};
+// @data (a neuron DataPtr) is also used by the work of @s: its block is not
+// reused before the work issued to @s until it is freed has completed.
+void record_stream(const c10::DataPtr& data, const c10::Stream& s);
 
-AllocatorStats allocator_stats(c10::DeviceIndex index);
+// The statistics of device @index under PyTorch's names
+// ("allocated_bytes.all.current", "num_alloc_retries", ...).
+std::vector<std::pair<std::string, int64_t>> allocator_stats(c10::DeviceIndex index);
 void reset_peak_stats(c10::DeviceIndex index);
-// Give cached (unused) blocks back to the card.
+void reset_accumulated_stats(c10::DeviceIndex index);
+// Give the cached (unused) segments back to the card, once the work that
+// used them is done.
 void empty_cache(c10::DeviceIndex index);
 
 }  // namespace torch_neuron

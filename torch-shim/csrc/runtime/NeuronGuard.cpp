@@ -4,6 +4,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "../NeuronHelpers.h"
+#include "NeuronAllocator.h"
 #include "NeuronStream.h"
 
 namespace torch_neuron {
@@ -168,6 +169,11 @@ struct NeuronGuardImpl final : c10::impl::DeviceGuardImplInterface {
     int64_t ns = 0;
     NEURON_CHECK(nrn_event_elapsed_ns(a->ev, b->ev, &ns));
     return static_cast<double>(ns) / 1e6;
+  }
+
+  void recordDataPtrOnStream(const c10::DataPtr& data,
+                             const c10::Stream& s) const override {
+    record_stream(data, s);
   }
 };
 

@@ -6,6 +6,7 @@
 #include <torch/library.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../NeuronHelpers.h"
@@ -19,15 +20,31 @@ int64_t neuron_device_count() {
   return device_count();
 }
 
-// allocated, reserved, peak allocated, peak reserved (bytes)
-std::vector<int64_t> memory_stats(int64_t index) {
+// The allocator's statistics: names (PyTorch's) and values.
+std::tuple<std::vector<std::string>, std::vector<int64_t>> memory_stats(int64_t index) {
   // Reading a card's statistics does not make it the current device.
-  AllocatorStats st = allocator_stats(checked_index(index));
-  return {st.allocated, st.reserved, st.peak_allocated, st.peak_reserved};
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+  for (auto& [name, value] : allocator_stats(checked_index(index))) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  return {names, values};
 }
 
 void reset_peak_memory_stats(int64_t index) {
   reset_peak_stats(checked_index(index));
+}
+
+void reset_accumulated_memory_stats(int64_t index) {
+  reset_accumulated_stats(checked_index(index));
+}
+
+// Free and total bytes of the card's memory, from the driver.
+std::vector<int64_t> mem_get_info(int64_t index) {
+  struct nrn_device_info info;
+  NEURON_CHECK(nrn_device_info(device(checked_index(index)), &info));
+  return {static_cast<int64_t>(info.mem_free), static_cast<int64_t>(info.mem_size)};
 }
 
 // Every stream of the device.
@@ -67,8 +84,11 @@ void neuron_set_device(int64_t index) {
 
 TORCH_LIBRARY(neuron, m) {
   m.def("device_count() -> int", &torch_neuron::neuron_device_count);
-  m.def("memory_stats(int index) -> int[]", &torch_neuron::memory_stats);
+  m.def("memory_stats(int index) -> (str[], int[])", &torch_neuron::memory_stats);
   m.def("reset_peak_memory_stats(int index) -> ()", &torch_neuron::reset_peak_memory_stats);
+  m.def("reset_accumulated_memory_stats(int index) -> ()",
+        &torch_neuron::reset_accumulated_memory_stats);
+  m.def("mem_get_info(int index) -> int[]", &torch_neuron::mem_get_info);
   m.def("empty_cache(int index) -> ()", &torch_neuron::neuron_empty_cache);
   m.def("synchronize(int index) -> ()", &torch_neuron::synchronize);
   m.def("device_name(int index) -> str", &torch_neuron::device_name);

@@ -2,8 +2,10 @@
 // torch.ops.neuron helpers of torch.neuron's streams (torch_neuron/streams.py).
 // A stream crosses to Python as its id on a device index; torch.Stream
 // rebuilds it from (id, index, device type).
+#include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include "NeuronAllocator.h"
 #include "NeuronStream.h"
 
 namespace torch_neuron {
@@ -38,8 +40,18 @@ int64_t device_type() {
   return static_cast<int64_t>(c10::DeviceType::PrivateUse1);
 }
 
+// tensor.record_stream(s): the caching allocator keeps the block from
+// other streams until the work issued to @s before the free is done.
+void neuron_record_stream(at::Tensor& self, c10::Stream s) {
+  record_stream(self.storage().data_ptr(), s);
+}
+
 } // namespace
 } // namespace torch_neuron
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("record_stream", torch_neuron::neuron_record_stream);
+}
 
 TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("current_stream(int index) -> int", &torch_neuron::current_stream_id);
