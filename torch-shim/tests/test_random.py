@@ -149,6 +149,18 @@ def test_explicit_generator():
         g.set_state(torch.Generator().get_state())
 
 
+def test_default_generators():
+    gens = torch.neuron.default_generators
+    assert len(gens) == torch.neuron.device_count()
+    assert gens[0].device == torch.device("neuron:0")
+    gens[0].manual_seed(77)
+    assert torch.neuron.initial_seed() == 77
+    a = torch.rand(10, device=N).cpu()
+    torch.neuron.manual_seed(77)
+    assert torch.equal(torch.rand(10, device=N, generator=gens[0]).cpu(), a)
+    assert torch.equal(gens[0].get_state(), torch.neuron.get_rng_state())
+
+
 def test_fork_rng():
     torch.manual_seed(4)
     with torch.random.fork_rng(devices=[0], device_type="neuron"):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -50,6 +51,7 @@ def resume_main(path):
     print(json.dumps([step(model, opt) for _ in range(K)]))
 
 
+@pytest.mark.slow
 def test_resume_in_a_new_process(tmp_path):
     model, opt = make()
     full = [step(model, opt) for _ in range(2 * K)]

@@ -101,6 +101,6 @@ from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,  # 
                      mem_get_info, memory_allocated, memory_reserved, memory_stats,
                      memory_summary, reset_accumulated_memory_stats,
                      reset_peak_memory_stats)
-from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
-                     manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
-                     set_rng_state_all)
+from .random import (default_generators, get_rng_state, get_rng_state_all,  # noqa: E402,F401
+                     initial_seed, manual_seed, manual_seed_all, seed, seed_all,
+                     set_rng_state, set_rng_state_all)

@@ -13,13 +13,17 @@ import torch
 
 _U64 = 0xFFFF_FFFF_FFFF_FFFF
 
-__all__ = ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+__all__ = ["default_generators", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
            "get_rng_state", "set_rng_state", "get_rng_state_all",
            "set_rng_state_all"]
 
 
 def _count() -> int:
     return int(torch.ops.neuron.device_count())
+
+
+# Each card's default generator, as torch.Generator objects (by index).
+default_generators = tuple(torch.ops.neuron.default_generator(i) for i in range(_count()))
 
 
 def _index(device) -> int:

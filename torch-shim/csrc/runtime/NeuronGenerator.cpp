@@ -161,6 +161,10 @@ void rng_set_state(int64_t index, const at::Tensor& state) {
   g->set_state(*state.unsafeGetTensorImpl());
 }
 
+at::Generator rng_default_generator(int64_t index) {
+  return default_generator(checked_index(index));
+}
+
 } // namespace
 } // namespace torch_neuron
 
@@ -170,4 +174,5 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("rng_initial_seed(int index) -> int", &torch_neuron::rng_initial_seed);
   m.def("rng_get_state(int index) -> Tensor", &torch_neuron::rng_get_state);
   m.def("rng_set_state(int index, Tensor state) -> ()", &torch_neuron::rng_set_state);
+  m.def("default_generator(int index) -> Generator?", &torch_neuron::rng_default_generator);
 }
