@@ -104,3 +104,5 @@ from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,  # 
 from .random import (default_generators, get_rng_state, get_rng_state_all,  # noqa: E402,F401
                      initial_seed, manual_seed, manual_seed_all, seed, seed_all,
                      set_rng_state, set_rng_state_all)
+from .amp import (_set_default_autocast_dtype, get_amp_supported_dtype,  # noqa: E402,F401
+                  is_autocast_available, is_bf16_supported)
