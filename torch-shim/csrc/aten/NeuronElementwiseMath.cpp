@@ -310,7 +310,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NEURON_PREDICATE_MAP(REG_PRED)
   m.impl("isnan", un_f<NISA_UN_ISNAN, R::Bool>);
   m.impl("isinf", un_f<NISA_UN_ISINF, R::Bool>);
-  m.impl("isfinite", un_f<NISA_UN_ISFINITE, R::Bool>);
 #define REG_BIN_TENSOR(name, OP)                                              \
   m.impl(#name, bin_t<NISA_BIN_##OP>);                                        \
   m.impl(#name "_", bin_t_<NISA_BIN_##OP>);                                   \
