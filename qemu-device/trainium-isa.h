@@ -125,6 +125,8 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-matmul.c */
 uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in);
+/* Give each NeuronCore its share of the host's threads for sgemm. */
+void trn_matmul_set_threads(TrnState *s);
 
 /* trainium-index.c */
 uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in);

@@ -20,6 +20,24 @@
 #include <cblas.h>
 #include "trainium-isa.h"
 
+/*
+ * A NeuronCore is one engine: its sgemm uses its share of the host's
+ * threads (the "blas-threads" property, by default the host's CPUs divided
+ * by the cores, at least 1), so that the cores, and the DMA engines beside
+ * them, run at the same time instead of queueing for every host thread.
+ * OpenBLAS's setting is per process; the last card realized sets it.
+ */
+void trn_matmul_set_threads(TrnState *s)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n = s->blas_threads;
+
+    if (!n) {
+        n = MAX(1, (cpus > 0 ? (uint32_t)cpus : 1) / MAX(1, s->cores));
+    }
+    openblas_set_num_threads((int)n);
+}
+
 /* Rows, columns and inner length of one tile: 2^27 multiply-adds. */
 #define TRN_TILE 512
 

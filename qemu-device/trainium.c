@@ -184,6 +184,7 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->nqueues = s->dma_queues + s->cores;
+    trn_matmul_set_threads(s);
 
     /* Interrupts are MSI-X only: no INTx pin is advertised. */
     pci_config_set_interrupt_pin(pdev->config, 0);
@@ -381,6 +382,7 @@ static const Property trn_props[] = {
     DEFINE_PROP_SIZE("mem-size", TrnState, mem_size, 512 * MiB),
     DEFINE_PROP_BOOL("fault-injection", TrnState, fault_injection, true),
     DEFINE_PROP_UINT64("inline-budget", TrnState, inline_budget, 16384),
+    DEFINE_PROP_UINT32("blas-threads", TrnState, blas_threads, 0),
 };
 
 static void trn_class_init(ObjectClass *oc, void *data)
