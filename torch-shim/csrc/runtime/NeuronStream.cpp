@@ -92,6 +92,15 @@ c10::Stream exchange_stream(const c10::Stream& s) noexcept {
     return s;
   c10::Stream old = current_stream(index);
   t_current[index] = s.id();
+  // Work batched on the stream being left goes to the card now: a stream
+  // switch marks the end of a piece of work (as a CUDA launch would have
+  // started it), and the next stream's work must be able to run beside it.
+  if (old.id() != s.id() && old.id() >= 0 && old.id() < kStreamsPerDevice &&
+      index < device_count()) {
+    nrn_stream* left = g_devices[index].streams[old.id()].load(std::memory_order_acquire);
+    if (left)
+      nrn_stream_flush(left);  // an error surfaces at the next sync
+  }
   return old;
 }
 
@@ -125,6 +134,10 @@ std::vector<c10::Stream> created_streams(c10::DeviceIndex index) {
 
 void synchronize_device(c10::DeviceIndex index) {
   int first_error = 0;
+  // Submit every stream's batch before waiting for any, so that the
+  // streams' work runs at the same time rather than one after the other.
+  for (const c10::Stream& s : created_streams(index))
+    nrn_stream_flush(nrn_stream_of(s));
   for (const c10::Stream& s : created_streams(index)) {
     int err = nrn_stream_sync(nrn_stream_of(s));
     if (err < 0 && !first_error)
