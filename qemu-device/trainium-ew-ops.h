@@ -103,11 +103,17 @@ static inline double trn_un_round(double x, double p, double q)
     return trn_round_even(x);
 }
 /* p decimals (negative: tens, hundreds, ...), as torch.round(decimals=). */
+/*
+ * In float32, step by step, as PyTorch's CPU kernel does: in double,
+ * round(2.675, 2) is 2.68 but the float32 product 267.49998 rounds to 267.
+ */
 static inline double trn_un_round_dec(double x, double p, double q)
 {
-    double ten = pow(10.0, fabs(p));
+    float ten = (float)pow(10.0, fabs(p));
+    float v = (float)x;
 
-    return p >= 0 ? trn_round_even(x * ten) / ten : trn_round_even(x / ten) * ten;
+    return p >= 0 ? (double)(nearbyintf(v * ten) / ten)
+                  : (double)(nearbyintf(v / ten) * ten);
 }
 static inline double trn_un_trunc(double x, double p, double q) { return trunc(x); }
 static inline double trn_un_frac(double x, double p, double q)

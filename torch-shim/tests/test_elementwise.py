@@ -63,6 +63,10 @@ def test_unary(name, dtype):
     """Random inputs in the function's domain, then the special values."""
     fn, (lo, hi) = UNARY[name]
     x = randn(5, 37, lo=lo, hi=hi).to(dtype)
+    if name.startswith("round_dec") and dtype != torch.float32:
+        with pytest.raises(RuntimeError, match="float32 only"):
+            fn(x.to(N))
+        return
     assert_close(fn(x.to(N)), fn(x), dtype)
     assert_close(fn(x.to(N).t()), fn(x.t()), dtype)   # strided
     s = torch.tensor(SPECIALS).to(dtype)
@@ -287,3 +291,22 @@ def test_elu_unsupported_combination():
     x = torch.randn(3).to(N)
     with pytest.raises(RuntimeError, match="input_scale"):
         torch.ops.aten.elu(x, 1.0, 2.0, 0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_division_by_zero_raises(dtype):
+    """The card's integer division by zero gives 0; the CPU raises, so must
+    neuron (a 0 would be a silent wrong answer). Floats give inf/nan."""
+    a = torch.tensor([5, -7, 9], dtype=dtype)
+    b = torch.tensor([2, 0, 3], dtype=dtype)
+    for fn in (lambda x, y: x // y, torch.fmod,
+               lambda x, y: torch.div(x, y, rounding_mode="trunc")):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a, b)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a.to(N), b.to(N))
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a.to(N), 0)
+        nz = b.clamp(min=1)
+        assert torch.equal(fn(a.to(N), nz.to(N)).cpu(), fn(a, nz))
+    assert torch.equal((a.float().to(N) / 0).cpu(), a.float() / 0)

@@ -66,3 +66,11 @@ def test_view_without_kernel_is_refused():
     """A view operator reaching the CPU fallback is an error, never a copy."""
     with pytest.raises(RuntimeError, match="returns a view"):
         torch.ops.aten.view_as_real(torch.randn(2, 2, device=N))
+
+
+def test_index_add_into_a_scalar():
+    """index_add on a 0-dim tensor (an OpInfo sample) made the card fail the job."""
+    x, src = torch.tensor(1.5), torch.tensor(-2.0)
+    want = x.index_add(0, torch.tensor([0]), src, alpha=-1)
+    got = x.to(N).index_add(0, torch.tensor([0], device=N), src.to(N), alpha=-1)
+    assert got.shape == torch.Size([]) and got.item() == want.item()

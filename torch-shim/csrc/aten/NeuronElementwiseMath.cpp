@@ -94,8 +94,11 @@ at::Tensor& pred_out(const at::Tensor& a, at::Tensor& out) {
 at::Tensor& round_dec_into(const at::Tensor& a, int64_t decimals, at::Tensor& out) {
   if (!decimals)
     return unary_into(NISA_UN_ROUND, a, out);
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()), "neuron: round with "
-              "decimals is not implemented for '", a.scalar_type(), "'");
+  // The card rounds in float32 step by step, as the CPU's float32 kernel
+  // does; the CPU's bfloat16 kernel rounds to bfloat16 between the steps.
+  TORCH_CHECK(a.scalar_type() == at::kFloat, "neuron: round with decimals is "
+              "implemented for float32 only on the card, not for '",
+              a.scalar_type(), "'");
   return unary_into(NISA_UN_ROUND_DEC, a, out, static_cast<double>(decimals));
 }
 at::Tensor round_dec(const at::Tensor& a, int64_t decimals) {
@@ -119,25 +122,42 @@ nisa_binary div_mode(c10::optional<c10::string_view> mode) {
               "'trunc', or 'floor' but found '", *mode, "'");
   return NISA_BIN_FLOORDIV;
 }
+// bfloat16 'trunc': the CPU rounds the quotient to bfloat16 and truncates
+// that (11.96 -> 12 -> 12), so the card divides into the bfloat16 result and
+// truncates it in place; other dtypes truncate the quotient directly.
+bool trunc_after(c10::optional<c10::string_view> mode, at::ScalarType rt) {
+  return div_mode(mode) == NISA_BIN_DIV_TRUNC && rt == at::kBFloat16;
+}
+nisa_binary div_op(c10::optional<c10::string_view> mode, at::ScalarType rt) {
+  return trunc_after(mode, rt) ? NISA_BIN_DIV : div_mode(mode);
+}
+at::Tensor& div_finish(c10::optional<c10::string_view> mode, at::Tensor& out) {
+  if (trunc_after(mode, out.scalar_type()))
+    unary_into(NISA_UN_TRUNC, out, out);
+  return out;
+}
 at::Tensor div_tm(const at::Tensor& a, const at::Tensor& b,
                   c10::optional<c10::string_view> mode) {
-  return binary(div_mode(mode), a, b);
+  at::Tensor out = binary(div_op(mode, at::result_type(a, b)), a, b);
+  return div_finish(mode, out);
 }
 at::Tensor& div_tm_(at::Tensor& a, const at::Tensor& b,
                     c10::optional<c10::string_view> mode) {
-  return binary_inplace(div_mode(mode), a, b);
+  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, b));
 }
 at::Tensor& div_tm_out(const at::Tensor& a, const at::Tensor& b,
                        c10::optional<c10::string_view> mode, at::Tensor& out) {
-  return binary_out(div_mode(mode), a, b, 1.0, out);
+  return div_finish(mode, binary_out(div_op(mode, out.scalar_type()), a, b, 1.0, out));
 }
 at::Tensor div_sm(const at::Tensor& a, const at::Scalar& b,
                   c10::optional<c10::string_view> mode) {
-  return binary(div_mode(mode), a, wrapped(b));
+  at::Tensor w = wrapped(b);
+  at::Tensor out = binary(div_op(mode, at::result_type(a, w)), a, w);
+  return div_finish(mode, out);
 }
 at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
                     c10::optional<c10::string_view> mode) {
-  return binary_inplace(div_mode(mode), a, wrapped(b));
+  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, wrapped(b)));
 }
 
 // ---- activations with parameters, and their backward ----

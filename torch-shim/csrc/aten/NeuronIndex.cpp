@@ -100,7 +100,11 @@ at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(out.dim(), 1));
   at::Tensor src = alpha.toDouble() == 1.0 ? source : source.mul(alpha);
   at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
-  nrn_tensor_desc o = desc(out), s = desc(src), i = desc(idx);
+  // A scalar is a one-element vector here (as index_select reads it).
+  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
+  if (out.dim() == 0)
+    src = src.reshape({1});
+  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
   NEURON_OP(nrn_op_scatter_add(stream_for(out), NISA_IDX_SELECT, &o, &s, &i,
                                static_cast<int>(dim)));
   return out;
