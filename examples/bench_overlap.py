@@ -19,17 +19,9 @@ import time
 
 import torch
 
+from benchtime import best_ms
+
 COPY_BYTES = 64 << 20
-
-
-def best_ms(fn, reps):
-    fn()  # warm-up
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times) * 1e3
 
 
 def main():

@@ -12,19 +12,10 @@ two cores work in parallel, 1.0 when the work is serialised.
 """
 import argparse
 import json
-import time
 
 import torch
 
-
-def best_ms(fn, reps):
-    fn()  # warm-up
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times) * 1e3
+from benchtime import best_ms
 
 
 def main():
