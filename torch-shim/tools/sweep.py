@@ -17,7 +17,8 @@ per op go to OUT (JSON); the summary lines are
   opinfo: N of M ops pass on neuron with no fallback (...)
   moduleinfo: N of M modules pass on neuron with no fallback (...)
 
-Usage: sweep.py [--samples K] [--only ops|modules] [--item-timeout S] --out DIR
+Usage: sweep.py [--samples K] [--only ops|modules] [--filter REGEX]
+                [--item-timeout S] --out DIR
 """
 import argparse
 import copy
@@ -25,6 +26,7 @@ import concurrent.futures
 import faulthandler
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -229,6 +231,9 @@ def child(argv):
         items = [m for m in module_db if torch.float32 in m.dtypes]
         names = [m.name for m in items]
         fn = sweep_module
+    if a.filter:
+        pick = [i for i, n in enumerate(names) if re.search(a.filter, n)]
+        items, names = [items[i] for i in pick], [names[i] for i in pick]
     with open(a.progress, "a") as prog:
         if a.start == 0:
             prog.write(json.dumps({"total": len(items)}) + "\n")
@@ -260,6 +265,7 @@ def parse(argv):
     p.add_argument("--shards", type=int, default=2,
                    help="processes per kind (the guest has two CPUs)")
     p.add_argument("--progress")
+    p.add_argument("--filter", help="only the ops/modules whose name matches this regex")
     return p.parse_args(argv)
 
 
@@ -276,7 +282,8 @@ def drive(kind, shard, a):
                         "--samples", str(a.samples), "--start", str(start),
                         "--item-timeout", str(a.item_timeout),
                         "--shard", str(shard), "--shards", str(a.shards),
-                        "--progress", progress], check=False)
+                        "--progress", progress]
+                       + (["--filter", a.filter] if a.filter else []), check=False)
         last = None
         with open(progress) as f:
             for line in f:
