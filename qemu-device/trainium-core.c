@@ -110,6 +110,11 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
         return trn_insn_timestamp(k, in);
     case NISA_INSN_RANDOM:
         return trn_insn_random(k, in);
+    case NISA_INSN_LINALG:
+    case NISA_INSN_SORT:
+    case NISA_INSN_SCAN:
+    case NISA_INSN_SCATTER:
+    case NISA_INSN_IOTA:
     case NISA_NUM_OPCODES:
         break;
     }

@@ -21,6 +21,11 @@
     case NISA_INSN_SCATTER_ADD:                                              \
     case NISA_INSN_TIMESTAMP:                                                \
     case NISA_INSN_RANDOM:                                                   \
+    case NISA_INSN_LINALG:                                                   \
+    case NISA_INSN_SORT:                                                     \
+    case NISA_INSN_SCAN:                                                     \
+    case NISA_INSN_SCATTER:                                                  \
+    case NISA_INSN_IOTA:                                                     \
     case NISA_NUM_OPCODES
 
 /*

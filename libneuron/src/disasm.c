@@ -10,6 +10,7 @@
 static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
 	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
+	"linalg", "sort", "scan", "scatter", "iota",
 };
 /* The elementwise names come from the ISA's tables (uapi/drm/neuron_isa.h). */
 #define NRN_OP_NAME(NAME, name, kind) #name,

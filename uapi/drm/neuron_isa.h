@@ -118,6 +118,11 @@ enum nisa_opcode {
 	NISA_INSN_SCATTER_ADD	= 11,	/* dst += src0 at src1 along @axis */
 	NISA_INSN_TIMESTAMP	= 12,	/* dst (one I64) = the card's clock, ns */
 	NISA_INSN_RANDOM		= 13,	/* dst = Philox4x32-10(@scalar, @alpha + i) */
+	NISA_INSN_LINALG		= 14,	/* dense linear algebra (@subop) */
+	NISA_INSN_SORT		= 15,	/* dst, indices = sort(src0) along @axis */
+	NISA_INSN_SCAN		= 16,	/* dst = inclusive scan of src0 along @axis */
+	NISA_INSN_SCATTER	= 17,	/* dst op= src0 at src1, reduce @subop */
+	NISA_INSN_IOTA		= 18,	/* dst[i] = @scalar + i * @alpha */
 	NISA_NUM_OPCODES
 };
 
