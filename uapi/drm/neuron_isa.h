@@ -59,6 +59,10 @@ enum nisa_dtype {
 	NISA_I32		= 2,
 	NISA_I64		= 3,
 	NISA_BOOL	= 4,	/* one byte, 0 or 1 */
+	NISA_F16		= 5,	/* IEEE-754 binary16 */
+	NISA_U8		= 6,
+	NISA_I8		= 7,
+	NISA_I16		= 8,
 	NISA_NUM_DTYPES
 };
 
@@ -70,10 +74,14 @@ static inline unsigned int nisa_dtype_size(unsigned int dtype)
 	case NISA_I32:
 		return 4;
 	case NISA_BF16:
+	case NISA_F16:
+	case NISA_I16:
 		return 2;
 	case NISA_I64:
 		return 8;
 	case NISA_BOOL:
+	case NISA_U8:
+	case NISA_I8:
 		return 1;
 	}
 	return 0;
@@ -235,6 +243,7 @@ enum nisa_compare {
 enum nisa_reduce {
 	NISA_RED_SUM = 0, NISA_RED_MEAN, NISA_RED_MAX, NISA_RED_MIN,
 	NISA_RED_ARGMAX, NISA_RED_ARGMIN,
+	NISA_RED_PROD,		/* integers: exact, wrapping at the store */
 	NISA_NUM_REDUCE
 };
 
@@ -264,11 +273,36 @@ enum nisa_random {
 	NISA_NUM_RANDOM
 };
 
+/*
+ * NISA_INSN_SORT (@subop 0): dst = src0 sorted along @axis, stably,
+ * ascending (NaN last) or, with NISA_IF_DESCENDING, descending (NaN
+ * first); with NISA_IF_INDICES src[1] (I32 or I64, written) receives each
+ * value's position along the axis in src0. dst and src[1] have src0's shape.
+ * At most NISA_SORT_MAX_LEN elements along the axis.
+ */
+#define NISA_SORT_MAX_LEN	(1u << 24)
+
+/*
+ * NISA_INSN_SCAN scans (@subop): dst[.., i, ..] = op(src0[.., 0..i, ..])
+ * along @axis, inclusive. MAX and MIN with NISA_IF_INDICES write into
+ * src[1] (I32 or I64) the position of the extreme (the last of equal
+ * ones; a NaN is the extreme from where it appears), like cummax/cummin.
+ * Integer SUM, PROD, MAX, MIN are exact on int64 (wrapping at the store);
+ * everything else is computed in double, rounded at each store.
+ */
+enum nisa_scan {
+	NISA_SCAN_SUM = 0, NISA_SCAN_PROD, NISA_SCAN_MAX, NISA_SCAN_MIN,
+	NISA_SCAN_LOGSUMEXP,
+	NISA_NUM_SCAN
+};
+
 /* Instruction flags. */
 #define NISA_IF_SCALAR		0x1	/* BINARY, COMPARE: src1 is @scalar, not a tensor */
 #define NISA_IF_ACCUMULATE	0x2	/* MATMUL: dst += product */
 #define NISA_IF_BIAS		0x4	/* MATMUL: add src2, broadcast by its strides */
 #define NISA_IF_REVERSE		0x8	/* BINARY: dst = (alpha * src1) op src0 */
+#define NISA_IF_DESCENDING	0x10	/* SORT: largest first */
+#define NISA_IF_INDICES		0x20	/* SORT, SCAN MAX/MIN: src[1] gets indices */
 
 /**
  * struct nisa_insn - one instruction (288 bytes)
