@@ -123,4 +123,14 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 /* Append one instruction to the batch (flushing when it is full). */
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn);
 
+/*
+ * ops.c, for the other ops-*.c files: check a descriptor against @s, and
+ * encode one instruction whose @n operands (dst first) need no reshaping
+ * (at most NISA_MAX_DIMS dims each; nothing is emitted if one is empty).
+ */
+int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t);
+int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
+		   const struct nrn_tensor_desc *const *ts,
+		   const uint32_t *access, unsigned int n);
+
 #endif /* NRN_INTERNAL_H */

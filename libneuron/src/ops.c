@@ -65,7 +65,7 @@ NRN_EXPORT void nrn_tensor_contiguous(struct nrn_tensor_desc *t,
 
 static int64_t nrn_numel(const int64_t *shape, unsigned int ndim);
 
-static int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t)
+int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t)
 {
 	if (!t || t->ndim > MAXD || (unsigned int)t->dtype >= NISA_NUM_DTYPES)
 		return -EINVAL;
@@ -546,7 +546,7 @@ static struct nisa_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
 }
 
 /* Encode one instruction whose operands need no reshaping. */
-static int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
+int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
 			  const struct nrn_tensor_desc *const *ts,
 			  const uint32_t *access, unsigned int n)
 {
