@@ -296,6 +296,29 @@ enum nisa_scan {
 	NISA_NUM_SCAN
 };
 
+/*
+ * NISA_INSN_SCATTER (@subop = NISA_SCATTER_SUBOP(reduction, index form)):
+ * dst[at src1] = dst[at src1] op src0, the positions named by src1 along
+ * @axis as in SCATTER_ADD's two index forms (NISA_IDX_SELECT: src1 1-D,
+ * index_copy/index_reduce; NISA_IDX_ELEMENT: src1 of src0's shape,
+ * scatter/scatter_reduce). Updates apply one at a time in row-major order
+ * of the iteration (src0's, resp. the index's), each rounded at the store:
+ * with ASSIGN the last of duplicate indices wins. Integer operands are
+ * exact on int64 (wrapping at the store); MAX/MIN propagate NaN. Every
+ * index is checked before anything is written (NISA_ERR_BAD_INDEX).
+ */
+enum nisa_scatter {
+	NISA_SCAT_ASSIGN = 0,	/* dst = src0 */
+	NISA_SCAT_ADD,		/* dst += src0 */
+	NISA_SCAT_MUL,		/* dst *= src0 */
+	NISA_SCAT_MAX,		/* dst = max(dst, src0) */
+	NISA_SCAT_MIN,		/* dst = min(dst, src0) */
+	NISA_NUM_SCATTER
+};
+#define NISA_SCATTER_SUBOP(red, mode)	((__u16)((red) | ((mode) << 8)))
+#define NISA_SCATTER_RED(subop)		((subop) & 0xff)
+#define NISA_SCATTER_MODE(subop)	((subop) >> 8)
+
 /* Instruction flags. */
 #define NISA_IF_SCALAR		0x1	/* BINARY, COMPARE: src1 is @scalar, not a tensor */
 #define NISA_IF_ACCUMULATE	0x2	/* MATMUL: dst += product */
