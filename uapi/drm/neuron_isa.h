@@ -319,6 +319,39 @@ enum nisa_scatter {
 #define NISA_SCATTER_RED(subop)		((subop) & 0xff)
 #define NISA_SCATTER_MODE(subop)	((subop) >> 8)
 
+/*
+ * NISA_INSN_LINALG subops (docs/hardware.md, "LINALG"): dense linear
+ * algebra in float32 (LAPACK), batched. Every operand is read as 4-D
+ * (right-aligned): dims 0 and 1 are the batch and equal in every operand,
+ * a matrix is dims 2 and 3, a vector [.., 1, n], a per-matrix value
+ * [.., 1, 1]. Floating operands are F32, BF16 or any floating type the
+ * card stores; pivots and info are I32. m x n is src0's matrix, k = min(m,
+ * n). No matrix dimension exceeds NISA_LINALG_MAX_DIM. A numerically bad
+ * matrix is never an error of the card: it shows in info (or as NaN).
+ */
+enum nisa_linalg {
+	NISA_LA_POTRF = 0,	/* dst = Cholesky factor of src0; src1 = info */
+	NISA_LA_GETRF,		/* dst = LU of src0; src1 = pivots [k]; src2 = info */
+	NISA_LA_GETRS,		/* dst = A^-1 src2, A from LU src0, pivots src1 */
+	NISA_LA_TRSM,		/* dst = op(src0)^-1 src1 (or src1 op(src0)^-1) */
+	NISA_LA_GEQRF,		/* dst = QR of src0 (Householder form); src1 = tau [k] */
+	NISA_LA_ORGQR,		/* dst = Q from reflectors src0 and tau src1 */
+	NISA_LA_ORMQR,		/* dst = op(Q) src2 (or src2 op(Q)), Q from src0, src1 */
+	NISA_LA_GESDD,		/* dst = S [k] of src0; src1 = U, src2 = Vh */
+	NISA_LA_SYEVD,		/* dst = eigenvalues [n] of symmetric src0; src1 = vectors */
+	NISA_LA_LUDET,		/* dst = det from LU src0, pivots src1 (LOG: log|det|, src2 = sign) */
+	NISA_NUM_LINALG
+};
+#define NISA_LINALG_MAX_DIM	1024
+/* LINALG flags (their own bits: no other opcode takes them). */
+#define NISA_IF_LA_UPPER	0x010000	/* POTRF, TRSM, SYEVD: the upper triangle */
+#define NISA_IF_LA_UNIT		0x020000	/* TRSM: unit diagonal, not read */
+#define NISA_IF_LA_TRANS	0x040000	/* GETRS, TRSM, ORMQR: the transpose */
+#define NISA_IF_LA_RIGHT	0x080000	/* TRSM, ORMQR: the matrix on the right */
+#define NISA_IF_LA_FULL		0x100000	/* GESDD: full U and Vh */
+#define NISA_IF_LA_NOVEC	0x200000	/* GESDD, SYEVD: values only */
+#define NISA_IF_LA_LOG		0x400000	/* LUDET: log|det| and sign */
+
 /* Instruction flags. */
 #define NISA_IF_SCALAR		0x1	/* BINARY, COMPARE: src1 is @scalar, not a tensor */
 #define NISA_IF_ACCUMULATE	0x2	/* MATMUL: dst += product */
