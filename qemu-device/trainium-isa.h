@@ -71,13 +71,17 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
                  const double *in);
 double trn_f64(uint64_t bits);
 
-/* Integer elements, exactly (I32, I64, BOOL; see "Numerics"). */
+/* Integer elements, exactly (I32, I64, BOOL, U8, I8, I16; "Numerics"). */
 static inline bool trn_is_int(uint8_t dtype)
 {
-    return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL;
+    return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL ||
+           dtype == NISA_U8 || dtype == NISA_I8 || dtype == NISA_I16;
 }
 int64_t trn_load_i64(uint8_t dtype, const void *p);
-/* Store @x: I32 wraps modulo 2^32 with @wrap, else saturates. */
+/*
+ * Store @x: I32 wraps modulo 2^32 with @wrap, else saturates; U8, I8 and
+ * I16 always wrap modulo 2^width (PyTorch's casts and arithmetic do).
+ */
 void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap);
 void trn_gather_i64(const TrnView *v, uint64_t start, uint64_t n,
                     int64_t *out);
@@ -123,6 +127,10 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in);
 uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in);
 uint32_t trn_insn_softmax(TrnKernel *k, const struct nisa_insn *in);
 
+/* trainium-sort.c */
+uint32_t trn_insn_sort(TrnKernel *k, const struct nisa_insn *in);
+uint32_t trn_insn_scan(TrnKernel *k, const struct nisa_insn *in);
+
 /* trainium-matmul.c */
 uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in);
 /* Give each NeuronCore its share of the host's threads for sgemm. */
@@ -131,6 +139,9 @@ void trn_matmul_set_threads(TrnState *s);
 /* trainium-index.c */
 uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in);
 uint32_t trn_insn_scatter_add(TrnKernel *k, const struct nisa_insn *in);
+
+/* trainium-scatter.c */
+uint32_t trn_insn_scatter(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-random.c */
 void trn_philox4x32_10(uint64_t key, uint64_t counter, uint32_t w[4]);

@@ -60,9 +60,14 @@ static unsigned trn_float_precision(uint8_t dtype)
         return 24;
     case NISA_BF16:
         return 8;
+    case NISA_F16:
+        return 11;
     case NISA_I32:
     case NISA_I64:
     case NISA_BOOL:
+    case NISA_U8:
+    case NISA_I8:
+    case NISA_I16:
     case NISA_NUM_DTYPES:
         break;
     }
@@ -99,9 +104,10 @@ static void trn_random_chunk(enum nisa_random dist, uint8_t dtype,
             break;
         }
         case NISA_RNG_BITS:
+            /* U8, I8, I16 keep the low bits of w[0] (their stores wrap). */
             io[j] = dtype == NISA_I64 ? (int64_t)((uint64_t)w[1] << 32 | w[0]) :
-                    dtype == NISA_I32 ? (int64_t)(int32_t)w[0] :
-                    (int64_t)(w[0] & 1);
+                    dtype == NISA_BOOL ? (int64_t)(w[0] & 1) :
+                    (int64_t)(int32_t)w[0];
             break;
         case NISA_NUM_RANDOM:
             g_assert_not_reached(); /* trn_insn_random() checked @subop */

@@ -9,9 +9,13 @@
  * type: float32
  * round-to-nearest-even; bfloat16 through float32 then round-to-nearest-even
  * (which is what a float32 computation followed by a bf16 store gives);
- * integers truncate toward zero and saturate, NaN becoming 0; bool is
+ * float16 likewise through float32 then round-to-nearest-even (subnormals
+ * kept, overflow to infinity); I32 and I64 truncate toward zero and
+ * saturate, NaN becoming 0; the small integers (U8, I8, I16) truncate
+ * toward zero to int64 and wrap modulo 2^width, NaN, infinities and values
+ * beyond int64 becoming 0 (what PyTorch's CPU casts give); bool is
  * "not zero". A NaN stored as a float is the quiet NaN 0x7fc00000 (bf16
- * 0x7fc0), with its sign.
+ * 0x7fc0, f16 0x7e00), with its sign.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -167,6 +171,85 @@ static inline uint16_t trn_f32_to_bf16(float f)
     return u >> 16;
 }
 
+/* IEEE binary16 to double: exact. */
+static double trn_f16_to_f64(uint16_t h)
+{
+    unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double mag;
+
+    if (e == 0x1f) {
+        mag = m ? NAN : INFINITY;
+    } else if (e == 0) {
+        mag = ldexp(m, -24);                    /* subnormal: m * 2^-24 */
+    } else {
+        mag = ldexp(m | 0x400, (int)e - 25);    /* 1.m * 2^(e - 15) */
+    }
+    return (h & 0x8000) ? -mag : mag;
+}
+
+/* float32 to IEEE binary16, round to nearest, ties to even. */
+static uint16_t trn_f32_to_f16(float f)
+{
+    uint32_t u, a, m;
+    uint16_t sign;
+    unsigned shift;
+
+    memcpy(&u, &f, 4);
+    sign = (u >> 16) & 0x8000;
+    a = u & 0x7fffffff;
+    if (a > 0x7f800000) {
+        return sign | 0x7e00;                   /* quiet NaN, signed */
+    }
+    if (a >= 0x477ff000) {
+        return sign | 0x7c00;                   /* >= 65520 (or inf): inf */
+    }
+    if (a >= 0x38800000) {
+        /*
+         * Normal in f16 (>= 2^-14): rebias the exponent (127 - 15 = 112)
+         * and drop 13 significand bits, adding just under half of the
+         * dropped unit plus the kept LSB, which rounds ties to even; a
+         * carry out of the significand bumps the exponent, as it should.
+         */
+        a -= 112u << 23;
+        return sign | (uint16_t)((a + 0xfff + ((a >> 13) & 1)) >> 13);
+    }
+    if (a < 0x00800000) {
+        return sign;                            /* f32 subnormal: < 2^-126 */
+    }
+    /*
+     * Subnormal in f16: the result is |f| / 2^-24 rounded, i.e. the full
+     * significand m (2^23 <= m < 2^24, |f| = m * 2^(e - 150)) shifted
+     * right by 126 - e >= 14 bits; at 25 bits or more it is below half.
+     */
+    shift = 126 - (a >> 23);
+    if (shift > 24) {
+        return sign;
+    }
+    m = (a & 0x7fffff) | 0x800000;
+    {
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1);
+        uint32_t half = 1u << (shift - 1);
+
+        if (rem > half || (rem == half && (r & 1))) {
+            r++;                                /* may reach 0x400: 2^-14 */
+        }
+        return sign | (uint16_t)r;
+    }
+}
+
+/*
+ * The small integers: truncate toward zero to int64 and wrap to @bits;
+ * NaN, infinities and values beyond int64 give 0 (PyTorch's CPU casts
+ * go through int64, where x86 makes all of them 0x8000000000000000).
+ */
+static int64_t trn_to_small_int(double x)
+{
+    if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0)) {
+        return 0;
+    }
+    return (int64_t)x;
+}
+
 static inline float trn_to_f32(double x)
 {
     float f = (float)x;
@@ -208,6 +291,14 @@ double trn_load(uint8_t dtype, const void *p)
         return (int32_t)ldl_le_p(p);
     case NISA_I64:
         return (double)(int64_t)ldq_le_p(p);
+    case NISA_F16:
+        return trn_f16_to_f64(lduw_le_p(p));
+    case NISA_U8:
+        return *(const uint8_t *)p;
+    case NISA_I8:
+        return *(const int8_t *)p;
+    case NISA_I16:
+        return (int16_t)lduw_le_p(p);
     default:
         return *(const uint8_t *)p != 0;
     }
@@ -231,6 +322,16 @@ void trn_store(uint8_t dtype, void *p, double x)
     case NISA_I64:
         stq_le_p(p, (uint64_t)trn_to_int(x, -9223372036854775808.0,
                                          9223372036854775807.0));
+        break;
+    case NISA_F16:
+        stw_le_p(p, trn_f32_to_f16(trn_to_f32(x)));
+        break;
+    case NISA_U8:
+    case NISA_I8:
+        *(uint8_t *)p = (uint8_t)trn_to_small_int(x);
+        break;
+    case NISA_I16:
+        stw_le_p(p, (uint16_t)trn_to_small_int(x));
         break;
     default:
         *(uint8_t *)p = x != 0;
@@ -329,6 +430,12 @@ int64_t trn_load_i64(uint8_t dtype, const void *p)
         return (int64_t)ldq_le_p(p);
     case NISA_BOOL:
         return *(const uint8_t *)p != 0;
+    case NISA_U8:
+        return *(const uint8_t *)p;
+    case NISA_I8:
+        return *(const int8_t *)p;
+    case NISA_I16:
+        return (int16_t)lduw_le_p(p);
     default:
         /* Not an integer type: through double, truncating (saturated). */
         return trn_to_int(trn_load(dtype, p), -9223372036854775808.0,
@@ -350,6 +457,14 @@ void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap)
         break;
     case NISA_BOOL:
         *(uint8_t *)p = x != 0;
+        break;
+    case NISA_U8:
+    case NISA_I8:
+        /* The small integers always wrap (docs/hardware.md, "Numerics"). */
+        *(uint8_t *)p = (uint8_t)x;
+        break;
+    case NISA_I16:
+        stw_le_p(p, (uint16_t)x);
         break;
     case NISA_F32: {
         /* One rounding, int64 to float32 directly. */
