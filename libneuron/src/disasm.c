@@ -34,7 +34,7 @@ static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
 	"uniform", "normal", "bits",
 };
 static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
-	"f32", "bf16", "i32", "i64", "bool",
+	"f32", "bf16", "i32", "i64", "bool", "f16", "u8", "i8", "i16",
 };
 
 /* Appends to a bounded buffer, remembering overflow. */

@@ -683,14 +683,17 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 /* The distributions each dtype takes (docs/hardware.md, "Random numbers"). */
 static bool nrn_random_dtype_ok(enum nisa_random dist, enum nisa_dtype dtype)
 {
-	bool floating = dtype == NISA_F32 || dtype == NISA_BF16;
+	bool floating = dtype == NISA_F32 || dtype == NISA_BF16 ||
+			dtype == NISA_F16;
 
 	switch (dist) {
 	case NISA_RNG_UNIFORM:
 	case NISA_RNG_NORMAL:
 		return floating;
 	case NISA_RNG_BITS:
-		return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL;
+		return dtype == NISA_I32 || dtype == NISA_I64 ||
+		       dtype == NISA_BOOL || dtype == NISA_U8 ||
+		       dtype == NISA_I8 || dtype == NISA_I16;
 	default:
 		return false;
 	}
