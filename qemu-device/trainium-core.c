@@ -106,6 +106,8 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
         return trn_insn_gather(k, in);
     case NISA_INSN_SCATTER_ADD:
         return trn_insn_scatter_add(k, in);
+    case NISA_INSN_SCATTER:
+        return trn_insn_scatter(k, in);
     case NISA_INSN_TIMESTAMP:
         return trn_insn_timestamp(k, in);
     case NISA_INSN_RANDOM:
@@ -113,7 +115,6 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
     case NISA_INSN_LINALG:
     case NISA_INSN_SORT:
     case NISA_INSN_SCAN:
-    case NISA_INSN_SCATTER:
     case NISA_INSN_IOTA:
     case NISA_NUM_OPCODES:
         break;

@@ -17,18 +17,18 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "trainium-isa.h"
+#include "trainium-index.h"
 #include "trace.h"
 
-typedef struct TrnIndexed {
-    TrnView dst, src, idx;
-    unsigned axis;          /* right-aligned dimension of the axis */
-    uint64_t outer, inner;  /* around the axis, in the iterated tensor */
-} TrnIndexed;
-
-static uint32_t trn_indexed_init(TrnKernel *k, const struct nisa_insn *in,
-                                 bool scatter, TrnIndexed *x)
+/*
+ * Check the operands of an indexed instruction of index form @mode (the
+ * caller has decoded it from @subop); @scatter: dst is read and written,
+ * src0 is the iterated tensor.
+ */
+uint32_t trn_indexed_init(TrnKernel *k, const struct nisa_insn *in,
+                          unsigned mode, bool scatter, TrnIndexed *x)
 {
-    unsigned mode = le16_to_cpu(in->subop), ndim = in->dst.ndim, d;
+    unsigned ndim = in->dst.ndim, d;
     int32_t axis = (int32_t)le32_to_cpu(in->axis);
     uint32_t err;
 
@@ -96,8 +96,8 @@ static uint32_t trn_indexed_init(TrnKernel *k, const struct nisa_insn *in,
  * checking again at use keeps a guest that rewrites them meanwhile inside
  * the tensor (the instruction then fails with NISA_ERR_BAD_INDEX).
  */
-static bool trn_index(const TrnView *idx, const uint8_t *p, uint64_t limit,
-                      uint64_t *out)
+bool trn_index(const TrnView *idx, const uint8_t *p, uint64_t limit,
+               uint64_t *out)
 {
     int64_t v = trn_load_i64(idx->dtype, p);
 
@@ -130,7 +130,7 @@ static uint32_t trn_check_indices(TrnKernel *k, const TrnView *idx,
     return NISA_ERR_NONE;
 }
 
-static void trn_step(const TrnView *v, uint64_t c[NISA_MAX_DIMS])
+void trn_step(const TrnView *v, uint64_t c[NISA_MAX_DIMS])
 {
     for (unsigned d = NISA_MAX_DIMS; d-- > 0;) {
         if (++c[d] < v->shape[d] || d == 0) {
@@ -250,6 +250,18 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
     return NISA_ERR_NONE;
 }
 
+/* Check every index against @limit, logging a bad one. */
+uint32_t trn_indexed_check(TrnKernel *k, const TrnIndexed *x, uint64_t limit)
+{
+    uint32_t err = trn_check_indices(k, &x->idx, limit);
+
+    if (err == NISA_ERR_BAD_INDEX) {
+        TRN_GUEST_ERR(index, "queue %u: an index outside [0, %" PRIu64 ")",
+                      k->q->idx, limit);
+    }
+    return err;
+}
+
 static uint32_t trn_indexed(TrnKernel *k, const struct nisa_insn *in,
                             bool scatter)
 {
@@ -257,16 +269,12 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nisa_insn *in,
     uint32_t err;
     uint64_t limit;
 
-    err = trn_indexed_init(k, in, scatter, &x);
+    err = trn_indexed_init(k, in, le16_to_cpu(in->subop), scatter, &x);
     if (err) {
         return err;
     }
     limit = scatter ? x.dst.shape[x.axis] : x.src.shape[x.axis];
-    err = trn_check_indices(k, &x.idx, limit);
-    if (err == NISA_ERR_BAD_INDEX) {
-        TRN_GUEST_ERR(index, "queue %u: an index outside [0, %" PRIu64 ")",
-                      k->q->idx, limit);
-    }
+    err = trn_indexed_check(k, &x, limit);
     if (err || !x.dst.numel || !x.src.numel) {
         return err;
     }

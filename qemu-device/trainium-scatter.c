@@ -1,0 +1,175 @@
+/*
+ * Virtual Trainium accelerator: SCATTER, the reducing scatter.
+ *
+ * @subop = NISA_SCATTER_SUBOP(reduction, index form):
+ *   NISA_IDX_SELECT (index_copy_, index_fill_, index_reduce_):
+ *     dst[.., src1[l], ..] op= src0[.., l, ..], src1 1-D;
+ *   NISA_IDX_ELEMENT (scatter_, scatter_reduce_):
+ *     dst[c with c[axis] = src1[c]] op= src0[c], src1 of src0's shape.
+ * The updates apply one at a time in row-major order of the iteration
+ * (src0's rows, resp. the index's elements), each rounded at its store, so
+ * duplicate indices give a defined result: ASSIGN keeps the last, ADD and
+ * MUL accumulate in that order as a sequential CPU loop does. Integer
+ * operands are exact on int64 and wrap at the store; MAX and MIN keep a
+ * NaN of either side. Every index is checked before anything is written
+ * (NISA_ERR_BAD_INDEX).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "trainium-isa.h"
+#include "trainium-index.h"
+#include "trace.h"
+
+static double trn_scat_f(unsigned red, double d, double s)
+{
+    switch ((enum nisa_scatter)red) {
+    case NISA_SCAT_ASSIGN:
+        return s;
+    case NISA_SCAT_ADD:
+        return d + s;
+    case NISA_SCAT_MUL:
+        return d * s;
+    case NISA_SCAT_MAX:
+        return isnan(d) ? d : isnan(s) ? s : (s > d ? s : d);
+    case NISA_SCAT_MIN:
+        return isnan(d) ? d : isnan(s) ? s : (s < d ? s : d);
+    case NISA_NUM_SCATTER:
+        break;
+    }
+    g_assert_not_reached();
+}
+
+static int64_t trn_scat_i(unsigned red, int64_t d, int64_t s)
+{
+    switch ((enum nisa_scatter)red) {
+    case NISA_SCAT_ASSIGN:
+        return s;
+    case NISA_SCAT_ADD:
+        return (int64_t)((uint64_t)d + (uint64_t)s);
+    case NISA_SCAT_MUL:
+        return (int64_t)((uint64_t)d * (uint64_t)s);
+    case NISA_SCAT_MAX:
+        return s > d ? s : d;
+    case NISA_SCAT_MIN:
+        return s < d ? s : d;
+    case NISA_NUM_SCATTER:
+        break;
+    }
+    g_assert_not_reached();
+}
+
+/* index_* form: whole rows of @inner elements, a chunk at a time. */
+static uint32_t trn_scatter_rows(TrnKernel *k, TrnIndexed *x, unsigned red,
+                                 bool integer, uint64_t limit)
+{
+    uint64_t L = x->idx.numel;
+    g_autofree double *a = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree double *b = g_new(double, TRN_CHUNK_ELEMS);
+    g_autofree int64_t *ia = g_new(int64_t, TRN_CHUNK_ELEMS);
+    g_autofree int64_t *ib = g_new(int64_t, TRN_CHUNK_ELEMS);
+
+    for (uint64_t o = 0; o < x->outer; o++) {
+        for (uint64_t l = 0; l < L; l++) {
+            const uint8_t *ip = x->idx.data + (int64_t)l * x->idx.stride[3] *
+                                (int64_t)x->idx.esize;
+            uint64_t ix, dpos, spos = (o * L + l) * x->inner;
+
+            if (trn_tick(k, 1)) {
+                return NISA_ERR_ABORTED;
+            }
+            if (!trn_index(&x->idx, ip, limit, &ix)) {
+                return NISA_ERR_BAD_INDEX;
+            }
+            dpos = (o * limit + ix) * x->inner;
+            for (uint64_t j = 0; j < x->inner; j += TRN_CHUNK_ELEMS) {
+                uint64_t n = MIN(TRN_CHUNK_ELEMS, x->inner - j);
+
+                if (trn_tick(k, n)) {
+                    return NISA_ERR_ABORTED;
+                }
+                if (integer) {
+                    trn_gather_i64(&x->dst, dpos + j, n, ia);
+                    trn_gather_i64(&x->src, spos + j, n, ib);
+                    for (uint64_t e = 0; e < n; e++) {
+                        ia[e] = trn_scat_i(red, ia[e], ib[e]);
+                    }
+                    trn_scatter_i64(&x->dst, dpos + j, n, ia, true);
+                } else {
+                    trn_gather(&x->dst, dpos + j, n, a);
+                    trn_gather(&x->src, spos + j, n, b);
+                    for (uint64_t e = 0; e < n; e++) {
+                        a[e] = trn_scat_f(red, a[e], b[e]);
+                    }
+                    trn_scatter(&x->dst, dpos + j, n, a);
+                }
+            }
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
+/* scatter_* form: element by element over the index tensor. */
+static uint32_t trn_scatter_elems(TrnKernel *k, TrnIndexed *x, unsigned red,
+                                  bool integer, uint64_t limit)
+{
+    const TrnView *it = &x->idx;
+    uint64_t c[NISA_MAX_DIMS] = { 0 }, t[NISA_MAX_DIMS];
+
+    for (uint64_t e = 0; e < it->numel; e++, trn_step(it, c)) {
+        void *dp;
+        const void *sp;
+
+        if (trn_tick(k, 1)) {
+            return NISA_ERR_ABORTED;
+        }
+        memcpy(t, c, sizeof(t));
+        if (!trn_index(it, trn_elem(it, c), limit, &t[x->axis])) {
+            return NISA_ERR_BAD_INDEX;
+        }
+        dp = trn_elem(&x->dst, t);
+        sp = trn_elem(&x->src, c);
+        if (integer) {
+            trn_store_i64(x->dst.dtype, dp,
+                          trn_scat_i(red, trn_load_i64(x->dst.dtype, dp),
+                                     trn_load_i64(x->src.dtype, sp)), true);
+        } else {
+            trn_store(x->dst.dtype, dp,
+                      trn_scat_f(red, trn_load(x->dst.dtype, dp),
+                                 trn_load(x->src.dtype, sp)));
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
+uint32_t trn_insn_scatter(TrnKernel *k, const struct nisa_insn *in)
+{
+    unsigned subop = le16_to_cpu(in->subop);
+    unsigned red = NISA_SCATTER_RED(subop), mode = NISA_SCATTER_MODE(subop);
+    TrnIndexed x;
+    uint64_t limit;
+    bool integer;
+    uint32_t err;
+
+    if (red >= NISA_NUM_SCATTER) {
+        return trn_bad_insn(k, "bad scatter reduction");
+    }
+    if (in->scalar || in->alpha) {
+        return trn_bad_insn(k, "scatter takes no scalar");
+    }
+    err = trn_indexed_init(k, in, mode, true, &x);
+    if (err) {
+        return err;
+    }
+    limit = x.dst.shape[x.axis];
+    err = trn_indexed_check(k, &x, limit);
+    if (err || !x.dst.numel || !x.src.numel) {
+        return err;
+    }
+    integer = trn_is_int(x.dst.dtype) && trn_is_int(x.src.dtype);
+    if (mode == NISA_IDX_SELECT) {
+        return trn_scatter_rows(k, &x, red, integer, limit);
+    }
+    return trn_scatter_elems(k, &x, red, integer, limit);
+}
