@@ -5,9 +5,12 @@
     python3 examples/bench_step.py gpt --device cpu --steps 5
 
 mlp: a 784-1024-1024-10 MLP, batch 256, float32, SGD with momentum.
-gpt: the decoder of examples/gpt.py (2 layers, d=64, context 32, batch 16)
-     with AdamW. The step is forward, loss, backward, optimizer step and
-     loss.item() (which waits for the device); the first step is a warm-up.
+gpt: the GPT-2 of examples/gpt2.py (2 layers, d=64, 4 heads, context 32,
+     batch 16) with AdamW, float32.
+resnet18: torchvision's ResNet-18 (10 classes) as examples/resnet.py trains
+     it: batch 32, 3x32x32 images, float32, SGD with momentum.
+The step is forward, loss, backward, optimizer step and loss.item() (which
+waits for the device); the first step is a warm-up.
 """
 import argparse
 import json
@@ -31,18 +34,30 @@ def mlp_setup(dev):
 
 
 def gpt_setup(dev):
-    from gpt import GPT
+    import gpt2
     vocab, ctx, batch = 32, 32, 16
-    model = GPT(vocab, ctx).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+    model = gpt2.GPT2(vocab, ctx).to(dev)
+    opt = gpt2.optimizer(model)
     x = torch.randint(0, vocab, (batch, ctx)).to(dev)
     y = torch.randint(0, vocab, (batch, ctx)).to(dev)
     return model, opt, x, y
 
 
+def resnet18_setup(dev):
+    import torchvision
+    model = torchvision.models.resnet18(num_classes=10).to(dev)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    x, y = torch.randn(32, 3, 32, 32).to(dev), torch.randint(0, 10, (32,)).to(dev)
+    return model, opt, x, y
+
+
+SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "resnet18": resnet18_setup}
+
+
 def step_ms(name: str, dev: str, steps: int) -> float:
     torch.manual_seed(0)
-    model, opt, x, y = {"mlp": mlp_setup, "gpt": gpt_setup}[name](dev)
+    model, opt, x, y = SETUPS[name](dev)
 
     def step():
         logits = model(x)
@@ -62,7 +77,7 @@ def step_ms(name: str, dev: str, steps: int) -> float:
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=["mlp", "gpt"])
+    p.add_argument("model", choices=list(SETUPS))
     p.add_argument("--device", default="neuron")
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--name", help="figure name (default: MODEL_step_DEVICE_ms)")

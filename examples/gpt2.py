@@ -63,8 +63,6 @@ class GPT2(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.h = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
-        self.lm_head = nn.Linear(d, vocab, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied
         # GPT-2's initialisation: N(0, 0.02), residual projections scaled down
         for name, p in self.named_parameters():
             if p.dim() == 2:
@@ -79,7 +77,12 @@ class GPT2(nn.Module):
         x = self.drop(self.wte(idx) + self.wpe(torch.arange(t, device=idx.device)))
         for blk in self.h:
             x = blk(x)
-        return self.lm_head(self.ln_f(x))
+        # The LM head is the token embedding (tied) by construction: a tie made
+        # by sharing one Parameter between two modules does not survive
+        # .to(device) for a device whose tensors cannot take over a CPU
+        # tensor's storage (PrivateUse1 devices such as "neuron": Module._apply
+        # then gives each module its own new Parameter).
+        return F.linear(self.ln_f(x), self.wte.weight)
 
 
 def optimizer(model, lr=3e-3, weight_decay=0.1):
