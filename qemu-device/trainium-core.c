@@ -113,6 +113,7 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
     case NISA_INSN_RANDOM:
         return trn_insn_random(k, in);
     case NISA_INSN_LINALG:
+        return trn_insn_linalg(k, in);
     case NISA_INSN_SORT:
     case NISA_INSN_SCAN:
     case NISA_INSN_IOTA:
@@ -198,7 +199,8 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
         for (unsigned j = 0; j < ARRAY_SIZE(in->src); j++) {
             c = MAX(c, trn_numel(&in->src[j]));
         }
-        if (le16_to_cpu(in->opcode) == NISA_INSN_MATMUL && in->src[0].ndim &&
+        if ((le16_to_cpu(in->opcode) == NISA_INSN_MATMUL ||
+             le16_to_cpu(in->opcode) == NISA_INSN_LINALG) && in->src[0].ndim &&
             in->src[0].ndim <= NISA_MAX_DIMS &&
             umul64_overflow(c, le32_to_cpu(in->src[0].shape[in->src[0].ndim - 1]),
                             &c)) {

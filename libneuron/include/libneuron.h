@@ -268,6 +268,20 @@ int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *a,
 		  const struct nrn_tensor_desc *b,
 		  const struct nrn_tensor_desc *bias, int accumulate);
+/*
+ * Dense linear algebra (NISA_INSN_LINALG): one instruction, @op and @flags
+ * (NISA_IF_LA_*) as in the ISA, operands exactly as given (at most
+ * NISA_MAX_DIMS dims each, batch dims leading and equal). The sources the
+ * subop does not take are NULL, the others not (else -EINVAL); which ones
+ * the card writes (pivots, info, tau, U, Vh, ...) follows from @op and
+ * @flags. Shapes and results: docs/hardware.md, "LINALG". Nothing is
+ * issued when an operand is empty.
+ */
+int nrn_op_linalg(struct nrn_stream *s, enum nisa_linalg op, uint32_t flags,
+		  const struct nrn_tensor_desc *dst,
+		  const struct nrn_tensor_desc *src0,
+		  const struct nrn_tensor_desc *src1,
+		  const struct nrn_tensor_desc *src2);
 /* Reduce @src along @axis into @dst (with or without the reduced dim). */
 int nrn_op_reduce(struct nrn_stream *s, enum nisa_reduce red,
 		  const struct nrn_tensor_desc *dst,

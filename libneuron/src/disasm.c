@@ -33,6 +33,10 @@ static const char *const nrn_index_names[NISA_NUM_IDX] = { "select", "element" }
 static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
 	"uniform", "normal", "bits",
 };
+static const char *const nrn_linalg_names[NISA_NUM_LINALG] = {
+	"potrf", "getrf", "getrs", "trsm", "geqrf", "orgqr", "ormqr", "gesdd",
+	"syevd", "ludet", "perm",
+};
 static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
 	"f32", "bf16", "i32", "i64", "bool", "f16", "u8", "i8", "i16",
 };
@@ -103,6 +107,9 @@ static const char *nrn_subop_name(const struct nisa_insn *in)
 	case NISA_INSN_RANDOM:
 		names = nrn_random_names, n = NISA_NUM_RANDOM;
 		break;
+	case NISA_INSN_LINALG:
+		names = nrn_linalg_names, n = NISA_NUM_LINALG;
+		break;
 	default:
 		return NULL;
 	}
@@ -147,6 +154,13 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		n--;
 	if (in->opcode == NISA_INSN_MATMUL && !(in->flags & NISA_IF_BIAS))
 		n--;
+	if (in->opcode == NISA_INSN_LINALG) {
+		static const struct nisa_tensor none;
+
+		/* The sources a LINALG subop takes are the ones set. */
+		for (n = 3; n && !memcmp(&in->src[n - 1], &none, sizeof(none));)
+			n--;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		char name[16];
 
@@ -167,6 +181,15 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	if (in->opcode == NISA_INSN_RANDOM)
 		nrn_put(&o, " seed=%#llx offset=%llu",
 			(unsigned long long)in->scalar, (unsigned long long)in->alpha);
+	if (in->opcode == NISA_INSN_LINALG)
+		nrn_put(&o, "%s%s%s%s%s%s%s",
+			in->flags & NISA_IF_LA_UPPER ? " upper" : "",
+			in->flags & NISA_IF_LA_UNIT ? " unit" : "",
+			in->flags & NISA_IF_LA_TRANS ? " trans" : "",
+			in->flags & NISA_IF_LA_RIGHT ? " right" : "",
+			in->flags & NISA_IF_LA_FULL ? " full" : "",
+			in->flags & NISA_IF_LA_NOVEC ? " novec" : "",
+			in->flags & NISA_IF_LA_LOG ? " log" : "");
 	if (in->flags & NISA_IF_REVERSE)
 		nrn_put(&o, " reverse");
 	if (in->flags & NISA_IF_ACCUMULATE)

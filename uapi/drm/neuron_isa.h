@@ -340,6 +340,7 @@ enum nisa_linalg {
 	NISA_LA_GESDD,		/* dst = S [k] of src0; src1 = U, src2 = Vh */
 	NISA_LA_SYEVD,		/* dst = eigenvalues [n] of symmetric src0; src1 = vectors */
 	NISA_LA_LUDET,		/* dst = det from LU src0, pivots src1 (LOG: log|det|, src2 = sign) */
+	NISA_LA_PERM,		/* dst [m, m] = P of A = P L U from pivots src0 (I32 [1, k]) */
 	NISA_NUM_LINALG
 };
 #define NISA_LINALG_MAX_DIM	1024
