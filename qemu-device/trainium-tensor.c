@@ -11,9 +11,10 @@
  * (which is what a float32 computation followed by a bf16 store gives);
  * float16 likewise through float32 then round-to-nearest-even (subnormals
  * kept, overflow to infinity); I32 and I64 truncate toward zero and
- * saturate, NaN becoming 0; the small integers (U8, I8, I16) truncate
- * toward zero to int64 and wrap modulo 2^width, NaN, infinities and values
- * beyond int64 becoming 0 (what PyTorch's CPU casts give); bool is
+ * saturate, NaN becoming 0; the small integers truncate toward zero to
+ * int64 (U8) or int32 (I8, I16) and wrap modulo 2^width, NaN, infinities
+ * and values beyond that intermediate becoming 0 (PyTorch's CPU casts on
+ * x86); bool is
  * "not zero". A NaN stored as a float is the quiet NaN 0x7fc00000 (bf16
  * 0x7fc0, f16 0x7e00), with its sign.
  *
@@ -238,13 +239,15 @@ static uint16_t trn_f32_to_f16(float f)
 }
 
 /*
- * The small integers: truncate toward zero to int64 and wrap to @bits;
- * NaN, infinities and values beyond int64 give 0 (PyTorch's CPU casts
- * go through int64, where x86 makes all of them 0x8000000000000000).
+ * The small integers from a float: truncate toward zero to an integer of
+ * @limit (2^31 or 2^63) and wrap; NaN, infinities and values beyond the
+ * limit give 0. This is what PyTorch's CPU casts give on x86: uint8 goes
+ * through int64, int8 and int16 through int32, and x86 makes an
+ * unrepresentable value 0x80000000(00000000), whose low bits are 0.
  */
-static int64_t trn_to_small_int(double x)
+static int64_t trn_to_small_int(double x, double limit)
 {
-    if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0)) {
+    if (!(x > -limit - 1.0 && x < limit)) {
         return 0;
     }
     return (int64_t)x;
@@ -327,11 +330,13 @@ void trn_store(uint8_t dtype, void *p, double x)
         stw_le_p(p, trn_f32_to_f16(trn_to_f32(x)));
         break;
     case NISA_U8:
+        *(uint8_t *)p = (uint8_t)trn_to_small_int(x, 9223372036854775808.0);
+        break;
     case NISA_I8:
-        *(uint8_t *)p = (uint8_t)trn_to_small_int(x);
+        *(uint8_t *)p = (uint8_t)trn_to_small_int(x, 2147483648.0);
         break;
     case NISA_I16:
-        stw_le_p(p, (uint16_t)trn_to_small_int(x));
+        stw_le_p(p, (uint16_t)trn_to_small_int(x, 2147483648.0));
         break;
     default:
         *(uint8_t *)p = x != 0;

@@ -166,14 +166,17 @@ static void test_small_int_convert(void)
     int16_t s[4] = { 0, 32767, -32768, -1 };
     int32_t o[4];
     float fo[4];
-    static const float fx[10] = { 2.9f, -2.9f, 300.0f, -1.0f, 255.5f,
-                                  NAN, INFINITY, -INFINITY, 1e30f, 65537.0f };
-    uint8_t u8[10];
-    int8_t i8[10];
-    int16_t i16[10];
-    static const uint8_t want_u8[10] = { 2, 254, 44, 255, 255, 0, 0, 0, 0, 1 };
-    static const int8_t want_i8[10] = { 2, -2, 44, -1, -1, 0, 0, 0, 0, 1 };
-    static const int16_t want_i16[10] = { 2, -2, 300, -1, 255, 0, 0, 0, 0, 1 };
+    /* 3000000256 (the float): beyond int32; its low 16 bits are 0x5f00. */
+    static const float fx[11] = { 2.9f, -2.9f, 300.0f, -1.0f, 255.5f,
+                                  NAN, INFINITY, -INFINITY, 1e30f, 65537.0f,
+                                  3000000259.0f };
+    uint8_t u8[11];
+    int8_t i8[11];
+    int16_t i16[11];
+    static const uint8_t want_u8[11] = { 2, 254, 44, 255, 255, 0, 0, 0, 0, 1,
+                                         (uint8_t)3000000256ll };
+    static const int8_t want_i8[11] = { 2, -2, 44, -1, -1, 0, 0, 0, 0, 1, 0 };
+    static const int16_t want_i16[11] = { 2, -2, 300, -1, 255, 0, 0, 0, 0, 1, 0 };
 
     put(c, 0, 0, b, 4);
     g_assert_cmphex(run1(c, copy(NISA_I32, NISA_U8, 4)), ==, OK);
@@ -198,13 +201,13 @@ static void test_small_int_convert(void)
 
     /* From floats: truncate to int64, wrap; NaN, inf, beyond int64 -> 0. */
     put(c, 0, 0, fx, sizeof(fx));
-    g_assert_cmphex(run1(c, copy(NISA_U8, NISA_F32, 10)), ==, OK);
+    g_assert_cmphex(run1(c, copy(NISA_U8, NISA_F32, 11)), ==, OK);
     get(c, 1, 0, u8, sizeof(u8));
     g_assert(!memcmp(u8, want_u8, sizeof(u8)));
-    g_assert_cmphex(run1(c, copy(NISA_I8, NISA_F32, 10)), ==, OK);
+    g_assert_cmphex(run1(c, copy(NISA_I8, NISA_F32, 11)), ==, OK);
     get(c, 1, 0, i8, sizeof(i8));
     g_assert(!memcmp(i8, want_i8, sizeof(i8)));
-    g_assert_cmphex(run1(c, copy(NISA_I16, NISA_F32, 10)), ==, OK);
+    g_assert_cmphex(run1(c, copy(NISA_I16, NISA_F32, 11)), ==, OK);
     get(c, 1, 0, i16, sizeof(i16));
     g_assert(!memcmp(i16, want_i16, sizeof(i16)));
     core_stop(c);
