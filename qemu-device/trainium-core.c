@@ -115,7 +115,9 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
     case NISA_INSN_LINALG:
         return trn_insn_linalg(k, in);
     case NISA_INSN_SORT:
+        return trn_insn_sort(k, in);
     case NISA_INSN_SCAN:
+        return trn_insn_scan(k, in);
     case NISA_INSN_IOTA:
     case NISA_NUM_OPCODES:
         break;

@@ -1,12 +1,12 @@
 /*
  * Virtual Trainium accelerator: reductions along an axis (sum, mean, max,
- * min, argmax, argmin) and softmax / log-softmax.
+ * min, argmax, argmin, prod) and softmax / log-softmax.
  *
  * The source is seen as (outer, L, inner) around the axis, which is its
  * row-major order, so element (o, i, j) is linear index (o * L + i) * inner
  * + j and the destination's (o, j) is o * inner + j. Sums accumulate in
  * double; max/min propagate NaN; arg* return the first extreme (a NaN counts
- * as the extreme), like PyTorch.
+ * as the extreme), like PyTorch; an integer product is exact on int64.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -54,6 +54,11 @@ static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const doubl
             acc[j] += x[j];
         }
         break;
+    case NISA_RED_PROD:
+        for (j = 0; j < n; j++) {
+            acc[j] *= x[j];
+        }
+        break;
     case NISA_RED_MAX:
         for (j = 0; j < n; j++) {
             acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmax(acc[j], x[j]);
@@ -80,15 +85,45 @@ static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const doubl
     }
 }
 
+static bool trn_red_is_arg(unsigned red)
+{
+    return red == NISA_RED_ARGMAX || red == NISA_RED_ARGMIN;
+}
+
 static void trn_fold_init(unsigned red, double *acc, double *arg, uint64_t n)
 {
     double init = red == NISA_RED_MAX || red == NISA_RED_ARGMAX ? -INFINITY :
-                  red == NISA_RED_MIN || red == NISA_RED_ARGMIN ? INFINITY : 0;
+                  red == NISA_RED_MIN || red == NISA_RED_ARGMIN ? INFINITY :
+                  red == NISA_RED_PROD ? 1 : 0;
 
     for (uint64_t j = 0; j < n; j++) {
         acc[j] = init;
         arg[j] = 0;
     }
+}
+
+/* An integer product, exactly on int64 (two's complement), wrapping at the store. */
+static uint32_t trn_prod_int(TrnKernel *k, const TrnView *src, const TrnView *dst,
+                             const TrnAxis *ax)
+{
+    int64_t x;
+
+    for (uint64_t o = 0; o < ax->outer; o++) {
+        for (uint64_t j = 0; j < ax->inner; j++) {
+            uint64_t acc = 1;
+
+            for (uint64_t i = 0; i < ax->len; i++) {
+                if (i % TRN_CHUNK_ELEMS == 0 && trn_tick(k, TRN_CHUNK_ELEMS)) {
+                    return NISA_ERR_ABORTED;
+                }
+                trn_gather_i64(src, (o * ax->len + i) * ax->inner + j, 1, &x);
+                acc *= (uint64_t)x;
+            }
+            x = (int64_t)acc;
+            trn_scatter_i64(dst, o * ax->inner + j, 1, &x, true);
+        }
+    }
+    return NISA_ERR_NONE;
 }
 
 uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
@@ -124,11 +159,15 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
             return trn_bad_insn(k, "reduction destination has the wrong shape");
         }
     }
-    if (ax.len == 0 && red != NISA_RED_SUM && red != NISA_RED_MEAN) {
+    if (ax.len == 0 && red != NISA_RED_SUM && red != NISA_RED_MEAN &&
+        red != NISA_RED_PROD) {
         return trn_bad_insn(k, "max/min of an empty axis");
     }
     if (!dst.numel) {
         return NISA_ERR_NONE;
+    }
+    if (red == NISA_RED_PROD && trn_is_int(src.dtype) && trn_is_int(dst.dtype)) {
+        return trn_prod_int(k, &src, &dst, &ax);
     }
 
     for (uint64_t o = 0; o < ax.outer; o++) {
@@ -156,7 +195,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
             if (red == NISA_RED_MEAN) {
                 acc[0] /= (double)ax.len;
             }
-            trn_scatter(&dst, o, 1, red >= NISA_RED_ARGMAX ? arg : acc);
+            trn_scatter(&dst, o, 1, trn_red_is_arg(red) ? arg : acc);
             continue;
         }
         for (uint64_t j0 = 0; j0 < ax.inner; j0 += TRN_CHUNK_ELEMS) {
@@ -176,7 +215,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
                 }
             }
             trn_scatter(&dst, o * ax.inner + j0, n,
-                        red >= NISA_RED_ARGMAX ? arg : acc);
+                        trn_red_is_arg(red) ? arg : acc);
         }
     }
     return NISA_ERR_NONE;
