@@ -289,6 +289,25 @@ int nrn_op_reduce(struct nrn_stream *s, enum nisa_reduce red,
 int nrn_op_softmax(struct nrn_stream *s, enum nisa_softmax variant,
 		   const struct nrn_tensor_desc *dst,
 		   const struct nrn_tensor_desc *src, int axis);
+/*
+ * Sort @src along @axis into @dst, stably (NISA_INSN_SORT): ascending with
+ * NaN last, or with @descending largest first and NaN first. @indices (I32
+ * or I64, or NULL) receives each value's position in @src. All three have
+ * one shape of at most NISA_MAX_DIMS dims (else -E2BIG), dst src's dtype;
+ * an axis longer than NISA_SORT_MAX_LEN is -E2BIG.
+ */
+int nrn_op_sort(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		const struct nrn_tensor_desc *indices,
+		const struct nrn_tensor_desc *src, int axis, int descending);
+/*
+ * Inclusive scan of @src along @axis into @dst (NISA_INSN_SCAN): cumsum,
+ * cumprod, cummax/cummin (@indices, I32 or I64, gets the extreme's position;
+ * NULL or only with MAX/MIN), logcumsumexp. Shapes as nrn_op_sort.
+ */
+int nrn_op_scan(struct nrn_stream *s, enum nisa_scan op,
+		const struct nrn_tensor_desc *dst,
+		const struct nrn_tensor_desc *indices,
+		const struct nrn_tensor_desc *src, int axis);
 /* index_select (NISA_IDX_SELECT) or gather (NISA_IDX_ELEMENT) along @axis. */
 int nrn_op_gather(struct nrn_stream *s, enum nisa_index_mode mode,
 		  const struct nrn_tensor_desc *dst,

@@ -24,7 +24,10 @@ static const char *const nrn_compare_names[NISA_NUM_COMPARE] = {
 	NISA_COMPARE_OPS(NRN_OP_NAME)
 };
 static const char *const nrn_reduce_names[NISA_NUM_REDUCE] = {
-	"sum", "mean", "max", "min", "argmax", "argmin",
+	"sum", "mean", "max", "min", "argmax", "argmin", "prod",
+};
+static const char *const nrn_scan_names[NISA_NUM_SCAN] = {
+	"sum", "prod", "max", "min", "logsumexp",
 };
 static const char *const nrn_softmax_names[NISA_NUM_SOFTMAX] = {
 	"softmax", "log_softmax",
@@ -107,6 +110,9 @@ static const char *nrn_subop_name(const struct nisa_insn *in)
 	case NISA_INSN_RANDOM:
 		names = nrn_random_names, n = NISA_NUM_RANDOM;
 		break;
+	case NISA_INSN_SCAN:
+		names = nrn_scan_names, n = NISA_NUM_SCAN;
+		break;
 	case NISA_INSN_LINALG:
 		names = nrn_linalg_names, n = NISA_NUM_LINALG;
 		break;
@@ -130,7 +136,7 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		[NISA_INSN_COPY] = 1, [NISA_INSN_UNARY] = 1, [NISA_INSN_BINARY] = 2,
 		[NISA_INSN_COMPARE] = 2, [NISA_INSN_WHERE] = 3, [NISA_INSN_REDUCE] = 1,
 		[NISA_INSN_SOFTMAX] = 1, [NISA_INSN_MATMUL] = 3, [NISA_INSN_GATHER] = 2,
-		[NISA_INSN_SCATTER_ADD] = 2,
+		[NISA_INSN_SCATTER_ADD] = 2, [NISA_INSN_SORT] = 1, [NISA_INSN_SCAN] = 1,
 	};
 	struct nrn_out o = { out, size, 0 };
 	const char *sub;
@@ -154,6 +160,9 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		n--;
 	if (in->opcode == NISA_INSN_MATMUL && !(in->flags & NISA_IF_BIAS))
 		n--;
+	if ((in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN) &&
+	    (in->flags & NISA_IF_INDICES))
+		n++; /* src1: the indices written */
 	if (in->opcode == NISA_INSN_LINALG) {
 		static const struct nisa_tensor none;
 
@@ -176,6 +185,7 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	    (in->subop == NISA_BIN_ADD || in->subop == NISA_BIN_SUB))
 		nrn_put(&o, " alpha=%g", nrn_double(in->alpha));
 	if (in->opcode == NISA_INSN_REDUCE || in->opcode == NISA_INSN_SOFTMAX ||
+	    in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN ||
 	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD)
 		nrn_put(&o, " axis=%d", in->axis);
 	if (in->opcode == NISA_INSN_RANDOM)
@@ -194,6 +204,8 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		nrn_put(&o, " reverse");
 	if (in->flags & NISA_IF_ACCUMULATE)
 		nrn_put(&o, " accumulate");
+	if (in->opcode == NISA_INSN_SORT && (in->flags & NISA_IF_DESCENDING))
+		nrn_put(&o, " descending");
 	return o.overflow ? -ENOSPC : 0;
 }
 
