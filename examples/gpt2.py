@@ -77,11 +77,7 @@ class GPT2(nn.Module):
         x = self.drop(self.wte(idx) + self.wpe(torch.arange(t, device=idx.device)))
         for blk in self.h:
             x = blk(x)
-        # The LM head is the token embedding (tied) by construction: a tie made
-        # by sharing one Parameter between two modules does not survive
-        # .to(device) for a device whose tensors cannot take over a CPU
-        # tensor's storage (PrivateUse1 devices such as "neuron": Module._apply
-        # then gives each module its own new Parameter).
+        # the LM head is the token embedding (tied)
         return F.linear(self.ln_f(x), self.wte.weight)
 
 
