@@ -40,6 +40,11 @@ void sgesdd_(const char *jobz, const int *m, const int *n, float *a,
              const int *lda, float *s, float *u, const int *ldu, float *vt,
              const int *ldvt, float *work, const int *lwork, int *iwork,
              int *info, size_t);
+void ssytrf_(const char *uplo, const int *n, float *a, const int *lda, int *ipiv,
+             float *work, const int *lwork, int *info, size_t);
+void ssytrs_(const char *uplo, const int *n, const int *nrhs, const float *a,
+             const int *lda, const int *ipiv, float *b, const int *ldb,
+             int *info, size_t);
 void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a,
              const int *lda, float *w, float *work, const int *lwork,
              int *iwork, const int *liwork, int *info, size_t, size_t);
@@ -69,6 +74,8 @@ static const LaSpec la_specs[NISA_NUM_LINALG] = {
                         { R_, W_, N_ } },
     [NISA_LA_LUDET] = { "LUDET", NISA_IF_LA_LOG, { R_, R_, W_ } },
     [NISA_LA_PERM] = { "PERM", 0, { R_, N_, N_ } },
+    [NISA_LA_SYTRF] = { "SYTRF", 0, { R_, W_, W_ } },
+    [NISA_LA_SYTRS] = { "SYTRS", 0, { R_, R_, R_ } },
 };
 
 typedef struct La {
@@ -300,6 +307,24 @@ static const char *la_check(La *la, uint16_t op, uint64_t *work)
             return "LUDET: src0 [n, n], src1 I32 [1, n], dst (src2) [1, 1]";
         }
         return NULL;
+    case NISA_LA_SYTRF:
+        if (m != n || !la_is(la, d, n, n) || !la_floating(d) ||
+            !la_is(la, &la->s[1], 1, n) || !la_i32(&la->s[1]) ||
+            !la_is(la, &la->s[2], 1, 1) || !la_i32(&la->s[2])) {
+            return "SYTRF: src0, dst [n, n], src1 I32 [1, n], src2 I32 [1, 1]";
+        }
+        return NULL;
+    case NISA_LA_SYTRS: {
+        const TrnView *b = &la->s[2];
+
+        if (m != n || !la_is(la, &la->s[1], 1, n) || !la_i32(&la->s[1]) ||
+            !la_is(la, b, n, b->shape[3]) || !la_floating(b) ||
+            !la_is(la, d, n, b->shape[3]) || !la_floating(d)) {
+            return "SYTRS: src0 [n, n], src1 I32 [1, n], src2 and dst [n, r]";
+        }
+        *work = n * n + n * b->shape[3];
+        return NULL;
+    }
     case NISA_LA_PERM:
     case NISA_NUM_LINALG:
         break;
@@ -311,6 +336,31 @@ static const char *la_check(La *la, uint16_t op, uint64_t *work)
 static int la_lwork(float q)
 {
     return (int)MAX(1.0f, MIN(q, (float)(64 << 20)));
+}
+
+/*
+ * SYTRF's pivots (lower form) of the current entry: p > 0 a 1x1 block
+ * (rows k and p exchanged), p = piv[k + 1] < 0 a 2x2 block; all in [1, n].
+ */
+static bool la_get_ldl_pivots(const La *la, const TrnView *v, int *ipiv, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t p = trn_load_i64(v->dtype, la_at(la, v, 0, i));
+
+        if (p == 0 || p > (int64_t)n || p < -(int64_t)n) {
+            return false;
+        }
+        ipiv[i] = (int)p;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (ipiv[i] < 0) {
+            if (i + 1 >= n || ipiv[i + 1] != ipiv[i]) {
+                return false;
+            }
+            i++;
+        }
+    }
+    return true;
 }
 
 /*
@@ -561,6 +611,41 @@ static uint32_t la_entry(La *la, uint16_t op, float *a)
         } else {
             trn_store(la->d.dtype, la_at(la, &la->d, 0, 0), det);
         }
+        return NISA_ERR_NONE;
+    }
+    case NISA_LA_SYTRF:
+        ipiv = g_new0(int, MAX(n, 1));
+        if (n) {
+            ssytrf_("L", &n, a, &lda, ipiv, &q, &lwork, &info, 1);
+            lwork = la_lwork(q);
+            work = g_new(float, lwork);
+            ssytrf_("L", &n, a, &lda, ipiv, work, &lwork, &info, 1);
+        }
+        for (int c = 1; c < n; c++) {
+            for (int r = 0; r < c; r++) {
+                a[r + (uint64_t)c * lda] = 0;   /* the upper part is not D */
+            }
+        }
+        la_put(la, &la->d, a, lda);
+        for (int i = 0; i < n; i++) {
+            la_put_int(la, &la->s[1], i, ipiv[i]);
+        }
+        la_put_int(la, &la->s[2], 0, info);
+        return NISA_ERR_NONE;
+    case NISA_LA_SYTRS: {
+        int r = (int)la->s[2].shape[3];
+
+        ipiv = g_new0(int, MAX(n, 1));
+        if (!la_get_ldl_pivots(la, &la->s[1], ipiv, n)) {
+            TRN_GUEST_ERR(insn, "queue %u: LINALG: %s", la->k->q->idx,
+                          "SYTRS: malformed pivots");
+            return NISA_ERR_BAD_INDEX;
+        }
+        la_get(la, &la->s[2], x, lda);
+        if (n && r) {
+            ssytrs_("L", &n, &r, a, &lda, ipiv, x, &lda, &info, 1);
+        }
+        la_put(la, &la->d, x, lda);
         return NISA_ERR_NONE;
     }
     case NISA_LA_PERM:

@@ -24,6 +24,8 @@ static const uint8_t nrn_linalg_roles[NISA_NUM_LINALG][3] = {
 	[NISA_LA_SYEVD] = { R_, W_, N_ },
 	[NISA_LA_LUDET] = { R_, R_, W_ },
 	[NISA_LA_PERM] = { R_, N_, N_ },
+	[NISA_LA_SYTRF] = { R_, W_, W_ },
+	[NISA_LA_SYTRS] = { R_, R_, R_ },
 };
 
 static uint8_t nrn_linalg_role(enum nisa_linalg op, uint32_t flags, unsigned int i)

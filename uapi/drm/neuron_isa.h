@@ -341,6 +341,8 @@ enum nisa_linalg {
 	NISA_LA_SYEVD,		/* dst = eigenvalues [n] of symmetric src0; src1 = vectors */
 	NISA_LA_LUDET,		/* dst = det from LU src0, pivots src1 (LOG: log|det|, src2 = sign) */
 	NISA_LA_PERM,		/* dst [m, m] = P of A = P L U from pivots src0 (I32 [1, k]) */
+	NISA_LA_SYTRF,		/* dst = LDL^T of symmetric src0; src1 = pivots [n]; src2 = info */
+	NISA_LA_SYTRS,		/* dst = A^-1 src2, A from LD src0, pivots src1 */
 	NISA_NUM_LINALG
 };
 #define NISA_LINALG_MAX_DIM	1024
