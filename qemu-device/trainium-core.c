@@ -119,6 +119,7 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
     case NISA_INSN_SCAN:
         return trn_insn_scan(k, in);
     case NISA_INSN_IOTA:
+        return trn_insn_iota(k, in);
     case NISA_NUM_OPCODES:
         break;
     }

@@ -468,4 +468,6 @@ static inline int64_t trn_cmpi_lxor(int64_t x, int64_t y)
     return (x != 0) != (y != 0);
 }
 
+#include "trainium-ew-special.h"
+
 #endif

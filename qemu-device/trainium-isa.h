@@ -149,6 +149,9 @@ void trn_philox4x32_10(uint64_t key, uint64_t counter, uint32_t w[4]);
 uint64_t trn_random_cost(uint64_t numel);
 uint32_t trn_insn_random(TrnKernel *k, const struct nisa_insn *in);
 
+/* trainium-iota.c */
+uint32_t trn_insn_iota(TrnKernel *k, const struct nisa_insn *in);
+
 /* trainium-linalg.c */
 uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in);
 

@@ -303,6 +303,188 @@ static void test_refusals(void)
     core_stop(c);
 }
 
+/* Within a few float32 ulps (the special functions are not bit-exact). */
+static void close_to(float got, double want, const char *what, double x)
+{
+    if (isnan(want) ? !isnan(got) :
+        isinf(want) ? got != want :
+        fabs(got - want) > 4e-7 * fabs(want) + 1e-30) {
+        g_error("%s(%g): got %.9g, want %.9g", what, x, got, want);
+    }
+}
+
+typedef struct SpCase {
+    unsigned fn;
+    double p, q, x, want;
+} SpCase;
+
+#define EULER_GAMMA 0.57721566490153286
+
+static void test_special_unary(void)
+{
+    Core *c = core_start();
+    const SpCase cases[] = {
+        { NISA_UN_DIGAMMA, 0, 0, 1, -EULER_GAMMA },
+        { NISA_UN_DIGAMMA, 0, 0, 0.5, -EULER_GAMMA - 2 * M_LN2 },
+        { NISA_UN_DIGAMMA, 0, 0, 0.0, -INFINITY },
+        { NISA_UN_DIGAMMA, 0, 0, -0.0, INFINITY },
+        { NISA_UN_DIGAMMA, 0, 0, -2, NAN },
+        { NISA_UN_DIGAMMA, 0, 0, -0.5, 0.03648997397857652 },
+        { NISA_UN_POLYGAMMA, 1, 0, 1, M_PI * M_PI / 6 },
+        { NISA_UN_POLYGAMMA, 2, 0, 1, -2.4041138063191885 },
+        { NISA_UN_POLYGAMMA, 3, 0, 0.5, M_PI * M_PI * M_PI * M_PI },
+        { NISA_UN_POLYGAMMA, 1, 0, -0.5, M_PI * M_PI / 2 + 4 },
+        { NISA_UN_I0, 0, 0, 1, 1.2660658777520082 },
+        { NISA_UN_I0, 0, 0, -30, 7.816722978239774e11 },
+        { NISA_UN_I0E, 0, 0, 0, 1 },
+        { NISA_UN_I0E, 0, 0, INFINITY, 0 },
+        { NISA_UN_I1, 0, 0, 1, 0.5651591039924851 },
+        { NISA_UN_I1E, 0, 0, -1, -0.5651591039924851 / M_E },
+        { NISA_UN_BESSEL_K0, 0, 0, 1, 0.42102443824070834 },
+        { NISA_UN_BESSEL_K1, 0, 0, 1, 0.6019072301972346 },
+        { NISA_UN_BESSEL_K0E, 0, 0, 1, 0.42102443824070834 * M_E },
+        { NISA_UN_BESSEL_K1E, 0, 0, 700, 0.047396186739206314 },
+        { NISA_UN_BESSEL_K1, 0, 0, 0, INFINITY },
+        { NISA_UN_BESSEL_K0, 0, 0, -1, NAN },
+        { NISA_UN_NDTRI, 0, 0, 0.975, 1.959963984540054 },
+        { NISA_UN_NDTRI, 0, 0, 0.5, 0 },
+        { NISA_UN_NDTRI, 0, 0, 0, -INFINITY },
+        { NISA_UN_NDTRI, 0, 0, 1.5, NAN },
+        { NISA_UN_LOG_NDTR, 0, 0, 0, -M_LN2 },
+        { NISA_UN_LOG_NDTR, 0, 0, -40, -804.6084420137538 },
+        { NISA_UN_ERFCX, 0, 0, 1, 0.42758357615580705 },
+        { NISA_UN_ERFCX, 0, 0, -30, INFINITY },
+        { NISA_UN_AIRY_AI, 0, 0, 0, 0.3550280538878172 },
+        { NISA_UN_AIRY_AI, 0, 0, 1, 0.13529241631288141 },
+        { NISA_UN_AIRY_AI, 0, 0, -1, 0.5355608832923521 },
+        { NISA_UN_AIRY_AI, 0, 0, 10, 1.1047532552898687e-10 },
+        { NISA_UN_AIRY_AI, 0, 0, -10, 0.04024123848644319 },
+        { NISA_UN_AIRY_AI, 0, 0, INFINITY, NAN },
+        { NISA_UN_BESSEL_J0, 0, 0, 0, 1 },
+        { NISA_UN_BESSEL_J1, 0, 0, -2, -0.5767248077568734 },
+        { NISA_UN_BESSEL_Y0, 0, 0, 0, -INFINITY },
+        { NISA_UN_BESSEL_Y1, 0, 0, -1, NAN },
+        { NISA_UN_SPHERICAL_J0, 0, 0, 0, 1 },
+        { NISA_UN_SPHERICAL_J0, 0, 0, -INFINITY, 0 },
+        { NISA_UN_ENTR, 0, 0, 0.5, 0.5 * M_LN2 },
+        { NISA_UN_ENTR, 0, 0, 0, 0 },
+        { NISA_UN_ENTR, 0, 0, -1, -INFINITY },
+        { NISA_UN_SINC, 0, 0, 0, 1 },
+        { NISA_UN_SINC, 0, 0, 0.5, 2 / M_PI },
+        { NISA_UN_EXP2, 0, 0, 10, 1024 },
+        { NISA_UN_LOGIT, 0, 0, 0.75, log(3.0) },
+        { NISA_UN_LOGIT, 0.25, 1, 0, -log(3.0) },
+        { NISA_UN_LOGIT, 0, 0, 1, INFINITY },
+        { NISA_UN_ANGLE, 0, 0, -2, M_PI },
+        { NISA_UN_ANGLE, 0, 0, -0.0, 0 },
+        { NISA_UN_ANGLE, 0, 0, NAN, NAN },
+        { NISA_UN_FREXP_MANT, 0, 0, 8, 0.5 },
+        { NISA_UN_FREXP_EXP, 0, 0, 8, 4 },
+        { NISA_UN_FREXP_MANT, 0, 0, -INFINITY, -INFINITY },
+        { NISA_UN_FREXP_EXP, 0, 0, 0.375, -1 },
+        { NISA_UN_NAN_TO, 5, 0, NAN, 5 },
+        { NISA_UN_NAN_TO, 5, 0, INFINITY, INFINITY },
+        { NISA_UN_INF_TO, 7, -6, -INFINITY, -6 },
+        { NISA_UN_INF_TO, 7, -6, INFINITY, 7 },
+        { NISA_UN_THRESHOLD, 1, -5, 1, -5 },
+        { NISA_UN_THRESHOLD, 1, -5, 2, 2 },
+        { NISA_UN_THRESHOLD, 1, -5, NAN, NAN },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char what[32];
+
+        snprintf(what, sizeof(what), "unary %u", cases[i].fn);
+        close_to(unary1(c, cases[i].fn, cases[i].p, cases[i].q, cases[i].x),
+                 cases[i].want, what, cases[i].x);
+    }
+    core_stop(c);
+}
+
+static void test_special_binary(void)
+{
+    Core *c = core_start();
+    const struct { unsigned op; float x, y; double want; } cases[] = {
+        { NISA_BIN_FMAX, NAN, 1, 1 }, { NISA_BIN_FMIN, 1, NAN, 1 },
+        { NISA_BIN_FMAX, NAN, NAN, NAN }, { NISA_BIN_FMIN, -1, 2, -1 },
+        { NISA_BIN_HEAVISIDE, 0, 0.5f, 0.5 }, { NISA_BIN_HEAVISIDE, -2, 0.5f, 0 },
+        { NISA_BIN_HEAVISIDE, 3, 0.5f, 1 },
+        { NISA_BIN_NEXTAFTER, 1, 2, 1 + 0x1p-23 },
+        { NISA_BIN_NEXTAFTER, 0, -1, -0x1p-149 },
+        { NISA_BIN_ZETA, 2, 1, M_PI * M_PI / 6 },
+        { NISA_BIN_ZETA, 4, 2, M_PI * M_PI * M_PI * M_PI / 90 - 1 },
+        { NISA_BIN_ZETA, 1, 1, INFINITY }, { NISA_BIN_ZETA, 0.5f, 1, NAN },
+        { NISA_BIN_ZETA, 2, -1, INFINITY }, { NISA_BIN_ZETA, 2.5f, -1.5f, NAN },
+        { NISA_BIN_XLOG1PY, 0, NAN, NAN }, { NISA_BIN_XLOG1PY, 0, -1, 0 },
+        { NISA_BIN_XLOG1PY, 2, (float)(M_E - 1), 2 },
+        { NISA_BIN_IGAMMA, 1, 1, 1 - 1 / M_E },
+        { NISA_BIN_IGAMMAC, 1, 1, 1 / M_E },
+        { NISA_BIN_IGAMMA, 0.5f, 2, 0.9544997361036416 },
+        { NISA_BIN_IGAMMAC, 3, 10, 0.0027693957155115775 },
+        { NISA_BIN_IGAMMA, 0, 0, NAN }, { NISA_BIN_IGAMMA, 0, 1, 1 },
+        { NISA_BIN_IGAMMAC, 2, INFINITY, 0 }, { NISA_BIN_IGAMMA, -1, 1, NAN },
+        { NISA_BIN_CHEB_T, 0.5f, 3, -1 }, { NISA_BIN_CHEB_U, 0.5f, 2, 0 },
+        { NISA_BIN_CHEB_V, -1, 3, -7 }, { NISA_BIN_CHEB_W, 1, 3, 7 },
+        { NISA_BIN_SCHEB_T, 0.75f, 3, -1 }, { NISA_BIN_SCHEB_U, 0, 2, 3 },
+        { NISA_BIN_HERMITE_H, 1, 3, -4 }, { NISA_BIN_HERMITE_HE, 2, 3, 2 },
+        { NISA_BIN_LAGUERRE_L, 1, 2, -0.5 }, { NISA_BIN_LEGENDRE_P, 0.5f, 2, -0.125 },
+        { NISA_BIN_LEGENDRE_P, 0.5f, 2.7f, -0.125 },
+        { NISA_BIN_CHEB_T, 0.5f, -1, 0 }, { NISA_BIN_HERMITE_H, 3, 0, 1 },
+        { NISA_BIN_CHEB_T, 0.5f, 1e6f, NAN },       /* beyond the card's degree */
+        { NISA_BIN_PRELU, -2, 0.25f, -0.5 }, { NISA_BIN_PRELU, 3, 0.25f, 3 },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        float o;
+        char what[32];
+
+        snprintf(what, sizeof(what), "binary %u", cases[i].op);
+        binary_f32(c, cases[i].op, &cases[i].x, &cases[i].y, &o, 1);
+        close_to(o, cases[i].want, what, cases[i].x);
+    }
+    core_stop(c);
+}
+
+/* IOTA: row-major ramps, any strides; integers exact; bad forms refused. */
+static void test_iota(void)
+{
+    Core *c = core_start();
+    float f[6], fwant[6] = { 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f };
+    int64_t l[3], lwant[3] = { 1LL << 62, (1LL << 62) - 3, (1LL << 62) - 6 };
+    int32_t s[8] = { 0 }, swant[8] = { 10, 0, 7, 0, 4, 0, 1, 0 };
+    struct nisa_insn in = { .opcode = NISA_INSN_IOTA, .scalar = f64bits(1.5),
+        .alpha = f64bits(0.5), .dst = tn(0, NISA_F32, 0, 2, 3, 0, 0) };
+
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 0, 0, f, sizeof(f));
+    g_assert_cmpmem(f, sizeof(f), fwant, sizeof(fwant));
+
+    /* 2^62 - 3 is no double: the integer ramp is exact */
+    in.scalar = f64bits(0x1p62);
+    in.alpha = f64bits(-3);
+    in.dst = tn(1, NISA_I64, 0, 3, 0, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 1, 0, l, sizeof(l));
+    g_assert_cmpmem(l, sizeof(l), lwant, sizeof(lwant));
+
+    /* a strided destination: every other element, values in row-major order */
+    put(c, 2, 0, s, sizeof(s));
+    in.scalar = f64bits(10);
+    in.alpha = f64bits(-3);
+    in.dst = tn(2, NISA_I32, 0, 4, 0, 0, 0);
+    in.dst.strides[0] = 2;
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, s, sizeof(s));
+    g_assert_cmpmem(s, sizeof(s), swant, sizeof(swant));
+
+    in.flags = NISA_IF_SCALAR;
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    in.flags = 0;
+    in.src[0] = tn(0, NISA_F32, 0, 4, 0, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -312,5 +494,8 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/elementwise/integer-forms", test_integer_forms);
     qtest_add_func("/trainium/elementwise/logical", test_logical);
     qtest_add_func("/trainium/elementwise/refusals", test_refusals);
+    qtest_add_func("/trainium/elementwise/special-unary", test_special_unary);
+    qtest_add_func("/trainium/elementwise/special-binary", test_special_binary);
+    qtest_add_func("/trainium/elementwise/iota", test_iota);
     return g_test_run();
 }

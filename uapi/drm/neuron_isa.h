@@ -193,7 +193,25 @@ enum nisa_opcode {
 	X(ISNAN, isnan, REAL) X(ISINF, isinf, REAL)			\
 	X(ISPOSINF, isposinf, REAL) X(ISNEGINF, isneginf, REAL)		\
 	X(ISFINITE, isfinite, REAL) X(SIGNBIT, signbit, REAL)		\
-	X(LOGICAL_NOT, logical_not, EXACT)
+	X(LOGICAL_NOT, logical_not, EXACT)				\
+	/* special functions (docs/hardware.md, "Special functions") */	\
+	X(DIGAMMA, digamma, REAL)					\
+	X(POLYGAMMA, polygamma, REAL)	/* order p */			\
+	X(I0, i0, REAL) X(I0E, i0e, REAL) X(I1, i1, REAL) X(I1E, i1e, REAL) \
+	X(NDTRI, ndtri, REAL) X(LOG_NDTR, log_ndtr, REAL)		\
+	X(ERFCX, erfcx, REAL) X(AIRY_AI, airy_ai, REAL)			\
+	X(BESSEL_J0, bessel_j0, REAL) X(BESSEL_J1, bessel_j1, REAL)	\
+	X(BESSEL_Y0, bessel_y0, REAL) X(BESSEL_Y1, bessel_y1, REAL)	\
+	X(BESSEL_K0, bessel_k0, REAL) X(BESSEL_K1, bessel_k1, REAL)	\
+	X(BESSEL_K0E, bessel_k0e, REAL) X(BESSEL_K1E, bessel_k1e, REAL)	\
+	X(SPHERICAL_J0, spherical_j0, REAL) X(ENTR, entr, REAL)		\
+	X(SINC, sinc, REAL) X(EXP2, exp2, REAL)				\
+	X(LOGIT, logit, REAL)	/* q != 0: x clamped to [p, 1 - p] */	\
+	X(ANGLE, angle, REAL)	/* x < 0 ? pi : 0 */			\
+	X(FREXP_MANT, frexp_mant, REAL) X(FREXP_EXP, frexp_exp, REAL)	\
+	X(NAN_TO, nan_to, REAL)		/* NaN -> p */			\
+	X(INF_TO, inf_to, REAL)		/* +inf -> p, -inf -> q */	\
+	X(THRESHOLD, threshold, REAL)	/* x <= p ? q : x */
 
 /* NISA_INSN_BINARY operators: x op (alpha * y), alpha for ADD and SUB. */
 #define NISA_BINARY_OPS(X)						\
@@ -208,7 +226,20 @@ enum nisa_opcode {
 	X(ATAN2, atan2, REAL) X(HYPOT, hypot, REAL)			\
 	X(COPYSIGN, copysign, REAL) X(LOGADDEXP, logaddexp, REAL)	\
 	X(LOGADDEXP2, logaddexp2, REAL) X(XLOGY, xlogy, REAL)		\
-	X(SHL, shl, BITS) X(SHR, shr, BITS)	/* arithmetic right shift */
+	X(SHL, shl, BITS) X(SHR, shr, BITS)	/* arithmetic right shift */ \
+	X(FMAX, fmax, EXACT) X(FMIN, fmin, EXACT)	/* NaN ignored */ \
+	X(HEAVISIDE, heaviside, EXACT)	/* x == 0 ? y : x > 0 */	\
+	X(NEXTAFTER, nextafter, REAL)	/* in float32 */		\
+	X(ZETA, zeta, REAL) X(XLOG1PY, xlog1py, REAL)			\
+	X(IGAMMA, igamma, REAL) X(IGAMMAC, igammac, REAL)		\
+	/* orthogonal polynomials of x, degree y (truncated) */	\
+	X(CHEB_T, cheb_t, REAL) X(CHEB_U, cheb_u, REAL)			\
+	X(CHEB_V, cheb_v, REAL) X(CHEB_W, cheb_w, REAL)			\
+	X(SCHEB_T, scheb_t, REAL) X(SCHEB_U, scheb_u, REAL)		\
+	X(SCHEB_V, scheb_v, REAL) X(SCHEB_W, scheb_w, REAL)		\
+	X(HERMITE_H, hermite_h, REAL) X(HERMITE_HE, hermite_he, REAL)	\
+	X(LAGUERRE_L, laguerre_l, REAL) X(LEGENDRE_P, legendre_p, REAL)	\
+	X(PRELU, prelu, REAL)		/* x > 0 ? x : y x */
 
 /* NISA_INSN_COMPARE predicates: dst (bool) = x cmp y. */
 #define NISA_COMPARE_OPS(X)						\
