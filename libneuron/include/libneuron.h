@@ -274,11 +274,12 @@ int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
  * NISA_MAX_DIMS dims each, batch dims leading and equal). The sources the
  * subop does not take are NULL, the others not (else -EINVAL); which ones
  * the card writes (pivots, info, tau, U, Vh, ...) follows from @op and
- * @flags. Shapes and results: docs/hardware.md, "LINALG". Nothing is
- * issued when an operand is empty.
+ * @flags. @scalar is GELSY's rcond (0 for the other subops). Shapes and
+ * results: docs/hardware.md, "LINALG". Nothing is issued when an operand
+ * is empty.
  */
 int nrn_op_linalg(struct nrn_stream *s, enum nisa_linalg op, uint32_t flags,
-		  const struct nrn_tensor_desc *dst,
+		  double scalar, const struct nrn_tensor_desc *dst,
 		  const struct nrn_tensor_desc *src0,
 		  const struct nrn_tensor_desc *src1,
 		  const struct nrn_tensor_desc *src2);

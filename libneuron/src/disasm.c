@@ -38,7 +38,7 @@ static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
 };
 static const char *const nrn_linalg_names[NISA_NUM_LINALG] = {
 	"potrf", "getrf", "getrs", "trsm", "geqrf", "orgqr", "ormqr", "gesdd",
-	"syevd", "ludet", "perm", "sytrf", "sytrs",
+	"syevd", "ludet", "perm", "sytrf", "sytrs", "gels", "gelsy",
 };
 static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
 	"f32", "bf16", "i32", "i64", "bool", "f16", "u8", "i8", "i16",

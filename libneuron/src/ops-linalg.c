@@ -6,6 +6,7 @@
  * and flags: those are bound with write access.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -26,6 +27,8 @@ static const uint8_t nrn_linalg_roles[NISA_NUM_LINALG][3] = {
 	[NISA_LA_PERM] = { R_, N_, N_ },
 	[NISA_LA_SYTRF] = { R_, W_, W_ },
 	[NISA_LA_SYTRS] = { R_, R_, R_ },
+	[NISA_LA_GELS] = { R_, R_, N_ },
+	[NISA_LA_GELSY] = { R_, R_, W_ },
 };
 
 static uint8_t nrn_linalg_role(enum nisa_linalg op, uint32_t flags, unsigned int i)
@@ -38,7 +41,8 @@ static uint8_t nrn_linalg_role(enum nisa_linalg op, uint32_t flags, unsigned int
 }
 
 NRN_EXPORT int nrn_op_linalg(struct nrn_stream *s, enum nisa_linalg op,
-			     uint32_t flags, const struct nrn_tensor_desc *dst,
+			     uint32_t flags, double scalar,
+			     const struct nrn_tensor_desc *dst,
 			     const struct nrn_tensor_desc *src0,
 			     const struct nrn_tensor_desc *src1,
 			     const struct nrn_tensor_desc *src2)
@@ -49,6 +53,8 @@ NRN_EXPORT int nrn_op_linalg(struct nrn_stream *s, enum nisa_linalg op,
 	struct nisa_insn in = { .opcode = NISA_INSN_LINALG, .subop = (uint16_t)op,
 			       .flags = flags };
 	unsigned int n = 1;
+
+	memcpy(&in.scalar, &scalar, sizeof(in.scalar));
 
 	if (!s || !dst || (unsigned int)op >= NISA_NUM_LINALG)
 		return -EINVAL;

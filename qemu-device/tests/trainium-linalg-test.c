@@ -330,6 +330,54 @@ static void test_perm_ldl(void)
     core_stop(c);
 }
 
+/* GELS and GELSY: a least squares fit, its residual, a rank. */
+static void test_lstsq(void)
+{
+    Core *c = core_start();
+    const float a[6] = { 1, 0, 0, 1, 1, 1 }, b[3] = { 1, 2, 2 };
+    const float ones[6] = { 1, 1, 1, 1, 1, 1 }, b1[3] = { 1, 1, 1 };
+    struct nisa_tensor rank = tn(0, NISA_I64, 0x3000, 1, 1, 0, 0);
+    struct nisa_insn gelsy = la(NISA_LA_GELSY, 0, mat(c, 0x100, 3, 1, NULL),
+                                mat(c, 0, 3, 2, a), mat(c, 0x200, 3, 1, b), rank);
+    float x[3];
+    int64_t r;
+
+    g_assert_cmphex(run1(c, la(NISA_LA_GELS, 0, mat(c, 0x100, 3, 1, NULL),
+                               mat(c, 0, 3, 2, a), mat(c, 0x200, 3, 1, b), none)),
+                    ==, OK);
+    getf(c, 0x100, x, 3);
+    g_assert_cmpfloat_with_epsilon(x[0], 2.0 / 3, EPS);
+    g_assert_cmpfloat_with_epsilon(x[1], 5.0 / 3, EPS);
+    g_assert_cmpfloat_with_epsilon(x[2] * x[2], 1.0 / 3, EPS);   /* |A x - b|^2 */
+    gelsy.scalar = f64bits(1e-6);
+    g_assert_cmphex(run1(c, gelsy), ==, OK);
+    getf(c, 0x100, x, 2);
+    get(c, 0, 0x3000, &r, 8);
+    g_assert_cmpint(r, ==, 2);
+    g_assert_cmpfloat_with_epsilon(x[0], 2.0 / 3, EPS);
+    g_assert_cmpfloat_with_epsilon(x[1], 5.0 / 3, EPS);
+    /* Rank 1: the minimum norm solution. */
+    put(c, 0, 0, ones, sizeof(ones));
+    put(c, 0, 0x200, b1, sizeof(b1));
+    g_assert_cmphex(run1(c, gelsy), ==, OK);
+    getf(c, 0x100, x, 2);
+    get(c, 0, 0x3000, &r, 8);
+    g_assert_cmpint(r, ==, 1);
+    g_assert_cmpfloat_with_epsilon(x[0], 0.5, EPS);
+    g_assert_cmpfloat_with_epsilon(x[1], 0.5, EPS);
+    /* rcond must be finite, and only GELSY takes one; rank is I64. */
+    gelsy.scalar = f64bits(NAN);
+    g_assert_cmphex(run1(c, gelsy), ==, OK | NISA_ERR_BAD_INSN);
+    gelsy.scalar = 0;
+    gelsy.src[2] = tn(0, NISA_I32, 0x3000, 1, 1, 0, 0);
+    g_assert_cmphex(run1(c, gelsy), ==, OK | NISA_ERR_BAD_INSN);
+    gelsy = la(NISA_LA_GELS, 0, mat(c, 0x100, 3, 1, NULL), mat(c, 0, 3, 2, a),
+               mat(c, 0x200, 3, 1, b), none);
+    gelsy.scalar = f64bits(1e-6);
+    g_assert_cmphex(run1(c, gelsy), ==, OK | NISA_ERR_BAD_INSN);
+    core_stop(c);
+}
+
 /* Two matrices in one instruction, strided (the second one transposed). */
 static void test_batch(void)
 {
@@ -426,6 +474,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/linalg/qr", test_qr);
     qtest_add_func("/trainium/linalg/svd-eigh", test_svd_eigh);
     qtest_add_func("/trainium/linalg/perm-ldl", test_perm_ldl);
+    qtest_add_func("/trainium/linalg/lstsq", test_lstsq);
     qtest_add_func("/trainium/linalg/batch", test_batch);
     qtest_add_func("/trainium/linalg/errors", test_errors);
     return g_test_run();

@@ -374,6 +374,8 @@ enum nisa_linalg {
 	NISA_LA_PERM,		/* dst [m, m] = P of A = P L U from pivots src0 (I32 [1, k]) */
 	NISA_LA_SYTRF,		/* dst = LDL^T of symmetric src0; src1 = pivots [n]; src2 = info */
 	NISA_LA_SYTRS,		/* dst = A^-1 src2, A from LD src0, pivots src1 */
+	NISA_LA_GELS,		/* dst = least squares of src0 X = src1 (QR, full rank) */
+	NISA_LA_GELSY,		/* the same, rank-revealing (rcond @scalar); src2 = rank (I64) */
 	NISA_NUM_LINALG
 };
 #define NISA_LINALG_MAX_DIM	1024
