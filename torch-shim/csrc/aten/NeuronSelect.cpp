@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+// Selections whose size depends on the data, and the searches built on the
+// card's sort and scan: nonzero, nonzero_static, masked_select,
+// count_nonzero, unique, unique_consecutive, searchsorted, bucketize, isin,
+// histc, randperm and multinomial. The positions are found on the card
+// (a stable sort of "not selected" puts the selected positions first, in
+// order); the host reads back only their count, as CUDA does.
+#include <cmath>
+
+#include "NeuronSort.h"
+
+namespace torch_neuron {
+
+at::Tensor true_positions(const at::Tensor& mask) {
+  at::Tensor flat = mask.reshape({-1});
+  if (flat.scalar_type() != at::kBool)
+    flat = flat.ne(0);
+  at::Tensor idx = std::get<1>(sort_stable(at::logical_not(flat), 0, false));
+  int64_t count = flat.sum(at::kLong).item<int64_t>();
+  return idx.narrow(0, 0, count);
+}
+
+namespace {
+
+using Gen = std::optional<at::Generator>;
+
+// dst = x op v on the card, exactly for integers.
+void scalar_op(nisa_binary op, const at::Tensor& dst, const at::Tensor& x, double v) {
+  nrn_tensor_desc o = desc(dst), s = desc(x);
+  NEURON_OP(nrn_op_binary_scalar(stream_for(x), op, &o, &s, v, 1.0, 0));
+}
+
+// Row-major positions @lin (int64) as coordinates of @sizes, into @out [n, ndim].
+void unravel(const at::Tensor& lin, at::IntArrayRef sizes, at::Tensor& out) {
+  int64_t stride = 1;
+  at::Tensor q = empty_neuron(lin.sizes(), at::kLong, lin.device());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; d--) {
+    at::Tensor col = out.select(1, d);
+    scalar_op(NISA_BIN_FLOORDIV, q, lin, static_cast<double>(stride));
+    scalar_op(NISA_BIN_REM, col, q, static_cast<double>(sizes[d]));
+    stride *= sizes[d];
+  }
+}
+
+at::Tensor nonzero(const at::Tensor& self) {
+  at::Tensor lin = true_positions(self);
+  at::Tensor out = empty_neuron({lin.size(0), self.dim()}, at::kLong, self.device());
+  if (lin.size(0) && self.dim())
+    unravel(lin, self.sizes(), out);
+  return out;
+}
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor r = torch_neuron::nonzero(self);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  at::Tensor lin = true_positions(self);
+  int64_t k = std::min<int64_t>(lin.size(0), size);
+  at::Tensor out = at::full({size, self.dim()}, fill_value,
+                            self.options().dtype(at::kLong));
+  if (k && self.dim()) {
+    at::Tensor head = out.narrow(0, 0, k);
+    unravel(lin.narrow(0, 0, k), self.sizes(), head);
+  }
+  return out;
+}
+at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value,
+                               at::Tensor& out) {
+  at::Tensor r = torch_neuron::nonzero_static(self, size, fill_value);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  auto both = at::broadcast_tensors({self, mask});
+  at::Tensor lin = true_positions(both[1]);
+  return both[0].reshape({-1}).index_select(0, lin);
+}
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask,
+                              at::Tensor& out) {
+  at::Tensor r = torch_neuron::masked_select(self, mask);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
+  return self.ne(0).sum(dims, false, at::kLong);
+}
+
+// ---- unique ----
+
+// Runs of equal neighbours in @flat (1-D): each run's first element, each
+// element's run, each run's length; NaNs are each their own run.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> runs(const at::Tensor& flat,
+                                                    bool want_counts) {
+  int64_t n = flat.size(0);
+  at::Tensor first = empty_neuron({n}, at::kBool, flat.device());
+  first.narrow(0, 0, 1).fill_(true);
+  if (n > 1) {
+    at::Tensor rest = first.narrow(0, 1, n - 1);
+    at::ne_out(rest, flat.narrow(0, 1, n - 1), flat.narrow(0, 0, n - 1));
+  }
+  at::Tensor group = scan(NISA_SCAN_SUM, first, 0, at::kLong).sub_(1);
+  at::Tensor starts = true_positions(first);
+  at::Tensor values = flat.index_select(0, starts);
+  at::Tensor counts;
+  if (want_counts)
+    counts = at::zeros({starts.size(0)}, flat.options().dtype(at::kLong))
+                 .scatter_add_(0, group, at::ones({n}, flat.options().dtype(at::kLong)));
+  return {values, group, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool,
+                                                       bool return_inverse,
+                                                       bool return_counts) {
+  auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0)
+    return {empty_neuron({0}, self.scalar_type(), self.device()),
+            return_inverse ? at::empty(self.sizes(), opts) : at::empty({0}, opts),
+            at::empty({0}, opts)};
+  // Sorted, as the CPU returns it (sorted=False too).
+  auto [sv, si] = sort_stable(self.reshape({-1}), 0, false);
+  auto [values, group, counts] = runs(sv, return_counts);
+  at::Tensor inverse = at::empty({0}, opts);
+  if (return_inverse) {
+    // group is in sorted order; si's inverse permutation puts it back.
+    at::Tensor back = std::get<1>(sort_stable(si, 0, false));
+    inverse = group.index_select(0, back).view(self.sizes());
+  }
+  return {values, inverse, return_counts ? counts : at::empty({0}, opts)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(
+    const at::Tensor& self, bool return_inverse, bool return_counts,
+    std::optional<int64_t> dim) {
+  if (dim && !(self.dim() == 1 && at::maybe_wrap_dim(*dim, 1) == 0))
+    return at::unique_dim_consecutive(self, *dim, return_inverse, return_counts);
+  auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0)
+    return {empty_neuron({0}, self.scalar_type(), self.device()),
+            return_inverse ? at::empty(self.sizes(), opts) : at::empty({0}, opts),
+            at::empty({0}, opts)};
+  auto [values, group, counts] = runs(self.reshape({-1}), return_counts);
+  return {values, return_inverse ? group.view(self.sizes()) : at::empty({0}, opts),
+          return_counts ? counts : at::empty({0}, opts)};
+}
+
+// ---- searches ----
+
+// Per element of @v, how many of the sorted boundaries @b (along the last
+// dim) lie before it: left, m - #(b >= v); right, m - #(b > v) -- what the
+// CPU's binary search finds (a NaN value lands at m).
+at::Tensor search(const at::Tensor& b, const at::Tensor& v, bool right, bool out_int32) {
+  int64_t m = b.size(-1);
+  at::Tensor cmp;
+  if (b.dim() == 1)
+    cmp = right ? at::gt(b, v.unsqueeze(-1)) : at::ge(b, v.unsqueeze(-1));
+  else
+    cmp = right ? at::gt(b.unsqueeze(-2), v.unsqueeze(-1))
+                : at::ge(b.unsqueeze(-2), v.unsqueeze(-1));
+  at::Tensor r = cmp.sum(-1, false, at::kLong).neg_().add_(m);
+  return out_int32 ? r.to(at::kInt) : r;
+}
+
+bool side_right(bool right, const std::optional<c10::string_view>& side) {
+  if (side) {
+    TORCH_CHECK(*side == "left" || *side == "right", "torch.searchsorted(): side can only "
+                "be 'left' or 'right' but got ", *side);
+    TORCH_CHECK(!right || *side == "right", "torch.searchsorted(): side and right can't "
+                "be set to opposites, got side of left while right was True");
+    return *side == "right";
+  }
+  return right;
+}
+
+at::Tensor searchsorted(const at::Tensor& seq, const at::Tensor& self, bool out_int32,
+                        bool right, std::optional<c10::string_view> side,
+                        const std::optional<at::Tensor>& sorter) {
+  TORCH_CHECK(seq.dim() == 1 || seq.sizes().slice(0, seq.dim() - 1) ==
+              self.sizes().slice(0, std::max<int64_t>(self.dim() - 1, 0)),
+              "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+              "dimensions of boundaries tensor and input value tensor must match");
+  at::Tensor b = seq;
+  if (sorter && sorter->defined())
+    b = seq.gather(-1, *sorter);
+  if (self.scalar_type() != b.scalar_type()) {
+    auto t = at::promote_types(self.scalar_type(), b.scalar_type());
+    return search(b.to(t), self.to(t), side_right(right, side), out_int32);
+  }
+  return search(b, self, side_right(right, side), out_int32);
+}
+at::Tensor& searchsorted_out(const at::Tensor& seq, const at::Tensor& self, bool out_int32,
+                             bool right, std::optional<c10::string_view> side,
+                             const std::optional<at::Tensor>& sorter, at::Tensor& out) {
+  at::Tensor r = torch_neuron::searchsorted(seq, self, out_int32, right, side, sorter);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                     bool right) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
+              boundaries.dim(), ")");
+  return torch_neuron::searchsorted(boundaries, self, out_int32, right, std::nullopt,
+                                    std::nullopt);
+}
+at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries,
+                          bool out_int32, bool right, at::Tensor& out) {
+  at::Tensor r = torch_neuron::bucketize(self, boundaries, out_int32, right);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool, bool invert) {
+  at::Tensor e = elements.reshape({-1, 1}), t = test.reshape({1, -1});
+  at::Tensor r;
+  if (t.size(1) == 0)
+    r = at::zeros(elements.sizes(), elements.options().dtype(at::kBool));
+  else
+    r = at::eq(e, t).any(1).view(elements.sizes());
+  return invert ? at::logical_not(r) : r;
+}
+at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool unique,
+                     bool invert, at::Tensor& out) {
+  at::Tensor r = torch_neuron::isin(elements, test, unique, invert);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+// histc: bin = trunc((x - lo) * bins / (hi - lo)) in the input's precision,
+// the top edge in the last bin, values outside [lo, hi] (and NaN) dropped.
+at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min,
+                 const at::Scalar& max) {
+  TORCH_CHECK(card_float(self.scalar_type()), "torch.histc: input tensor and bins must "
+              "be of floating type, got ", self.scalar_type());
+  TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
+  double lo = min.toDouble(), hi = max.toDouble();
+  if (lo == hi && self.numel() > 0) {
+    auto mm = at::aminmax(self);
+    lo = std::get<0>(mm).item<double>();  // two scalars back, as the CPU reads them
+    hi = std::get<1>(mm).item<double>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)),
+              "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  at::Tensor hist = at::zeros({bins}, self.options());
+  if (self.numel() == 0)
+    return hist;
+  at::Tensor x = self.reshape({-1});
+  at::Tensor lo_t = at::scalar_tensor(lo, self.options()), hi_t = at::scalar_tensor(hi, self.options());
+  at::Tensor pos = x.sub(lo_t).mul_(static_cast<double>(bins)).div_(hi_t.sub(lo_t));
+  at::Tensor bin = pos.to(at::kLong).clamp_(0, bins - 1);
+  at::Tensor keep = at::logical_and(x.ge(lo_t), x.le(hi_t)).to(self.scalar_type());
+  return hist.scatter_add_(0, bin, keep);
+}
+at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min,
+                      const at::Scalar& max, at::Tensor& out) {
+  at::Tensor r = torch_neuron::histc(self, bins, min, max);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+// ---- random permutations and draws ----
+
+// randperm: sort 64-bit random keys drawn on the card; the order is the permutation.
+at::Tensor& randperm_gen_out(int64_t n, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  resize_out(out, {n});
+  if (n == 0)
+    return out;
+  at::Tensor keys = empty_neuron({n}, at::kLong, out.device());
+  keys.random_(gen);
+  return out.copy_(std::get<1>(sort_stable(keys, 0, false)));
+}
+at::Tensor& randperm_out(int64_t n, at::Tensor& out) {
+  return randperm_gen_out(n, std::nullopt, out);
+}
+at::Tensor randperm_gen(int64_t n, Gen gen, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device,
+                        std::optional<bool>) {
+  at::Tensor out = empty_neuron({0}, dtype.value_or(at::kLong),
+                                device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
+  return randperm_gen_out(n, gen, out);
+}
+at::Tensor randperm(int64_t n, std::optional<at::ScalarType> dtype,
+                    std::optional<at::Layout> layout, std::optional<at::Device> device,
+                    std::optional<bool> pin) {
+  return randperm_gen(n, std::nullopt, dtype, layout, device, pin);
+}
+
+// multinomial: with replacement, u * total searched in the cumulative sums;
+// without, the largest p / E with E ~ Exp(1) (the exponential race), both
+// drawn and computed on the card. The checks read back three scalars.
+at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement, Gen gen) {
+  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(card_float(self.scalar_type()), "multinomial only supports floating-point "
+              "dtypes for input, got: ", self.scalar_type());
+  TORCH_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+  int64_t n = self.size(-1);
+  TORCH_CHECK(replacement || num_samples <= n, "cannot sample n_sample > prob_dist.size(-1) "
+              "samples without replacement");
+  at::Tensor p = self.dim() == 1 ? self.unsqueeze(0) : self;
+  int64_t rows = p.size(0);
+  at::Tensor out = empty_neuron({rows, num_samples}, at::kLong, self.device());
+  if (rows == 0)
+    return self.dim() == 1 ? out.squeeze(0) : out;
+  at::Tensor pf = p.to(at::kFloat);
+  at::Tensor bad = at::logical_or(at::logical_not(at::isfinite(pf)), pf.lt(0)).any();
+  TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
+  at::Tensor nonzero_per_row = pf.gt(0).sum(1, false, at::kLong);
+  TORCH_CHECK(at::amin(nonzero_per_row, {0}).item<int64_t>() > 0,
+              "invalid multinomial distribution (sum of probabilities <= 0)");
+  if (replacement) {
+    at::Tensor cdf = scan(NISA_SCAN_SUM, pf, 1, at::kFloat);
+    at::Tensor total = cdf.narrow(1, n - 1, 1);
+    at::Tensor u = at::empty({rows, num_samples}, pf.options());
+    u.uniform_(0, 1, gen);
+    u.mul_(total);
+    // #(cdf[j] <= u) over j < n - 1: the first j whose cdf exceeds u.
+    at::Tensor head = cdf.narrow(1, 0, n - 1).unsqueeze(1);
+    out.copy_(at::le(head, u.unsqueeze(2)).sum(2, false, at::kLong));
+  } else {
+    TORCH_CHECK(at::amin(nonzero_per_row, {0}).item<int64_t>() >= num_samples,
+                "invalid multinomial distribution (with replacement=False, not enough "
+                "non-negative category to sample)");
+    at::Tensor e = at::empty({rows, n}, pf.options());
+    e.exponential_(1, gen);
+    at::Tensor keys = pf.div(e);
+    auto sorted = sort_stable(keys, 1, true);
+    out.copy_(std::get<1>(sorted).narrow(1, 0, num_samples));
+  }
+  return self.dim() == 1 ? out.squeeze(0) : out;
+}
+at::Tensor& multinomial_out(const at::Tensor& self, int64_t num_samples, bool replacement,
+                            Gen gen, at::Tensor& out) {
+  at::Tensor r = torch_neuron::multinomial(self, num_samples, replacement, gen);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero", nonzero);
+  m.impl("nonzero.out", nonzero_out);
+  m.impl("nonzero_static", nonzero_static);
+  m.impl("nonzero_static.out", nonzero_static_out);
+  m.impl("masked_select", masked_select);
+  m.impl("masked_select.out", masked_select_out);
+  m.impl("count_nonzero.dim_IntList", count_nonzero);
+  m.impl("_unique2", unique2);
+  m.impl("unique_consecutive", unique_consecutive);
+  m.impl("searchsorted.Tensor", searchsorted);
+  m.impl("searchsorted.Tensor_out", searchsorted_out);
+  m.impl("bucketize.Tensor", bucketize);
+  m.impl("bucketize.Tensor_out", bucketize_out);
+  m.impl("isin.Tensor_Tensor", isin);
+  m.impl("isin.Tensor_Tensor_out", isin_out);
+  m.impl("histc", histc);
+  m.impl("histc.out", histc_out);
+  m.impl("randperm", randperm);
+  m.impl("randperm.generator", randperm_gen);
+  m.impl("randperm.out", randperm_out);
+  m.impl("randperm.generator_out", randperm_gen_out);
+  m.impl("multinomial", multinomial);
+  m.impl("multinomial.out", multinomial_out);
+}
+
+}  // namespace torch_neuron

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+// Sorting and scans on the card: sort (stable, so argsort/msort too), topk,
+// kthvalue, median/nanmedian, cumsum/cumprod/cummax/cummin/logcumsumexp,
+// prod and aminmax. Every value comes from NISA_INSN_SORT / NISA_INSN_SCAN
+// / NISA_INSN_REDUCE and the card's elementwise and gather instructions;
+// the host only works out shapes.
+#include <algorithm>
+#include <cmath>
+
+#include "NeuronSort.h"
+
+namespace torch_neuron {
+namespace {
+
+// @t's sizes around @dim: {outer, len, inner}.
+std::vector<int64_t> around(const at::Tensor& t, int64_t dim) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; d++)
+    outer *= t.size(d);
+  for (int64_t d = dim + 1; d < t.dim(); d++)
+    inner *= t.size(d);
+  return {outer, t.size(dim), inner};
+}
+
+void check_lanes(const std::vector<int64_t>& s, const char* op) {
+  for (int64_t v : s)
+    TORCH_CHECK(v <= static_cast<int64_t>(UINT32_MAX), "neuron: ", op, ": a dimension of ",
+                v, " elements is more than the card's operands take (2^32 - 1)");
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, int64_t dim,
+                                               bool descending) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor values = empty_neuron(self.sizes(), self.scalar_type(), self.device());
+  at::Tensor indices = empty_neuron(self.sizes(), at::kLong, self.device());
+  if (self.numel() == 0)
+    return {values, indices};
+  if (self.dim() == 0) {
+    values.copy_(self);
+    indices.zero_();
+    return {values, indices};
+  }
+  auto s3 = around(self, d);
+  check_lanes(s3, "sort");
+  TORCH_CHECK(s3[1] <= NISA_SORT_MAX_LEN, "neuron: sort: ", s3[1], " elements along "
+              "the sorted dimension; the card sorts at most ", NISA_SORT_MAX_LEN);
+  at::Tensor x = self.contiguous().view(s3);
+  nrn_tensor_desc dv = desc(values.view(s3)), di = desc(indices.view(s3)), dx = desc(x);
+  NEURON_OP(nrn_op_sort(stream_for(self), &dv, &di, &dx, 1, descending ? 1 : 0));
+  return {values, indices};
+}
+
+at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim, at::ScalarType dtype,
+                at::Tensor* indices) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor out = empty_neuron(self.sizes(), dtype, self.device());
+  if (indices)
+    *indices = empty_neuron(self.sizes(), at::kLong, self.device());
+  if (self.numel() == 0)
+    return out;
+  at::Tensor x = self.to(dtype).contiguous();
+  auto s3 = self.dim() ? around(self, d) : std::vector<int64_t>{1, 1, 1};
+  check_lanes(s3, "scan");
+  nrn_tensor_desc dd = desc(out.view(s3)), dx = desc(x.view(s3)), di{};
+  if (indices)
+    di = desc(indices->view(s3));
+  NEURON_OP(nrn_op_scan(stream_for(self), op, &dd, indices ? &di : nullptr, &dx, 1));
+  return out;
+}
+
+namespace {
+
+void copy_out(at::Tensor& out, const at::Tensor& r) {
+  resize_out(out, r.sizes());
+  out.copy_(r);
+}
+
+// ---- sort, topk, kthvalue ----
+
+std::tuple<at::Tensor, at::Tensor> sort_st(const at::Tensor& self, std::optional<bool>,
+                                           int64_t dim, bool descending) {
+  return sort_stable(self, dim, descending);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self,
+                                                        std::optional<bool>, int64_t dim,
+                                                        bool descending, at::Tensor& values,
+                                                        at::Tensor& indices) {
+  auto [v, i] = sort_stable(self, dim, descending);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> topk_impl(const at::Tensor& self, int64_t k, int64_t dim,
+                                             bool largest) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  int64_t n = self.dim() ? self.size(d) : 1;
+  TORCH_CHECK(k >= 0 && k <= n, "selected index k out of range");
+  auto [v, i] = sort_stable(self, d, largest);
+  if (self.dim() == 0)
+    return {v, i};
+  return {v.narrow(d, 0, k).contiguous(), i.narrow(d, 0, k).contiguous()};
+}
+
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim,
+                                        bool largest, bool) {
+  return topk_impl(self, k.guard_int(__FILE__, __LINE__), dim, largest);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, c10::SymInt k,
+                                              int64_t dim, bool largest, bool,
+                                              at::Tensor& values, at::Tensor& indices) {
+  auto [v, i] = topk_impl(self, k.guard_int(__FILE__, __LINE__), dim, largest);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+
+// Element @pos (int64, self's shape with dim of extent 1) of the sorted lanes.
+std::tuple<at::Tensor, at::Tensor> pick(const at::Tensor& sv, const at::Tensor& si,
+                                        const at::Tensor& pos, int64_t d, bool keepdim) {
+  at::Tensor v = sv.gather(d, pos), i = si.gather(d, pos);
+  if (!keepdim) {
+    v = v.squeeze(d);
+    i = i.squeeze(d);
+  }
+  return {v, i};
+}
+
+std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, int64_t dim,
+                                            bool keepdim) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  int64_t n = self.dim() ? self.size(d) : 1;
+  TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ",
+              dim);
+  if (self.dim() == 0)
+    return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
+  auto [sv, si] = sort_stable(self, d, false);
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[d] = 1;
+  at::Tensor pos = at::full(shape, k - 1, self.options().dtype(at::kLong));
+  return pick(sv, si, pos, d, keepdim);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_t k,
+                                                  int64_t dim, bool keepdim,
+                                                  at::Tensor& values, at::Tensor& indices) {
+  auto [v, i] = torch_neuron::kthvalue(self, k, dim, keepdim);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+
+// ---- median, nanmedian ----
+
+// The CPU's choice: median takes the lower middle, or the first NaN of a
+// lane that has one; nanmedian the lower middle of the numbers (the first
+// NaN when there are none). Sorted ascending, a lane's NaNs are its last
+// elements, in their order.
+std::tuple<at::Tensor, at::Tensor> median_dim_impl(const at::Tensor& self, int64_t dim,
+                                                   bool keepdim, bool ignore_nan) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const char* name = ignore_nan ? "nanmedian" : "median";
+  TORCH_CHECK(self.dim() == 0 || self.size(d) > 0, name, "() cannot compute ", name,
+              " for dimension ", dim, " of size 0");
+  if (self.dim() == 0)
+    return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
+  auto [sv, si] = sort_stable(self, d, false);
+  int64_t n = self.size(d);
+  at::Tensor pos;
+  if (card_float(self.scalar_type())) {
+    at::Tensor nans = at::isnan(self).sum(d, true, at::kLong);
+    if (ignore_nan) {
+      // ((n - nans - 1) max 0) floor-div 2
+      pos = at::div(nans.neg().add(n - 1).clamp_min(0), 2, "floor");
+    } else {
+      pos = at::where(nans.gt(0), nans.neg().add(n), at::full_like(nans, (n - 1) / 2));
+    }
+  } else {
+    std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+    shape[d] = 1;
+    pos = at::full(shape, (n - 1) / 2, self.options().dtype(at::kLong));
+  }
+  return pick(sv, si, pos, d, keepdim);
+}
+
+std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim,
+                                              bool keepdim) {
+  return median_dim_impl(self, dim, keepdim, false);
+}
+std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim,
+                                                 bool keepdim) {
+  return median_dim_impl(self, dim, keepdim, true);
+}
+std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim,
+                                                    bool keepdim, at::Tensor& values,
+                                                    at::Tensor& indices) {
+  auto [v, i] = median_dim_impl(self, dim, keepdim, false);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim,
+                                                       bool keepdim, at::Tensor& values,
+                                                       at::Tensor& indices) {
+  auto [v, i] = median_dim_impl(self, dim, keepdim, true);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+
+at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan) {
+  if (self.numel() == 0)
+    return at::full({}, std::nan(""), self.options());
+  return std::get<0>(median_dim_impl(self.reshape({-1}), 0, false, ignore_nan));
+}
+at::Tensor median_all(const at::Tensor& self) {
+  return median_all_impl(self, false);
+}
+at::Tensor nanmedian_all(const at::Tensor& self) {
+  return median_all_impl(self, true);
+}
+
+// ---- scans ----
+
+at::ScalarType scan_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  if (dtype)
+    return *dtype;
+  return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+}
+
+at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return scan(NISA_SCAN_SUM, self, dim, scan_dtype(self, dtype));
+}
+at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim,
+                       std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  copy_out(out, scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return self.copy_(scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : self.scalar_type()));
+}
+at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return scan(NISA_SCAN_PROD, self, dim, scan_dtype(self, dtype));
+}
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim,
+                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  copy_out(out, scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  return self.copy_(scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : self.scalar_type()));
+}
+
+void cum_extreme(nisa_scan op, const at::Tensor& self, at::Tensor& values,
+                 at::Tensor& indices, int64_t dim) {
+  at::Tensor idx;
+  at::Tensor v = scan(op, self, dim, self.scalar_type(), &idx);
+  copy_out(values, v);
+  copy_out(indices, idx);
+}
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
+                   int64_t dim) {
+  cum_extreme(NISA_SCAN_MAX, self, values, indices, dim);
+}
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
+                   int64_t dim) {
+  cum_extreme(NISA_SCAN_MIN, self, values, indices, dim);
+}
+
+at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
+  TORCH_CHECK(card_float(self.scalar_type()), "neuron: logcumsumexp takes a floating "
+              "tensor (float32, bfloat16, float16), got ", self.scalar_type());
+  return scan(NISA_SCAN_LOGSUMEXP, self, dim, self.scalar_type());
+}
+at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  copy_out(out, torch_neuron::logcumsumexp(self, dim));
+  return out;
+}
+
+// ---- prod, aminmax ----
+
+at::Tensor prod_along(const at::Tensor& self, int64_t dim, bool keepdim, at::ScalarType dt) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (self.dim() == 0)
+    return self.to(dt).clone();
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[d] = 1;
+  at::Tensor out = empty_neuron(shape, dt, self.device());
+  if (self.size(d) == 0) {
+    out.fill_(1);
+  } else if (out.numel()) {
+    // Integers stay integers (the card's product is exact on int64).
+    bool ints = at::isIntegralType(self.scalar_type(), true) &&
+                at::isIntegralType(dt, true);
+    at::Tensor x = ints ? self : self.to(dt);
+    nrn_tensor_desc o = desc(out), s = desc(x);
+    NEURON_OP(nrn_op_reduce(stream_for(self), NISA_RED_PROD, &o, &s, static_cast<int>(d)));
+  }
+  return keepdim ? out : out.squeeze(d);
+}
+
+at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  return prod_along(self, dim, keepdim, scan_dtype(self, dtype));
+}
+at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  copy_out(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  return prod_along(self.reshape({-1}), 0, false, scan_dtype(self, dtype));
+}
+at::Tensor& prod_all_out(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                         at::Tensor& out) {
+  copy_out(out, prod_along(self.reshape({-1}), 0, false,
+                           dtype ? *dtype : out.scalar_type()));
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim,
+                                           bool keepdim) {
+  if (dim) {
+    TORCH_CHECK(self.dim() == 0 || self.size(at::maybe_wrap_dim(*dim, self.dim())) > 0,
+                "aminmax(): Expected reduction dim ", *dim, " to have non-zero size.");
+    if (self.dim() == 0)
+      return {self.clone(), self.clone()};
+    return {at::amin(self, {*dim}, keepdim), at::amax(self, {*dim}, keepdim)};
+  }
+  TORCH_CHECK(self.numel() > 0, "aminmax(): cannot compute aminmax over an empty "
+              "dimension as the operation has no identity.");
+  at::Tensor flat = self.reshape({-1});
+  at::Tensor lo = at::amin(flat, {0}, false), hi = at::amax(flat, {0}, false);
+  if (keepdim) {
+    std::vector<int64_t> ones(self.dim(), 1);
+    lo = lo.reshape(ones);
+    hi = hi.reshape(ones);
+  }
+  return {lo, hi};
+}
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
+                                                 std::optional<int64_t> dim, bool keepdim,
+                                                 at::Tensor& min, at::Tensor& max) {
+  auto [lo, hi] = torch_neuron::aminmax(self, dim, keepdim);
+  copy_out(min, lo);
+  copy_out(max, hi);
+  return {min, max};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort.stable", sort_st);
+  m.impl("sort.values_stable", sort_values_stable);
+  m.impl("topk", topk);
+  m.impl("topk.values", topk_out);
+  m.impl("kthvalue", kthvalue);
+  m.impl("kthvalue.values", kthvalue_out);
+  m.impl("median", median_all);
+  m.impl("median.dim", median_dim);
+  m.impl("median.dim_values", median_dim_out);
+  m.impl("nanmedian", nanmedian_all);
+  m.impl("nanmedian.dim", nanmedian_dim);
+  m.impl("nanmedian.dim_values", nanmedian_dim_out);
+  m.impl("cumsum", cumsum);
+  m.impl("cumsum.out", cumsum_out);
+  m.impl("cumsum_", cumsum_);
+  m.impl("cumprod", cumprod);
+  m.impl("cumprod.out", cumprod_out);
+  m.impl("cumprod_", cumprod_);
+  m.impl("_cummax_helper", cummax_helper);
+  m.impl("_cummin_helper", cummin_helper);
+  m.impl("_logcumsumexp", logcumsumexp);
+  m.impl("_logcumsumexp.out", logcumsumexp_out);
+  m.impl("prod", prod_all);
+  m.impl("prod.out", prod_all_out);
+  m.impl("prod.dim_int", prod_dim);
+  m.impl("prod.int_out", prod_dim_out);
+  m.impl("aminmax", aminmax);
+  m.impl("aminmax.out", aminmax_out);
+}
+
+}  // namespace torch_neuron

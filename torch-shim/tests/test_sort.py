@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: MIT
+"""Sorting, scans and the data-dependent selections on the card against the
+CPU: stability and ties, NaN and -0.0, every dim, descending, empty
+tensors, integer exactness, backward through the scans, and statistical
+checks of randperm and multinomial (drawn on the card). The conftest hook
+fails a test in which any operator fell back to the CPU."""
+import math
+
+import pytest
+import torch
+
+from conftest import assert_close
+
+DEV = "neuron"
+
+
+def both(x):
+    return x, x.to(DEV)
+
+
+def same(got, want):
+    assert got.device.type == "neuron"
+    torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0, equal_nan=True)
+
+
+# ---- sort and friends ----
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_stable_ties_nan_signed_zero(dim, descending):
+    x = torch.tensor([[3.0, float("nan"), -0.0, 1.0, 0.0],
+                      [1.0, 1.0, float("-inf"), float("nan"), 2.0],
+                      [0.0, -0.0, 0.0, 5.0, 1.0]])
+    c, n = both(x)
+    cv, ci = torch.sort(c, dim=dim, descending=descending, stable=True)
+    nv, ni = torch.sort(n, dim=dim, descending=descending, stable=True)
+    same(nv, cv)
+    same(ni, ci)
+    assert torch.equal(nv.cpu().signbit(), cv.signbit())  # -0.0 stays where it was
+    same(torch.argsort(n, dim=dim, descending=descending, stable=True),
+         torch.argsort(c, dim=dim, descending=descending, stable=True))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bfloat16, torch.bool])
+def test_sort_dtypes(dtype):
+    if dtype == torch.bool:
+        c = torch.rand(4, 33) > 0.5
+    elif dtype.is_floating_point:
+        c = torch.randn(4, 33).to(dtype)
+    else:
+        c = torch.randint(-5, 5, (4, 33), dtype=dtype)
+    if dtype == torch.int64:
+        c[0, :3] = torch.tensor([2 ** 60 + 1, 2 ** 60, 2 ** 60 + 3])  # beyond double
+    n = c.to(DEV)
+    for d in (0, 1):
+        cv, ci = torch.sort(c, dim=d, stable=True)
+        nv, ni = torch.sort(n, dim=d, stable=True)
+        same(nv, cv)
+        same(ni, ci)
+    same(torch.msort(n), torch.msort(c))
+
+
+def test_sort_empty_scalar_and_noncontiguous():
+    for c in (torch.empty(0, 3), torch.tensor(2.5), torch.randn(5, 6).t()):
+        n = c.to(DEV)
+        cv, ci = torch.sort(c, dim=-1)
+        nv, ni = torch.sort(n, dim=-1)
+        same(nv, cv)
+        same(ni, ci)
+    out_v = torch.empty(0, device=DEV)
+    out_i = torch.empty(0, dtype=torch.long, device=DEV)
+    x = torch.randn(3, 7)
+    torch.sort(x.to(DEV), dim=1, stable=True, out=(out_v, out_i))
+    same(out_v, torch.sort(x, dim=1).values)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_kthvalue(largest):
+    c = torch.randn(6, 20)
+    c[1, 3] = float("nan")
+    n = c.to(DEV)
+    cv, ci = torch.topk(c, 5, dim=1, largest=largest)
+    nv, ni = torch.topk(n, 5, dim=1, largest=largest)
+    same(nv, cv)
+    same(ni, ci)
+    kv, ki = torch.kthvalue(n, 4, dim=0, keepdim=True)
+    ckv, cki = torch.kthvalue(c, 4, dim=0, keepdim=True)
+    same(kv, ckv)
+    same(ki, cki)
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch.topk(n, 21, dim=1)
+
+
+def test_median_nanmedian():
+    c = torch.randn(5, 9)
+    c[0, 2] = float("nan")
+    c[3, 1:] = float("nan")
+    c[4, 1:7] = float("nan")
+    n = c.to(DEV)
+    for f in (torch.median, torch.nanmedian):
+        for d in (0, 1):
+            cv, ci = f(c, dim=d)
+            nv, ni = f(n, dim=d)
+            same(nv, cv)
+            same(ni, ci)
+        same(f(n), f(c))
+    # a lane of NaN only: NaN (which of the NaNs the CPU's nth_element
+    # reports is its implementation's choice, not compared)
+    same(torch.nanmedian(torch.full((2, 5), float("nan"), device=DEV), 1).values,
+         torch.full((2,), float("nan")))
+    ints = torch.randint(0, 100, (4, 7))
+    same(torch.median(ints.to(DEV), dim=1).values, torch.median(ints, dim=1).values)
+
+
+# ---- scans ----
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_cumprod_logcumsumexp(dim):
+    c = torch.randn(7, 9)
+    n = c.to(DEV)
+    assert_close(torch.cumsum(n, dim), torch.cumsum(c, dim))
+    assert_close(torch.cumprod(n, dim), torch.cumprod(c, dim))
+    assert_close(torch.logcumsumexp(n, dim), torch.logcumsumexp(c, dim))
+    i = torch.randint(-3, 4, (7, 9), dtype=torch.int32)
+    same(torch.cumsum(i.to(DEV), dim), torch.cumsum(i, dim))  # int32 -> int64
+    same(torch.cumprod(i.to(DEV), dim), torch.cumprod(i, dim))
+    big = torch.tensor([2 ** 62, 2 ** 62, 2 ** 62, 1])  # wraps exactly as on the CPU
+    same(torch.cumsum(big.to(DEV), 0), torch.cumsum(big, 0))
+    same(torch.cumsum(i.to(DEV), dim, dtype=torch.float32), torch.cumsum(i, dim, dtype=torch.float32))
+
+
+def test_cummax_cummin_ties_and_nan():
+    c = torch.tensor([[1.0, 3.0, 3.0, 2.0, float("nan"), 5.0, float("nan")],
+                      [0.0, -1.0, -1.0, 4.0, 4.0, -2.0, 0.0]])
+    n = c.to(DEV)
+    for f in (torch.cummax, torch.cummin):
+        for d in (0, 1):
+            cv, ci = f(c, d)
+            nv, ni = f(n, d)
+            same(nv, cv)
+            same(ni, ci)
+    i = torch.randint(0, 3, (3, 11))
+    cv, ci = torch.cummax(i, 1)
+    nv, ni = torch.cummax(i.to(DEV), 1)
+    same(nv, cv)
+    same(ni, ci)
+
+
+def test_scan_backward():
+    c = torch.rand(4, 6) + 0.5
+    for f in (lambda t: torch.cumsum(t, 1), lambda t: torch.cumprod(t, 1),
+              lambda t: torch.logcumsumexp(t, 0), lambda t: torch.cummax(t, 1).values):
+        a = c.clone().requires_grad_()
+        b = c.to(DEV).requires_grad_()
+        f(a).pow(2).sum().backward()
+        f(b).pow(2).sum().backward()
+        assert_close(b.grad, a.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_prod_aminmax():
+    c = torch.randn(5, 6)
+    n = c.to(DEV)
+    assert_close(torch.prod(n), torch.prod(c))
+    assert_close(torch.prod(n, 1), torch.prod(c, 1))
+    assert_close(torch.prod(n, 0, keepdim=True), torch.prod(c, 0, keepdim=True))
+    i = torch.tensor([[2 ** 40, 2 ** 30, 3], [1, -7, 11]])
+    same(torch.prod(i.to(DEV), 1), torch.prod(i, 1))  # exact, wrapping
+    same(torch.prod(torch.empty(0, 3, device=DEV), 0), torch.ones(3))
+    lo, hi = torch.aminmax(n, dim=1)
+    clo, chi = torch.aminmax(c, dim=1)
+    same(lo, clo)
+    same(hi, chi)
+    same(torch.aminmax(n).max, torch.aminmax(c).max)
+
+
+# ---- selections ----
+
+def test_nonzero_masked_select_count():
+    c = torch.randn(4, 5, 3)
+    c[c.abs() < 0.5] = 0
+    n = c.to(DEV)
+    same(torch.nonzero(n), torch.nonzero(c))
+    same(torch.argwhere(n), torch.argwhere(c))
+    same(torch.nonzero_static(n, size=7, fill_value=-3), torch.nonzero_static(c, size=7, fill_value=-3))
+    same(torch.nonzero_static(n, size=200), torch.nonzero_static(c, size=200))
+    mask = c > 0.2
+    same(torch.masked_select(n, mask.to(DEV)), torch.masked_select(c, mask))
+    row = torch.rand(5, 1) > 0.5  # broadcast over dims 0 and 2
+    same(torch.masked_select(n, row.to(DEV)), torch.masked_select(c, row))
+    same(torch.count_nonzero(n, dim=(0, 2)), torch.count_nonzero(c, dim=(0, 2)))
+    same(torch.nonzero(torch.zeros(3, device=DEV)), torch.nonzero(torch.zeros(3)))
+
+
+def test_unique():
+    c = torch.randint(0, 6, (5, 7))
+    n = c.to(DEV)
+    for kw in (dict(), dict(return_inverse=True), dict(return_counts=True),
+               dict(return_inverse=True, return_counts=True)):
+        got, want = torch.unique(n, **kw), torch.unique(c, **kw)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            same(g, w)
+        got = torch.unique_consecutive(n.flatten(), **kw)
+        want = torch.unique_consecutive(c.flatten(), **kw)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            same(g, w)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_bucketize_isin(right):
+    b = torch.tensor([-1.0, 0.0, 0.0, 2.5, 7.0])
+    v = torch.tensor([[-2.0, 0.0, 1.0], [2.5, 9.0, float("nan")]])
+    same(torch.searchsorted(b.to(DEV), v.to(DEV), right=right), torch.searchsorted(b, v, right=right))
+    same(torch.bucketize(v.to(DEV), b.to(DEV), right=right, out_int32=True),
+         torch.bucketize(v, b, right=right, out_int32=True))
+    bb = torch.sort(torch.randn(2, 6), dim=1).values
+    same(torch.searchsorted(bb.to(DEV), v.to(DEV), right=right), torch.searchsorted(bb, v, right=right))
+    e, t = torch.randint(0, 10, (4, 5)), torch.tensor([1, 3, 3, 8])
+    same(torch.isin(e.to(DEV), t.to(DEV)), torch.isin(e, t))
+    same(torch.isin(e.to(DEV), t.to(DEV), invert=True), torch.isin(e, t, invert=True))
+
+
+def test_histc():
+    c = torch.randn(1000)
+    n = c.to(DEV)
+    same(torch.histc(n, bins=10, min=-2, max=2), torch.histc(c, bins=10, min=-2, max=2))
+    same(torch.histc(n, bins=7), torch.histc(c, bins=7))
+    with pytest.raises(RuntimeError, match="max must be larger than min"):
+        torch.histc(n, bins=4, min=3, max=1)
+
+
+# ---- drawn on the card ----
+
+def chi2_999(df):
+    z = 3.0902
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
+
+def test_randperm_is_a_permutation_and_uniform():
+    torch.manual_seed(7)
+    p = torch.randperm(1000, device=DEV)
+    assert p.device.type == "neuron" and p.dtype == torch.long
+    assert torch.equal(torch.sort(p.cpu()).values, torch.arange(1000))
+    g = torch.Generator(device=DEV)
+    g.manual_seed(3)
+    a = torch.randperm(50, device=DEV, generator=g)
+    g.manual_seed(3)
+    assert torch.equal(a.cpu(), torch.randperm(50, device=DEV, generator=g).cpu())
+    # where element 0 lands, over many permutations of 8: uniform
+    counts = [0] * 8
+    trials = 800
+    for _ in range(trials):
+        counts[int((torch.randperm(8, device=DEV) == 0).nonzero()[0, 0])] += 1
+    e = trials / 8
+    assert sum((c - e) ** 2 / e for c in counts) < chi2_999(7)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_frequencies(replacement):
+    p = torch.tensor([0.1, 0.0, 0.4, 0.2, 0.3])
+    draws = 4000 if replacement else 1
+    rows = 1 if replacement else 4000
+    s = torch.multinomial(p.to(DEV).expand(rows, 5).contiguous(), draws, replacement=replacement)
+    assert s.device.type == "neuron" and s.shape == (rows, draws)
+    flat = s.cpu().flatten()
+    assert not (flat == 1).any()  # zero probability: never drawn
+    counts = torch.bincount(flat, minlength=5).tolist()
+    expected = [p[i].item() * flat.numel() for i in range(5)]
+    stat = sum((c - e) ** 2 / e for c, e in zip(counts, expected) if e > 0)
+    assert stat < chi2_999(3)
+    if not replacement:
+        k = torch.multinomial(p.to(DEV), 4, replacement=False).cpu()
+        assert len(set(k.tolist())) == 4 and 1 not in k.tolist()
+        with pytest.raises(RuntimeError, match="not enough"):
+            torch.multinomial(p.to(DEV), 5, replacement=False)
