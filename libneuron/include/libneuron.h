@@ -319,6 +319,16 @@ int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
 		       const struct nrn_tensor_desc *dst,
 		       const struct nrn_tensor_desc *src,
 		       const struct nrn_tensor_desc *index, int axis);
+/*
+ * dst op= src at the positions @index names along @axis (NISA_INSN_SCATTER):
+ * NISA_IDX_SELECT as index_copy_/index_reduce_ (@index 1-D), NISA_IDX_ELEMENT
+ * as scatter_/scatter_reduce_ (@index of src's shape). Updates apply in
+ * row-major order: with NISA_SCAT_ASSIGN the last duplicate wins.
+ */
+int nrn_op_scatter(struct nrn_stream *s, enum nisa_scatter red,
+		   enum nisa_index_mode mode, const struct nrn_tensor_desc *dst,
+		   const struct nrn_tensor_desc *src,
+		   const struct nrn_tensor_desc *index, int axis);
 
 /*
  * Random numbers on the card (NISA_INSN_RANDOM): element i of @dst, in

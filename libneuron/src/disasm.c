@@ -33,6 +33,9 @@ static const char *const nrn_softmax_names[NISA_NUM_SOFTMAX] = {
 	"softmax", "log_softmax",
 };
 static const char *const nrn_index_names[NISA_NUM_IDX] = { "select", "element" };
+static const char *const nrn_scatter_names[NISA_NUM_SCATTER] = {
+	"assign", "add", "mul", "max", "min",
+};
 static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
 	"uniform", "normal", "bits",
 };
@@ -136,7 +139,7 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		[NISA_INSN_COPY] = 1, [NISA_INSN_UNARY] = 1, [NISA_INSN_BINARY] = 2,
 		[NISA_INSN_COMPARE] = 2, [NISA_INSN_WHERE] = 3, [NISA_INSN_REDUCE] = 1,
 		[NISA_INSN_SOFTMAX] = 1, [NISA_INSN_MATMUL] = 3, [NISA_INSN_GATHER] = 2,
-		[NISA_INSN_SCATTER_ADD] = 2, [NISA_INSN_SORT] = 1, [NISA_INSN_SCAN] = 1,
+		[NISA_INSN_SCATTER_ADD] = 2, [NISA_INSN_SORT] = 1, [NISA_INSN_SCAN] = 1, [NISA_INSN_SCATTER] = 2,
 	};
 	struct nrn_out o = { out, size, 0 };
 	const char *sub;
@@ -152,6 +155,13 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	sub = nrn_subop_name(in);
 	if (sub)
 		nrn_put(&o, ".%s", sub);
+	if (in->opcode == NISA_INSN_SCATTER) {
+		unsigned int red = NISA_SCATTER_RED(in->subop);
+		unsigned int mode = NISA_SCATTER_MODE(in->subop);
+
+		nrn_put(&o, ".%s.%s", red < NISA_NUM_SCATTER ? nrn_scatter_names[red] : "?",
+			mode < NISA_NUM_IDX ? nrn_index_names[mode] : "?");
+	}
 	if (in->opcode == NISA_INSN_NOP)
 		return o.overflow ? -ENOSPC : 0;
 	nrn_put_tensor(&o, "dst", &in->dst);
@@ -186,7 +196,8 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		nrn_put(&o, " alpha=%g", nrn_double(in->alpha));
 	if (in->opcode == NISA_INSN_REDUCE || in->opcode == NISA_INSN_SOFTMAX ||
 	    in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN ||
-	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD)
+	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD ||
+	    in->opcode == NISA_INSN_SCATTER)
 		nrn_put(&o, " axis=%d", in->axis);
 	if (in->opcode == NISA_INSN_RANDOM)
 		nrn_put(&o, " seed=%#llx offset=%llu",
