@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Linear algebra composed of other card kernels: trace (a strided diagonal
+// summed), addbmm (one matmul over the concatenated batch), linalg_cross
+// (rolled products) and the legacy norm overloads (linalg_vector_norm).
+#include "NeuronLinalg.h"
+
+namespace torch_neuron {
+namespace linalg {
+namespace {
+
+at::Tensor trace_k(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return self.diagonal().sum();
+}
+
+at::Tensor& trace_out(const at::Tensor& self, at::Tensor& out) {
+  return into(out, trace_k(self));
+}
+
+// sum_b b1[b] @ b2[b] is [b1[0] .. b1[B-1]] (side by side) @ [b2[0]; ..; b2[B-1]].
+at::Tensor addbmm_k(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                  const at::Scalar& beta, const at::Scalar& alpha) {
+  TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(b1.size(0) == b2.size(0), "batch1 and batch2 must have same number of batches, "
+              "got ", b1.size(0), " and ", b2.size(0));
+  TORCH_CHECK(b1.size(2) == b2.size(1), "Incompatible matrix sizes for bmm (", b1.size(1), "x",
+              b1.size(2), " and ", b2.size(1), "x", b2.size(2), ")");
+  int64_t B = b1.size(0), n = b1.size(1), p = b1.size(2), q = b2.size(2);
+  at::Tensor a = b1.transpose(0, 1).reshape({n, B * p});
+  at::Tensor b = b2.reshape({B * p, q});
+  return at::addmm(self.expand({n, q}), a, b, beta, alpha);
+}
+
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  return into(out, addbmm_k(self, b1, b2, beta, alpha));
+}
+
+at::Tensor& addbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                    const at::Scalar& beta, const at::Scalar& alpha) {
+  at::Tensor r = addbmm_k(self, b1, b2, beta, alpha);
+  TORCH_CHECK(r.sizes() == self.sizes(), "addbmm_: the result's shape ", r.sizes(),
+              " differs from self's ", self.sizes());
+  return self.copy_(r);
+}
+
+// c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1} (indices mod 3) along @dim.
+at::Tensor cross_k(const at::Tensor& self, const at::Tensor& other, int64_t dim) {
+  TORCH_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of "
+              "dimensions.");
+  auto shape = at::infer_size(self.sizes(), other.sizes());
+  int64_t d = at::maybe_wrap_dim(dim, static_cast<int64_t>(shape.size()));
+  TORCH_CHECK(self.size(d) == 3 && other.size(d) == 3, "linalg.cross: inputs dimension ", dim,
+              " must have length 3. Got ", self.size(d), " and ", other.size(d));
+  at::ScalarType t = at::result_type(self, other);
+  at::Tensor a = self.to(t).expand(shape), b = other.to(t).expand(shape);
+  return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d);
+}
+
+at::Tensor& cross_out(const at::Tensor& self, const at::Tensor& other, int64_t dim,
+                      at::Tensor& out) {
+  return into(out, cross_k(self, other, dim));
+}
+
+// ---- torch.norm's overloads: the vector norm of the same order ----
+at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                          at::IntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype) {
+  return at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
+}
+
+at::Tensor norm_dim(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                    at::IntArrayRef dim, bool keepdim) {
+  return norm_dim_dtype(self, p, dim, keepdim, std::nullopt);
+}
+
+at::Tensor norm_dim_dt(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                       at::IntArrayRef dim, bool keepdim, at::ScalarType dtype) {
+  return norm_dim_dtype(self, p, dim, keepdim, dtype);
+}
+
+at::Tensor norm_scalar(const at::Tensor& self, const at::Scalar& p) {
+  return norm_dim_dtype(self, p, {}, false, std::nullopt);
+}
+
+at::Tensor norm_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                      at::ScalarType dtype) {
+  return norm_dim_dtype(self, p, {}, false, dtype);
+}
+
+at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                         at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  return into(out, norm_dim(self, p, dim, keepdim));
+}
+
+at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                               at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
+                               at::Tensor& out) {
+  return into(out, norm_dim_dt(self, p, dim, keepdim, dtype));
+}
+
+at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out) {
+  return into(out, norm_scalar(self, p));
+}
+
+at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                           at::ScalarType dtype, at::Tensor& out) {
+  return into(out, norm_dtype(self, p, dtype));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("trace", trace_k);
+  m.impl("trace.out", trace_out);
+  m.impl("addbmm", addbmm_k);
+  m.impl("addbmm.out", addbmm_out);
+  m.impl("addbmm_", addbmm_inplace);
+  m.impl("linalg_cross", cross_k);
+  m.impl("linalg_cross.out", cross_out);
+  m.impl("norm.ScalarOpt_dim", norm_dim);
+  m.impl("norm.ScalarOpt_dim_dtype", norm_dim_dt);
+  m.impl("norm.Scalar", norm_scalar);
+  m.impl("norm.ScalarOpt_dtype", norm_dtype);
+  m.impl("norm.out", norm_dim_out);
+  m.impl("norm.dtype_out", norm_dim_dtype_out);
+  m.impl("norm.Scalar_out", norm_scalar_out);
+  m.impl("norm.ScalarOpt_dtype_out", norm_dtype_out);
+}
+
+}  // namespace linalg
+}  // namespace torch_neuron
