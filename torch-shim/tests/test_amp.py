@@ -36,14 +36,14 @@ def test_autocast_policies_follow_pytorch_lists():
     assert_close(ex, torch.exp(want.float()), rtol=1e-5)
 
 
-def test_autocast_float16_is_refused_visibly():
-    """float16 is not a type of the card yet: autocast says so and stays off."""
-    assert torch.neuron.get_amp_supported_dtype() == [torch.bfloat16]
+def test_autocast_float16_is_supported():
+    """float16 is a type of the card: autocast runs matmuls in it
+    (test_dtypes.py compares with the CPU)."""
+    assert torch.neuron.get_amp_supported_dtype() == [torch.float16, torch.bfloat16]
     assert torch.neuron.is_bf16_supported()
-    with pytest.warns(UserWarning, match="not supported"):
-        with torch.autocast("neuron", dtype=torch.float16):
-            y = torch.randn(2, 2, device=N) @ torch.randn(2, 2, device=N)
-    assert y.dtype == torch.float32
+    with torch.autocast("neuron", dtype=torch.float16):
+        y = torch.randn(2, 2, device=N) @ torch.randn(2, 2, device=N)
+    assert y.dtype == torch.float16
 
 
 def test_autocast_training_step_matches_cpu():

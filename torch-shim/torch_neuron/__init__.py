@@ -18,7 +18,14 @@ from . import neuron as _device_module  # noqa: E402
 
 torch._register_device_module("neuron", _device_module)
 _device_module._set_default_autocast_dtype()
+from .amp import _install_grad_scaler  # noqa: E402
+
+_install_grad_scaler()  # GradScaler("neuron") without float64 (amp.py)
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+
+from .modules import _install as _install_module_moves  # noqa: E402
+
+_install_module_moves()  # module.to('neuron') keeps Parameters (modules.py)
 
 
 # Printing formats a tensor with many small operations (in float64); as

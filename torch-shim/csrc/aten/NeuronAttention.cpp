@@ -27,7 +27,7 @@ int64_t sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
                    bool is_causal, std::optional<double> scale, bool enable_gqa) {
   bool plain = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && !q.is_nested() &&
                q.size(1) == k.size(1) && k.size(1) == v.size(1) &&
-               (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
+               card_float(q.scalar_type());
   return static_cast<int64_t>(plain ? at::SDPBackend::overrideable
                                     : at::SDPBackend::math);
 }

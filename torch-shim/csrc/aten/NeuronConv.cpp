@@ -53,8 +53,8 @@ Geometry geometry(const at::Tensor& input, const at::Tensor& weight,
               "convolutions take [N, C, *spatial] inputs of 3 to 5 dims)");
   TORCH_CHECK(weight.dim() == input.dim(), "neuron: convolution: weight of ",
               weight.dim(), " dims for an input of ", input.dim());
-  TORCH_CHECK(input.scalar_type() == at::kFloat || input.scalar_type() == at::kBFloat16,
-              "neuron: convolution supports float32 and bfloat16, not ",
+  TORCH_CHECK(card_float(input.scalar_type()),
+              "neuron: convolution supports float32, bfloat16 and float16, not ",
               input.scalar_type());
   TORCH_CHECK(weight.scalar_type() == input.scalar_type(), "neuron: convolution: "
               "input (", input.scalar_type(), ") and weight (", weight.scalar_type(),

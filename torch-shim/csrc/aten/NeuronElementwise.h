@@ -23,6 +23,18 @@ inline at::Tensor operand(const at::Tensor& t, const at::Device& dev) {
   return n;
 }
 
+// The CPU scalar @v as the CPU computes with it next to @other: cast to
+// their common type when that is an integer type (uint8 < 300 compares
+// with 300 cast to uint8, 44; int8 // 200 divides by -56), unless the
+// operation computes in floating point whatever its operands (@to_float).
+inline double scalar_value(const at::Tensor& v, const at::Tensor& other,
+                           bool to_float = false) {
+  at::ScalarType ct = at::result_type(v, other);
+  if (!to_float && at::isIntegralType(ct, false) && v.scalar_type() != ct)
+    return v.to(ct).item<double>();
+  return v.item<double>();
+}
+
 inline at::ScalarType float_result(at::ScalarType t) {
   return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
 }
@@ -84,10 +96,12 @@ inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
   nrn_tensor_desc o = desc(out);
   if (is_neuron(a) && is_cpu_scalar(b)) {
     nrn_tensor_desc x = desc(a);
-    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, b.item<double>(), alpha, 0));
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, scalar_value(b, a, binary_is_float(op)),
+                                   alpha, 0));
   } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0) {
     nrn_tensor_desc y = desc(b);
-    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, a.item<double>(), 1.0, 1));
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, scalar_value(a, b, binary_is_float(op)),
+                                   1.0, 1));
   } else {
     at::Tensor x = operand(a, dev), y = operand(b, dev);
     nrn_tensor_desc dx = desc(x), dy = desc(y);
@@ -205,7 +219,7 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
   nrn_tensor_desc o = desc(out);
   if (is_cpu_scalar(b)) {
     nrn_tensor_desc x = desc(a);
-    NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, b.item<double>()));
+    NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, scalar_value(b, a)));
   } else {
     at::Tensor x = operand(a, out.device()), y = operand(b, out.device());
     nrn_tensor_desc dx = desc(x), dy = desc(y);

@@ -122,11 +122,12 @@ nisa_binary div_mode(c10::optional<c10::string_view> mode) {
               "'trunc', or 'floor' but found '", *mode, "'");
   return NISA_BIN_FLOORDIV;
 }
-// bfloat16 'trunc': the CPU rounds the quotient to bfloat16 and truncates
-// that (11.96 -> 12 -> 12), so the card divides into the bfloat16 result and
-// truncates it in place; other dtypes truncate the quotient directly.
+// bfloat16 and float16 'trunc': the CPU rounds the quotient to the reduced
+// type and truncates that (11.96 -> 12 -> 12), so the card divides into the
+// reduced result and truncates it in place; other dtypes truncate the
+// quotient directly.
 bool trunc_after(c10::optional<c10::string_view> mode, at::ScalarType rt) {
-  return div_mode(mode) == NISA_BIN_DIV_TRUNC && rt == at::kBFloat16;
+  return div_mode(mode) == NISA_BIN_DIV_TRUNC && at::isReducedFloatingType(rt);
 }
 nisa_binary div_op(c10::optional<c10::string_view> mode, at::ScalarType rt) {
   return trunc_after(mode, rt) ? NISA_BIN_DIV : div_mode(mode);

@@ -23,8 +23,8 @@ const at::Tensor* opt(const std::optional<at::Tensor>& t) {
 
 void check_norm_input(const at::Tensor& x, const char* op) {
   TORCH_CHECK(is_neuron(x), "neuron: ", op, ": expected a neuron tensor");
-  TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16,
-              "neuron: ", op, " supports float32 and bfloat16, not ", x.scalar_type());
+  TORCH_CHECK(card_float(x.scalar_type()), "neuron: ", op,
+              " supports float32, bfloat16 and float16, not ", x.scalar_type());
   TORCH_CHECK(x.dim() >= 2, "neuron: ", op, ": expected an input of at least 2 dims "
               "[N, C, ...], got ", x.sizes());
 }

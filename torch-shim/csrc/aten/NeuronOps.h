@@ -19,21 +19,51 @@ inline bool is_cpu_scalar(const at::Tensor& t) {
   return t.device().is_cpu() && t.dim() == 0;
 }
 
+// The element types of the card (docs/hardware.md, "Element types").
 inline bool supported_dtype(at::ScalarType t) {
-  return t == at::kFloat || t == at::kBFloat16 || t == at::kInt ||
-         t == at::kLong || t == at::kBool;
+  switch (t) {
+    case at::kFloat: case at::kBFloat16: case at::kHalf:
+    case at::kInt: case at::kLong: case at::kShort: case at::kChar:
+    case at::kByte: case at::kBool:
+      return true;
+    default:
+      return false;
+  }
 }
+
+// The card's floating types: float32, bfloat16, float16 (float64 is not a
+// Trainium type).
+inline bool card_float(at::ScalarType t) {
+  return t == at::kFloat || t == at::kBFloat16 || t == at::kHalf;
+}
+
+#define NEURON_CARD_DTYPES "float32, bfloat16, float16, int64, int32, int16, " \
+                           "int8, uint8 and bool are"
+
+// The operator being run when a dtype is refused, for the message: the
+// name c10's dispatcher gives it (empty if no operator is known; the names
+// are tracked from track_op_names() on: NeuronDtype.cpp).
+std::string current_op_name();
+void track_op_names();
 
 inline nisa_dtype to_nrn(at::ScalarType t) {
   switch (t) {
     case at::kFloat: return NISA_F32;
     case at::kBFloat16: return NISA_BF16;
+    case at::kHalf: return NISA_F16;
     case at::kInt: return NISA_I32;
     case at::kLong: return NISA_I64;
+    case at::kShort: return NISA_I16;
+    case at::kChar: return NISA_I8;
+    case at::kByte: return NISA_U8;
     case at::kBool: return NISA_BOOL;
-    default:
-      TORCH_CHECK(false, "neuron: dtype ", t, " is not supported on the card "
-                  "(float32, bfloat16, int32, int64 and bool are)");
+    default: {
+      std::string op = current_op_name();
+      TORCH_CHECK(false, "neuron: ", op.empty() ? "" : op + ": ", "dtype ", t,
+                  " is not supported on the card (" NEURON_CARD_DTYPES ")",
+                  t == at::kDouble ? "; float64 is not a Trainium type: keep "
+                  "float64 tensors on the CPU or convert them with .float()" : "");
+    }
   }
 }
 

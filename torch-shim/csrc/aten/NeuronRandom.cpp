@@ -52,7 +52,7 @@ void copy_op(const at::Tensor& dst, const at::Tensor& src) {
 }
 
 bool is_float(const at::Tensor& t) {
-  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16;
+  return card_float(t.scalar_type());
 }
 
 // In-place random ops write every element once: a tensor whose elements
@@ -61,15 +61,26 @@ void check_inplace(const at::Tensor& self, const char* op, bool floating_only) {
   TORCH_CHECK(is_neuron(self), "neuron: ", op, " expects a neuron tensor");
   TORCH_CHECK(is_float(self) || (!floating_only && supported_dtype(self.scalar_type())),
               "neuron: ", op, " is not supported for dtype ", self.scalar_type(),
-              " on the card (", floating_only ? "float32 and bfloat16 are" :
-              "float32, bfloat16, int32, int64 and bool are", ")");
+              " on the card (", floating_only ? "float32, bfloat16 and float16 are" :
+              NEURON_CARD_DTYPES, ")");
   at::assert_no_internal_overlap(self);
 }
 
 double dtype_max(at::ScalarType t) {
-  return t == at::kBFloat16
-             ? static_cast<double>(std::numeric_limits<c10::BFloat16>::max())
-             : static_cast<double>(std::numeric_limits<float>::max());
+  return t == at::kBFloat16 ? static_cast<double>(std::numeric_limits<c10::BFloat16>::max())
+         : t == at::kHalf   ? static_cast<double>(std::numeric_limits<c10::Half>::max())
+                            : static_cast<double>(std::numeric_limits<float>::max());
+}
+
+// The largest value of 16-bit float type T below @v.
+template <typename T>
+double below16(double v) {
+  T b(static_cast<float>(v));
+  if (static_cast<double>(static_cast<float>(b)) < v)
+    return static_cast<float>(b);
+  uint16_t x = b.x;
+  x = (x & 0x7fff) == 0 ? 0x8001 : (x & 0x8000) ? x + 1 : x - 1;
+  return static_cast<float>(T(x, T::from_bits()));
 }
 
 // The largest value of float dtype @t below @v (for [from, to) ranges).
@@ -78,12 +89,7 @@ double below(double v, at::ScalarType t) {
     float f = static_cast<float>(v);
     return static_cast<double>(f) < v ? f : std::nextafter(f, -INFINITY);
   }
-  c10::BFloat16 b(static_cast<float>(v));
-  if (static_cast<double>(static_cast<float>(b)) < v)
-    return static_cast<float>(b);
-  uint16_t x = b.x;
-  x = (x & 0x7fff) == 0 ? 0x8001 : (x & 0x8000) ? x + 1 : x - 1;
-  return static_cast<float>(c10::BFloat16(x, c10::BFloat16::from_bits()));
+  return t == at::kHalf ? below16<c10::Half>(v) : below16<c10::BFloat16>(v);
 }
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, Gen gen) {
@@ -222,6 +228,10 @@ void random_range(at::Tensor& self, int64_t from, uint64_t range, const Gen& gen
 std::pair<int64_t, int64_t> random_bounds(const at::Tensor& self) {
   switch (self.scalar_type()) {
     case at::kBool: return {0, 1};
+    case at::kByte: return {0, 255};
+    case at::kChar: return {-128, 127};
+    case at::kShort: return {std::numeric_limits<int16_t>::min(),
+                             std::numeric_limits<int16_t>::max()};
     case at::kInt: return {std::numeric_limits<int32_t>::min(),
                            std::numeric_limits<int32_t>::max()};
     case at::kLong: return {std::numeric_limits<int64_t>::min(),
@@ -229,7 +239,8 @@ std::pair<int64_t, int64_t> random_bounds(const at::Tensor& self) {
     default: {
       // floats: the integers the dtype holds exactly (the CPU warns and
       // rounds beyond them; the card refuses)
-      int64_t m = int64_t{1} << (self.scalar_type() == at::kFloat ? 24 : 8);
+      at::ScalarType t = self.scalar_type();
+      int64_t m = int64_t{1} << (t == at::kFloat ? 24 : t == at::kHalf ? 11 : 8);
       return {-m, m};
     }
   }
