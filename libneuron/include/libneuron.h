@@ -344,6 +344,15 @@ int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
 		  const struct nrn_tensor_desc *dst, uint64_t seed,
 		  uint64_t offset);
 
+/*
+ * A ramp on the card (NISA_INSN_IOTA): element i of @dst, in row-major
+ * order, is @start + i * @step; exact for an integer @dst when @start and
+ * @step are integers, else computed in double and rounded once. @dst has at
+ * most NISA_MAX_DIMS dims, any strides.
+ */
+int nrn_op_iota(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		double start, double step);
+
 /* ---- Errors ----------------------------------------------------------- */
 
 /* A message for a negative errno returned by libneuron (never NULL). */

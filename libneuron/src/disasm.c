@@ -211,6 +211,9 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 			in->flags & NISA_IF_LA_FULL ? " full" : "",
 			in->flags & NISA_IF_LA_NOVEC ? " novec" : "",
 			in->flags & NISA_IF_LA_LOG ? " log" : "");
+	if (in->opcode == NISA_INSN_IOTA)
+		nrn_put(&o, " start=%g step=%g", nrn_double(in->scalar),
+			nrn_double(in->alpha));
 	if (in->flags & NISA_IF_REVERSE)
 		nrn_put(&o, " reverse");
 	if (in->flags & NISA_IF_ACCUMULATE)
