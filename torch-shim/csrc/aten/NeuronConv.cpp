@@ -4,14 +4,16 @@
 // PyTorch reaches them for PrivateUse1: convolution_overrideable and
 // convolution_backward_overrideable.
 //
-// One kernel offset k at a time: the window of the zero-padded input at k
-// (a strided view: k * dilation + o * stride) is copied into a contiguous
-// column buffer [N, C, *out] and multiplied, as [N, g, C/g, L], by the
-// weight's slice at k, [g, O/g, C/g] (a strided view too), accumulating into
-// the output [N, g, O/g, L]. The input gradient runs the same loop the other
-// way (weight slice transposed, the product added into the window of a
-// zero-padded gradient), the weight gradient multiplies the output gradient
-// by the columns with the batch folded into the inner dimension. A
+// im2col with the batch folded into the columns: the window of the
+// zero-padded input at each kernel offset k (a strided view: k * dilation +
+// o * stride) is copied into a column buffer [C, KK, N, *out], and ONE
+// matmul multiplies the weight, as [g, O/g, C/g*KK] (in place), by it as
+// [g, C/g*KK, N*L]: a few large products instead of one small one per
+// offset and batch entry. The input gradient multiplies the transposed
+// weight by the output gradient as [g, O/g, N*L] and adds each offset's
+// columns into the window of a zero-padded gradient; the weight gradient
+// multiplies that output gradient by the transposed columns. Large batches
+// go in chunks whose columns stay within kColumnBudget elements. A
 // transposed convolution is the input gradient of the forward one (and its
 // backward the forward and weight-gradient paths). Products accumulate in
 // float32, also for bfloat16 tensors, rounded once at the end.
@@ -92,21 +94,6 @@ int64_t prod(at::IntArrayRef v) {
   return n;
 }
 
-// The weight's slice at kernel offset @k as [g, O/g, C/g].
-at::Tensor weight_slice(const at::Tensor& w, const std::vector<int64_t>& k, int64_t groups) {
-  int64_t og = w.size(0) / groups, off = 0;
-  for (size_t i = 0; i < k.size(); i++)
-    off += k[i] * w.stride(2 + i);
-  return strided(w, {groups, og, w.size(1)}, {og * w.stride(0), w.stride(0), w.stride(1)},
-                 off);
-}
-
-// @t [N, Ch, *sp] contiguous, seen as [N, g, Ch/g, L].
-at::Tensor grouped(const at::Tensor& t, int64_t groups) {
-  int64_t L = prod(t.sizes().slice(2));
-  return t.view({t.size(0), groups, t.size(1) / groups, L});
-}
-
 // The input with its zero padding (itself, any strides, when there is none).
 at::Tensor padded_input(const at::Tensor& x, const Geometry& g) {
   for (int64_t p : g.padding)
@@ -115,10 +102,44 @@ at::Tensor padded_input(const at::Tensor& x, const Geometry& g) {
   return x;
 }
 
-// Forward: x [N, C, *S], w [O, C/g, *K] -> [N, O, *out].
+// Batch entries per chunk: a chunk's columns (@per_entry elements per batch
+// entry) stay within kColumnBudget elements, whatever the batch size.
+constexpr int64_t kColumnBudget = int64_t(4) << 20;
+
+int64_t chunk_of(int64_t n, int64_t per_entry) {
+  return std::max<int64_t>(1, std::min<int64_t>(n, kColumnBudget / std::max<int64_t>(per_entry, 1)));
+}
+
+// The columns of the padded input @xp [n, C, *Sp] at every kernel offset:
+// [C, KK, n, *out] contiguous, one copy per offset; seen as [g, C/g * KK,
+// n * L] it is the right operand of the weight [g, O/g, C/g * KK].
+at::Tensor im2col(const at::Tensor& xp, at::IntArrayRef K, const std::vector<int64_t>& out_sp,
+                  const Geometry& g) {
+  std::vector<int64_t> shape{xp.size(1), prod(K), xp.size(0)};
+  shape.insert(shape.end(), out_sp.begin(), out_sp.end());
+  at::Tensor col = empty_neuron(shape, xp.scalar_type(), xp.device());
+  int64_t flat = 0;
+  for (const auto& k : offsets(K))
+    copy_into(col.select(1, flat++).transpose(0, 1),
+              window(xp, k, out_sp, g.stride, g.dilation));
+  return col;
+}
+
+// Batch entries [@n0, @n0 + @n) of @t [N, Ch, *sp] (contiguous) as a
+// contiguous [g, Ch/g, n * L] copy (batch folded into the columns).
+at::Tensor batch_as_columns(const at::Tensor& t, int64_t n0, int64_t n, int64_t groups) {
+  int64_t ch = t.size(1), L = prod(t.sizes().slice(2));
+  at::Tensor cols = empty_neuron({ch, n, L}, t.scalar_type(), t.device());
+  copy_into(cols.permute({1, 0, 2}), t.narrow(0, n0, n).view({n, ch, L}));
+  return cols.view({groups, ch / groups, n * L});
+}
+
+// Forward: x [N, C, *S], w [O, C/g, *K] -> [N, O, *out]. Per chunk of the
+// batch: the columns, one matmul [g, O/g, C/g*KK] @ [g, C/g*KK, n*L] (+ bias)
+// in float32, and one copy of its [O, n, L] into the output's [n, O, L].
 at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
                         const at::Tensor* bias, const Geometry& g) {
-  int64_t N = x.size(0), C = x.size(1), O = w.size(0), nsp = g.nsp();
+  int64_t N = x.size(0), C = x.size(1), O = w.size(0), nsp = g.nsp(), G = g.groups;
   at::IntArrayRef K = kernel_of(w);
   TORCH_CHECK(C == w.size(1) * g.groups, "Given groups=", g.groups, ", weight of size ",
               w.sizes(), ", expected input", x.sizes(), " to have ", w.size(1) * g.groups,
@@ -139,35 +160,31 @@ at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
   at::Tensor out = empty_neuron(out_shape, x.scalar_type(), x.device());
   if (out.numel() == 0)
     return out;
-  at::Tensor acc = x.scalar_type() == acc_type() ? out
-                                                  : empty_neuron(out_shape, acc_type(), x.device());
-  at::Tensor xp = padded_input(x, g);
-  std::vector<int64_t> col_shape{N, C};
-  col_shape.insert(col_shape.end(), out_sp.begin(), out_sp.end());
-  at::Tensor col = empty_neuron(col_shape, x.scalar_type(), x.device());
-  at::Tensor col_g = grouped(col, g.groups), acc_g = grouped(acc, g.groups);
-  at::Tensor bias_g;
-  if (bias)
-    bias_g = strided(*bias, {g.groups, O / g.groups, 1},
-                     {O / g.groups * bias->stride(0), bias->stride(0), 0});
-  bool first = true;
-  for (const auto& k : offsets(K)) {
-    copy_into(col, window(xp, k, out_sp, g.stride, g.dilation));
-    matmul_acc(acc_g, weight_slice(w, k, g.groups), col_g,
-               first && bias ? &bias_g : nullptr, !first);
-    first = false;
+  int64_t L = prod(out_sp), KK = prod(K), og = O / G, cg = C / G;
+  at::Tensor wm = w.contiguous().view({G, og, cg * KK});
+  int64_t nc = chunk_of(N, C * KK * L);
+  for (int64_t n0 = 0; n0 < N; n0 += nc) {
+    int64_t n = std::min(nc, N - n0);
+    at::Tensor col = im2col(padded_input(x.narrow(0, n0, n), g), K, out_sp, g);
+    at::Tensor acc = empty_neuron({G, og, n * L}, acc_type(), x.device());
+    at::Tensor bias_m;
+    if (bias)
+      bias_m = strided(*bias, {G, og, n * L}, {og * bias->stride(0), bias->stride(0), 0});
+    matmul_acc(acc, wm, col.view({G, cg * KK, n * L}), bias ? &bias_m : nullptr, false);
+    copy_into(out.narrow(0, n0, n).view({n, O, L}), acc.view({O, n, L}).permute({1, 0, 2}));
   }
-  if (!acc.is_same(out))
-    copy_into(out, acc);
   return out;
 }
 
 // Input gradient: go [N, O, *out], w [O, C/g, *K] -> [N, C, *in_sp]; with
-// @bias, bias[c] is added to every element (a transposed convolution).
+// @bias, bias[c] is added to every element (a transposed convolution). Per
+// chunk of the batch: one matmul [g, C/g*KK, O/g] @ [g, O/g, n*L] gives the
+// columns' gradient, added into the zero-padded gradient one offset at a time.
 at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
                            at::IntArrayRef in_sp, const at::Tensor* bias,
                            const Geometry& g, at::ScalarType dtype) {
-  int64_t N = go_in.size(0), C = w.size(1) * g.groups, nsp = g.nsp();
+  int64_t N = go_in.size(0), C = w.size(1) * g.groups, O = w.size(0), nsp = g.nsp();
+  int64_t G = g.groups, og = O / G, cg = C / G;
   at::IntArrayRef K = kernel_of(w);
   std::vector<int64_t> out_sp(go_in.sizes().begin() + 2, go_in.sizes().end());
   std::vector<int64_t> shape{N, C}, padded_shape{N, C};
@@ -180,15 +197,23 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
     return gi;
   at::Tensor go = go_in.contiguous();
   at::Tensor gp = at::zeros(padded_shape, go.options().dtype(acc_type()));
-  std::vector<int64_t> col_shape{N, C};
-  col_shape.insert(col_shape.end(), out_sp.begin(), out_sp.end());
-  at::Tensor col = empty_neuron(col_shape, acc_type(), go.device());
-  at::Tensor col_g = grouped(col, g.groups), go_g = grouped(go, g.groups);
+  int64_t L = prod(out_sp), KK = prod(K);
   if (go.numel() > 0) {
-    for (const auto& k : offsets(K)) {
-      matmul_acc(col_g, weight_slice(w, k, g.groups).transpose(1, 2), go_g, nullptr, false);
-      at::Tensor win = window(gp, k, out_sp, g.stride, g.dilation);
-      add_into(win, win, col);
+    at::Tensor wt = w.contiguous().view({G, og, cg * KK}).transpose(1, 2);
+    int64_t nc = chunk_of(N, C * KK * L);
+    for (int64_t n0 = 0; n0 < N; n0 += nc) {
+      int64_t n = std::min(nc, N - n0);
+      std::vector<int64_t> col_shape{C, KK, n};
+      col_shape.insert(col_shape.end(), out_sp.begin(), out_sp.end());
+      at::Tensor col = empty_neuron(col_shape, acc_type(), go.device());
+      matmul_acc(col.view({G, cg * KK, n * L}), wt, batch_as_columns(go, n0, n, G),
+                 nullptr, false);
+      at::Tensor gpn = gp.narrow(0, n0, n);
+      int64_t flat = 0;
+      for (const auto& k : offsets(K)) {
+        at::Tensor win = window(gpn, k, out_sp, g.stride, g.dilation);
+        add_into(win, win, col.select(1, flat++).transpose(0, 1));
+      }
     }
   }
   at::Tensor inner = gp;
@@ -203,7 +228,9 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
   return gi;
 }
 
-// Weight gradient: x [N, C, *S], go [N, O, *out] -> [O, C/g, *K].
+// Weight gradient: x [N, C, *S], go [N, O, *out] -> [O, C/g, *K]. Per chunk
+// of the batch: [g, O/g, n*L] @ [g, n*L, C/g*KK] (the columns transposed),
+// accumulated over the chunks in float32.
 at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
                             at::IntArrayRef wsizes, const Geometry& g) {
   int64_t N = x.size(0), C = x.size(1), O = wsizes[0], G = g.groups;
@@ -219,21 +246,14 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
   if (N * L == 0) {
     acc.zero_();
   } else {
-    // The output gradient as [g, O/g, N * L] and the columns as [C, N, *out].
-    at::Tensor go_t = empty_neuron({G, og, N, L}, go_in.scalar_type(), x.device());
-    copy_into(go_t, grouped(go_in.contiguous(), G).permute({1, 2, 0, 3}));
-    at::Tensor go_m = go_t.view({G, og, N * L});
-    std::vector<int64_t> cshape{C, N};
-    cshape.insert(cshape.end(), out_sp.begin(), out_sp.end());
-    at::Tensor colT = empty_neuron(cshape, x.scalar_type(), x.device());
-    at::Tensor col_nc = colT.transpose(0, 1);  // [N, C, *out]
-    at::Tensor col_m = colT.view({G, cg, N * L}).transpose(1, 2);  // [g, N*L, C/g]
-    at::Tensor xp = padded_input(x, g);
-    int64_t flat = 0;
-    for (const auto& k : offsets(K)) {
-      copy_into(col_nc, window(xp, k, out_sp, g.stride, g.dilation));
-      at::Tensor slice = strided(acc, {G, og, cg}, {og * cg * KK, cg * KK, KK}, flat++);
-      matmul_acc(slice, go_m, col_m, nullptr, false);
+    at::Tensor go = go_in.contiguous();
+    at::Tensor acc_m = acc.view({G, og, cg * KK});
+    int64_t nc = chunk_of(N, C * KK * L);
+    for (int64_t n0 = 0; n0 < N; n0 += nc) {
+      int64_t n = std::min(nc, N - n0);
+      at::Tensor col = im2col(padded_input(x.narrow(0, n0, n), g), K, out_sp, g);
+      matmul_acc(acc_m, batch_as_columns(go, n0, n, G),
+                 col.view({G, cg * KK, n * L}).transpose(1, 2), nullptr, n0 > 0);
     }
   }
   if (!acc.is_same(gw))
