@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// Fractional max pooling (2-d and 3-d) on the card, forward and backward.
+// The window starts of each plane come from its random samples u (tensor
+// data), so they are computed on the card as the CPU kernel does in the
+// input's float type: start[i] = int((i + u) * alpha) - int(u * alpha) with
+// alpha = (in - k) / (out - 1), and the last window ends at the input's
+// end. The windows' flat positions (broadcast sums of the starts and the
+// kernel offsets) index a gather of the planes; one REDUCE picks the max
+// and its position (the first maximum, the last NaN, as on the CPU). The
+// backward scatter-adds the gradient at the indices.
+#include "NeuronWindows.h"
+
+namespace torch_neuron {
+namespace {
+
+// [NC, out] window starts along one dim of @in with pool size @k, from
+// samples u [NC] (float32).
+at::Tensor starts(const at::Tensor& u, int64_t in, int64_t k, int64_t out) {
+  const at::Device dev = u.device();
+  at::TensorOptions lo = at::TensorOptions().dtype(at::kLong).device(dev);
+  if (out == 1)
+    return at::full({u.size(0), 1}, in - k, lo);
+  float alpha = static_cast<float>(in - k) / static_cast<float>(out - 1);
+  at::Tensor i = at::arange(out - 1, at::TensorOptions().dtype(at::kFloat).device(dev));
+  at::Tensor a = at::floor((i.view({1, out - 1}) + u.view({-1, 1})) * alpha);
+  at::Tensor b = at::floor(u * alpha).view({-1, 1});
+  at::Tensor s = (a - b).to(at::kLong);
+  return at::cat({s, at::full({u.size(0), 1}, in - k, lo)}, 1);
+}
+
+std::tuple<at::Tensor, at::Tensor> fractional_max_pool(const at::Tensor& input, int n,
+                                                       at::IntArrayRef kernel,
+                                                       at::IntArrayRef out,
+                                                       const at::Tensor& samples,
+                                                       const char* op) {
+  check_pool_input(input, n, op);
+  check_device(input, samples);
+  TORCH_CHECK(kernel.size() == static_cast<size_t>(n) && out.size() == static_cast<size_t>(n),
+              op, ": kernel_size and output_size must have ", n, " elements");
+  at::Tensor x = batched(input, n);
+  int64_t B = x.size(0), C = x.size(1), NC = B * C;
+  std::vector<int64_t> in(x.sizes().begin() + 2, x.sizes().end());
+  for (int i = 0; i < n; i++)
+    TORCH_CHECK(out[i] + kernel[i] - 1 <= in[i], op, "(): pool size ", kernel[i],
+                " and output size ", out[i], " are too large for input size ", in[i]);
+  TORCH_CHECK(samples.dim() == 3 && samples.size(0) >= B && samples.size(1) >= C &&
+              samples.size(2) == n, op, ": random_samples ", samples.sizes(),
+              " must be [N, C, ", n, "] for an input ", input.sizes());
+  std::vector<int64_t> oshape{B, C};
+  oshape.insert(oshape.end(), out.begin(), out.end());
+  if (NC == 0) {
+    return {unbatched(empty_neuron(oshape, x.scalar_type(), x.device()), input, n),
+            unbatched(empty_neuron(oshape, at::kLong, x.device()), input, n)};
+  }
+  at::Tensor u = samples.narrow(0, 0, B).narrow(1, 0, C).to(at::kFloat).reshape({NC, n});
+  // flat positions [NC, *out, *kernel]: sum over dims of (start + offset) * stride
+  int64_t nd = 1 + 2 * n, stride = 1;
+  at::Tensor pos;
+  for (int i = n - 1; i >= 0; i--) {
+    // the CPU's sample order: (W, H) in 2-d, (T, H, W) in 3-d
+    at::Tensor s = starts(u.select(1, n == 2 ? 1 - i : i), in[i], kernel[i], out[i]);
+    at::Tensor off = at::arange(kernel[i], at::TensorOptions().dtype(at::kLong).device(x.device()));
+    std::vector<int64_t> sv(nd, 1), ov(nd, 1);
+    sv[0] = NC;
+    sv[1 + i] = out[i];
+    ov[1 + n + i] = kernel[i];
+    at::Tensor p = (s.view(sv) + off.view(ov)) * stride;
+    pos = pos.defined() ? pos + p : p;
+    stride *= in[i];
+  }
+  int64_t P = numel_of(out), KK = numel_of(kernel);
+  std::vector<int64_t> full{NC};
+  full.insert(full.end(), out.begin(), out.end());
+  full.insert(full.end(), kernel.begin(), kernel.end());
+  at::Tensor table = pos.expand(full).reshape({NC, P, KK});
+  at::Tensor wins = x.reshape({NC, stride}).gather(1, table.view({NC, P * KK})).view({NC, P, KK});
+  auto [vals, arg] = max_arg(wins);
+  at::Tensor idx = table.gather(2, arg.unsqueeze(2)).squeeze(2);
+  return {unbatched(vals.view(oshape), input, n), unbatched(idx.view(oshape), input, n)};
+}
+
+std::tuple<at::Tensor, at::Tensor> fmp2d(const at::Tensor& x, at::IntArrayRef k,
+                                         at::IntArrayRef o, const at::Tensor& s) {
+  return fractional_max_pool(x, 2, k, o, s, "fractional_max_pool2d");
+}
+std::tuple<at::Tensor, at::Tensor> fmp3d(const at::Tensor& x, at::IntArrayRef k,
+                                         at::IntArrayRef o, const at::Tensor& s) {
+  return fractional_max_pool(x, 3, k, o, s, "fractional_max_pool3d");
+}
+std::tuple<at::Tensor&, at::Tensor&> fmp2d_out(const at::Tensor& x, at::IntArrayRef k,
+                                               at::IntArrayRef o, const at::Tensor& s,
+                                               at::Tensor& out, at::Tensor& idx) {
+  auto [v, i] = fmp2d(x, k, o, s);
+  resize_out(out, v.sizes());
+  out.copy_(v);
+  resize_out(idx, i.sizes());
+  idx.copy_(i);
+  return {out, idx};
+}
+std::tuple<at::Tensor&, at::Tensor&> fmp3d_out(const at::Tensor& x, at::IntArrayRef k,
+                                               at::IntArrayRef o, const at::Tensor& s,
+                                               at::Tensor& out, at::Tensor& idx) {
+  auto [v, i] = fmp3d(x, k, o, s);
+  resize_out(out, v.sizes());
+  out.copy_(v);
+  resize_out(idx, i.sizes());
+  idx.copy_(i);
+  return {out, idx};
+}
+
+template <int N>
+at::Tensor fmp_backward(const at::Tensor& grad, const at::Tensor& input, at::IntArrayRef k,
+                        at::IntArrayRef o, const at::Tensor& indices) {
+  const char* op = N == 2 ? "fractional_max_pool2d_backward" : "fractional_max_pool3d_backward";
+  check_pool_input(input, N, op);
+  return scatter_back(grad, input, N, indices, op);
+}
+template <int N>
+at::Tensor& fmp_backward_out(const at::Tensor& grad, const at::Tensor& input,
+                             at::IntArrayRef k, at::IntArrayRef o, const at::Tensor& indices,
+                             at::Tensor& gi) {
+  at::Tensor r = fmp_backward<N>(grad, input, k, o, indices);
+  resize_out(gi, r.sizes());
+  gi.copy_(r);
+  return gi;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("fractional_max_pool2d", fmp2d);
+  m.impl("fractional_max_pool2d.output", fmp2d_out);
+  m.impl("fractional_max_pool2d_backward", fmp_backward<2>);
+  m.impl("fractional_max_pool2d_backward.grad_input", fmp_backward_out<2>);
+  m.impl("fractional_max_pool3d", fmp3d);
+  m.impl("fractional_max_pool3d.output", fmp3d_out);
+  m.impl("fractional_max_pool3d_backward", fmp_backward<3>);
+  m.impl("fractional_max_pool3d_backward.grad_input", fmp_backward_out<3>);
+}
+
+}  // namespace torch_neuron
