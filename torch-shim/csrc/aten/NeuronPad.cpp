@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+// Reflection and replication padding (1-d, 2-d, 3-d) on the card, forward
+// and backward. Each padded spatial dim is one gather: out[.., o, ..] =
+// x[.., src(o), ..] with src the reflected or clamped position of o - lo;
+// the table src depends only on the sizes and the padding (never on tensor
+// data), so it is built on the host and the gather runs on the card. The
+// backward is the transpose: index_add of the gradient at the same
+// positions, dim by dim in reverse (float32 accumulation for bfloat16).
+// Negative padding crops, as on the CPU.
+#include <ATen/native/Padding.h>
+
+#include "NeuronWindows.h"
+
+namespace torch_neuron {
+namespace {
+
+constexpr at::ScalarType kAcc = at::kFloat;
+
+// index_select / index_add_ along dim @d of a tensor of any rank, through a
+// [before, d, after] view (the card's gathers take up to 4 dims).
+at::Tensor select_along(const at::Tensor& x, int64_t d, const at::Tensor& idx) {
+  int64_t pre = 1, post = 1;
+  for (int64_t i = 0; i < d; i++)
+    pre *= x.size(i);
+  for (int64_t i = d + 1; i < x.dim(); i++)
+    post *= x.size(i);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape[d] = idx.numel();
+  return x.reshape({pre, x.size(d), post}).index_select(1, idx).view(shape);
+}
+
+void add_along(at::Tensor& dst, int64_t d, const at::Tensor& idx, const at::Tensor& src) {
+  int64_t pre = 1, post = 1;
+  for (int64_t i = 0; i < d; i++)
+    pre *= dst.size(i);
+  for (int64_t i = d + 1; i < dst.dim(); i++)
+    post *= dst.size(i);
+  at::Tensor flat = dst.view({pre, dst.size(d), post});  // dst: fresh and contiguous
+  flat.index_add_(1, idx, src.reshape({pre, src.size(d), post}));
+}
+
+struct PadDims {
+  int64_t lead;                 // dims before the padded ones
+  std::vector<int64_t> lo, hi;  // per padded dim, first to last
+};
+
+template <int N>
+PadDims pad_dims(const at::Tensor& x, c10::SymIntArrayRef padding, bool reflect) {
+  std::vector<int64_t> p = concrete(padding);
+  at::native::padding::check_valid_input<N>(x, p);
+  PadDims pd;
+  pd.lead = x.dim() - N;
+  const char* names = "DHW" + (3 - N);
+  for (int i = 0; i < N; i++) {
+    int64_t lo = p[2 * (N - 1 - i)], hi = p[2 * (N - 1 - i) + 1];
+    int64_t in = x.size(pd.lead + i);
+    if (reflect)
+      TORCH_CHECK(lo < in && hi < in, "Argument #4: Padding size should be less than the "
+                  "corresponding input dimension, but got: padding (", lo, ", ", hi,
+                  ") at dimension ", pd.lead + i, " of input ", x.sizes());
+    TORCH_CHECK(in + lo + hi >= 1, "input (", names[i], ": ", in, ") is too small. "
+                "Calculated output ", names[i], ": ", in + lo + hi);
+    pd.lo.push_back(lo);
+    pd.hi.push_back(hi);
+  }
+  return pd;
+}
+
+// Source positions of the @in + lo + hi outputs of one dim.
+std::vector<int64_t> pad_index(int64_t in, int64_t lo, int64_t hi, bool reflect) {
+  std::vector<int64_t> idx(in + lo + hi);
+  for (int64_t o = 0; o < in + lo + hi; o++) {
+    int64_t j = o - lo;
+    if (reflect)
+      j = j < 0 ? -j : (j >= in ? 2 * (in - 1) - j : j);
+    else
+      j = std::clamp<int64_t>(j, 0, in - 1);
+    idx[o] = j;
+  }
+  return idx;
+}
+
+template <int N, bool Reflect>
+at::Tensor pad_fw(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  TORCH_CHECK(is_neuron(self), "neuron: ", Reflect ? "reflection" : "replication", "_pad",
+              N, "d: expected a neuron tensor");
+  PadDims pd = pad_dims<N>(self, padding, Reflect);
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  for (int i = 0; i < N; i++)
+    shape[pd.lead + i] += pd.lo[i] + pd.hi[i];
+  if (self.numel() == 0)
+    return empty_neuron(shape, self.scalar_type(), self.device());
+  at::Tensor y = self;
+  for (int i = N - 1; i >= 0; i--) {
+    int64_t d = pd.lead + i;
+    y = select_along(y, d, shape_index(pad_index(self.size(d), pd.lo[i], pd.hi[i], Reflect),
+                                       self.device()));
+  }
+  return y;
+}
+
+template <int N, bool Reflect>
+at::Tensor& pad_fw_out(const at::Tensor& self, c10::SymIntArrayRef padding, at::Tensor& out) {
+  at::Tensor r = pad_fw<N, Reflect>(self, padding);
+  resize_out(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+template <int N, bool Reflect>
+at::Tensor pad_bw(const at::Tensor& grad, const at::Tensor& self, c10::SymIntArrayRef padding) {
+  const char* op = Reflect ? "reflection_pad_backward" : "replication_pad_backward";
+  check_float_input(grad, op);
+  check_device(grad, self);
+  PadDims pd = pad_dims<N>(self, padding, Reflect);
+  for (int i = 0; i < N; i++) {
+    int64_t d = pd.lead + i;
+    TORCH_CHECK(grad.dim() == self.dim() &&
+                grad.size(d) == self.size(d) + pd.lo[i] + pd.hi[i],
+                "neuron: ", op, ": grad_output ", grad.sizes(), " does not match the "
+                "padded input ", self.sizes());
+  }
+  if (self.numel() == 0)
+    return at::zeros(self.sizes(), grad.options());
+  at::Tensor g = grad.to(kAcc);
+  for (int i = 0; i < N; i++) {
+    int64_t d = pd.lead + i, in = self.size(d);
+    std::vector<int64_t> shape(g.sizes().begin(), g.sizes().end());
+    shape[d] = in;
+    at::Tensor gx = at::zeros(shape, g.options());
+    add_along(gx, d, shape_index(pad_index(in, pd.lo[i], pd.hi[i], Reflect), g.device()), g);
+    g = gx;
+  }
+  return g.to(grad.scalar_type());
+}
+
+template <int N, bool Reflect>
+at::Tensor& pad_bw_out(const at::Tensor& grad, const at::Tensor& self,
+                       c10::SymIntArrayRef padding, at::Tensor& gi) {
+  at::Tensor r = pad_bw<N, Reflect>(grad, self, padding);
+  resize_out(gi, r.sizes());
+  gi.copy_(r);
+  return gi;
+}
+
+}  // namespace
+
+#define NEURON_PAD(name, n, reflect)                                \
+  m.impl(name, pad_fw<n, reflect>);                                 \
+  m.impl(name ".out", pad_fw_out<n, reflect>);                      \
+  m.impl(name "_backward", pad_bw<n, reflect>);                     \
+  m.impl(name "_backward.grad_input", pad_bw_out<n, reflect>);
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  NEURON_PAD("reflection_pad1d", 1, true)
+  NEURON_PAD("reflection_pad2d", 2, true)
+  NEURON_PAD("reflection_pad3d", 3, true)
+  NEURON_PAD("replication_pad1d", 1, false)
+  NEURON_PAD("replication_pad2d", 2, false)
+  NEURON_PAD("replication_pad3d", 3, false)
+}
+
+}  // namespace torch_neuron
