@@ -161,6 +161,48 @@ Tensors3 batch_norm_legit_no_training(const at::Tensor& input,
   return batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
 }
 
+// PyTorch 2.6's training path of batch norm: the batch statistics and the
+// running-stat update, plus an empty uint8 "reserve" (as on the CPU).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    double momentum, double eps) {
+  auto [out, mean, invstd] =
+      batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  return {out, mean, invstd, empty_neuron({0}, at::kByte, input.device())};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_with_update_out(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    double momentum, double eps, at::Tensor& out, at::Tensor& save_mean,
+    at::Tensor& save_invstd, at::Tensor& reserve) {
+  auto [o, m, v] = batch_norm(input, weight, bias, running_mean, running_var, true, momentum,
+                              eps);
+  for (auto [src, dst] : {std::pair<const at::Tensor&, at::Tensor&>{o, out}, {m, save_mean},
+                          {v, save_invstd}}) {
+    resize_out(dst, src.sizes());
+    dst.copy_(src);
+  }
+  resize_out(reserve, {0});
+  return {out, save_mean, save_invstd, reserve};
+}
+
+// Its backward (weight may be undefined; @update: the statistics were the batch's).
+Tensors3 batch_norm_backward_update(const at::Tensor& grad_out, const at::Tensor& input,
+                                    const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& rmean,
+                                    const std::optional<at::Tensor>& rvar,
+                                    const std::optional<at::Tensor>& smean,
+                                    const std::optional<at::Tensor>& svar, bool update,
+                                    double eps, std::array<bool, 3> mask,
+                                    const at::Tensor& reserve) {
+  std::optional<at::Tensor> w;
+  if (weight.defined())
+    w = weight;
+  return batch_norm_backward(grad_out, input, w, rmean, rvar, smean, svar, update, eps, mask);
+}
+
 // Group norm: @x seen as [N, G, D] (statistics) and [N, C, HxW] (affine).
 Tensors3 group_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight_opt,
                     const std::optional<at::Tensor>& bias_opt, c10::SymInt N_, c10::SymInt C_,
@@ -226,6 +268,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_native_batch_norm_legit", batch_norm_legit);
   m.impl("_native_batch_norm_legit.no_stats", batch_norm_legit_no_stats);
   m.impl("_native_batch_norm_legit_no_training", batch_norm_legit_no_training);
+  m.impl("_batch_norm_with_update", batch_norm_with_update);
+  m.impl("_batch_norm_with_update.out", batch_norm_with_update_out);
+  m.impl("batch_norm_backward", batch_norm_backward_update);
   m.impl("native_group_norm", group_norm);
   m.impl("native_group_norm_backward", group_norm_backward);
 }
