@@ -144,7 +144,7 @@ def test_fractional_max_pool(dims):
     """Given the same random samples, the same windows, maxima and indices."""
     shape = (2, 3, 9, 8) if dims == 2 else (2, 3, 7, 8, 6)
     fn = F.fractional_max_pool2d if dims == 2 else F.fractional_max_pool3d
-    for k, out, ratio in ((2, 4, None), (3, None, 0.5), ((2, 3, 2)[:dims], (5, 4, 3)[:dims], None)):
+    for k, out, ratio in ((2, 4, None), (3, None, (0.5,) * dims), ((2, 3, 2)[:dims], (5, 4, 3)[:dims], None)):
         samples = torch.rand(2, 3, dims)
         run(lambda x: fn(x, k, out, ratio, return_indices=True,
                          _random_samples=samples.to(x.device)), torch.randn(shape))

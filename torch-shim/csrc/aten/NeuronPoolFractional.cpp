@@ -53,27 +53,26 @@ std::tuple<at::Tensor, at::Tensor> fractional_max_pool(const at::Tensor& input, 
             unbatched(empty_neuron(oshape, at::kLong, x.device()), input, n)};
   }
   at::Tensor u = samples.narrow(0, 0, B).narrow(1, 0, C).to(at::kFloat).reshape({NC, n});
-  // flat positions [NC, *out, *kernel]: sum over dims of (start + offset) * stride
-  int64_t nd = 1 + 2 * n, stride = 1;
-  at::Tensor pos;
-  for (int i = n - 1; i >= 0; i--) {
+  // flat positions [NC, P, KK], P and KK row-major over the dims: built dim
+  // by dim (at most 5 dims at a time, as the card's tensors allow).
+  std::vector<int64_t> stride(n, 1);
+  for (int i = n - 2; i >= 0; i--)
+    stride[i] = stride[i + 1] * in[i + 1];
+  at::Tensor table;
+  int64_t P = 1, KK = 1;
+  for (int i = 0; i < n; i++) {
     // the CPU's sample order: (W, H) in 2-d, (T, H, W) in 3-d
     at::Tensor s = starts(u.select(1, n == 2 ? 1 - i : i), in[i], kernel[i], out[i]);
     at::Tensor off = at::arange(kernel[i], at::TensorOptions().dtype(at::kLong).device(x.device()));
-    std::vector<int64_t> sv(nd, 1), ov(nd, 1);
-    sv[0] = NC;
-    sv[1 + i] = out[i];
-    ov[1 + n + i] = kernel[i];
-    at::Tensor p = (s.view(sv) + off.view(ov)) * stride;
-    pos = pos.defined() ? pos + p : p;
-    stride *= in[i];
+    at::Tensor p = (s.view({NC, out[i], 1}) + off.view({1, 1, kernel[i]})) * stride[i];
+    table = i == 0 ? p
+                   : (table.view({NC, P, 1, KK, 1}) + p.view({NC, 1, out[i], 1, kernel[i]}))
+                         .reshape({NC, P * out[i], KK * kernel[i]});
+    P *= out[i];
+    KK *= kernel[i];
   }
-  int64_t P = numel_of(out), KK = numel_of(kernel);
-  std::vector<int64_t> full{NC};
-  full.insert(full.end(), out.begin(), out.end());
-  full.insert(full.end(), kernel.begin(), kernel.end());
-  at::Tensor table = pos.expand(full).reshape({NC, P, KK});
-  at::Tensor wins = x.reshape({NC, stride}).gather(1, table.view({NC, P * KK})).view({NC, P, KK});
+  int64_t plane = stride[0] * in[0];
+  at::Tensor wins = x.reshape({NC, plane}).gather(1, table.reshape({NC, P * KK})).view({NC, P, KK});
   auto [vals, arg] = max_arg(wins);
   at::Tensor idx = table.gather(2, arg.unsqueeze(2)).squeeze(2);
   return {unbatched(vals.view(oshape), input, n), unbatched(idx.view(oshape), input, n)};
