@@ -300,7 +300,8 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
   X(acosh, ACOSH, Float) X(atanh, ATANH, Float) X(erfc, ERFC, Float)          \
   X(erfinv, ERFINV, Float) X(lgamma, LGAMMA, Float)                           \
   X(hardswish, HARDSWISH, FloatOnly) X(hardsigmoid, HARDSIGMOID, FloatOnly)   \
-  X(mish, MISH, FloatOnly)
+  X(mish, MISH, FloatOnly) X(digamma, DIGAMMA, Float) X(i0, I0, Float)          \
+  X(sinc, SINC, Float) X(exp2, EXP2, Float)
 
 // Predicates with an out= form (isnan and isfinite have none).
 #define NEURON_PREDICATE_MAP(X)                                               \
@@ -311,7 +312,7 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
 #define NEURON_BINARY_TENSOR_MAP(X)                                           \
   X(atan2, ATAN2) X(hypot, HYPOT)
 #define NEURON_BINARY_MAP(X)                                                  \
-  X(fmod, FMOD) X(bitwise_and, AND)                     \
+  X(fmod, FMOD) X(bitwise_and, AND) X(remainder, REM)  \
   X(bitwise_or, OR) X(bitwise_xor, XOR)
 #define NEURON_SHIFT_MAP(X)                                                   \
   X(bitwise_left_shift, SHL, __lshift__, __ilshift__)                         \
@@ -378,6 +379,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("xlogy.Scalar_Other", bin_s<NISA_BIN_XLOGY>);
   m.impl("xlogy_.Scalar_Other", bin_s_<NISA_BIN_XLOGY>);
   m.impl("xlogy.Scalar_Self", bin_st<NISA_BIN_XLOGY>);
+  m.impl("remainder.Scalar_Tensor", bin_st<NISA_BIN_REM>);
+  m.impl("floor_divide", bin_t<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide_.Tensor", bin_t_<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide.out", bin_t_out<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide.Scalar", bin_s<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide_.Scalar", bin_s_<NISA_BIN_FLOORDIV>);
   m.impl("round.decimals", round_dec);
   m.impl("round_.decimals", round_dec_);
   m.impl("round.decimals_out", round_dec_out);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Shape and creation operators: cat (stack is cat of unsqueezed views),
-// arange, and _foreach_* operators, decomposed per tensor.
+// Shape operators: cat (stack is cat of unsqueezed views), and _foreach_*
+// operators, decomposed per tensor (arange: NeuronFactory.cpp).
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/unfold_native.h>
 
@@ -62,15 +62,6 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   return cat_into(tensors, dim, out);
 }
 
-// A handful of values: computed by the CPU, uploaded.
-at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
-                       const at::Scalar& step, at::Tensor& out) {
-  at::Tensor host = at::arange(start, end, step,
-                               at::TensorOptions().dtype(out.scalar_type()));
-  resize_out(out, host.sizes());
-  return out.copy_(host);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -79,7 +70,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold", at::native::unfold);
   m.impl("cat", cat);
   m.impl("cat.out", cat_out);
-  m.impl("arange.start_out", arange_out);
 }
 
 }  // namespace torch_neuron
