@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+// The reducing scatter on the card (NISA_INSN_SCATTER): scatter (src, value,
+// reduce add/multiply), scatter_reduce (sum, prod, mean, amax, amin,
+// include_self), index_copy, index_fill, index_reduce. Duplicate indices
+// apply in the order a sequential CPU loop takes them (the card's row-major
+// order), so the results are the CPU's; mean is the sum divided by the
+// count, as PyTorch computes it.
+#include "NeuronScatter.h"
+
+#include <limits>
+
+namespace torch_neuron {
+
+namespace {
+
+void check_index_dtype(const at::Tensor& index, const char* op) {
+  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+                    op, "(): Expected dtype int64 or int32 for index, got ",
+                    index.scalar_type());
+}
+
+at::Tensor as_1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+
+enum class Red { Sum, Prod, Mean, Amax, Amin };
+
+Red parse_reduce(c10::string_view r, const char* op) {
+  if (r == "sum" || r == "add") return Red::Sum;
+  if (r == "prod" || r == "multiply") return Red::Prod;
+  if (r == "mean") return Red::Mean;
+  if (r == "amax") return Red::Amax;
+  if (r == "amin") return Red::Amin;
+  TORCH_CHECK(false, op, "(): reduce argument must be either sum, prod, mean, amax or "
+              "amin, got ", r);
+}
+
+nisa_scatter to_isa(Red r) {
+  switch (r) {
+    case Red::Sum: case Red::Mean: return NISA_SCAT_ADD;
+    case Red::Prod: return NISA_SCAT_MUL;
+    case Red::Amax: return NISA_SCAT_MAX;
+    case Red::Amin: return NISA_SCAT_MIN;
+  }
+  return NISA_SCAT_ADD;
+}
+
+// What PyTorch writes at the scattered positions when include_self=False.
+at::Scalar identity(Red r, at::ScalarType t) {
+  bool fl = at::isFloatingType(t);
+  if (r == Red::Sum || r == Red::Mean) return 0;
+  if (r == Red::Prod) return 1;
+  if (fl) return r == Red::Amax ? -std::numeric_limits<double>::infinity()
+                                : std::numeric_limits<double>::infinity();
+  int64_t lo = 0, hi = 1;
+  switch (t) {
+    case at::kLong: lo = std::numeric_limits<int64_t>::lowest(); hi = std::numeric_limits<int64_t>::max(); break;
+    case at::kInt: lo = std::numeric_limits<int32_t>::lowest(); hi = std::numeric_limits<int32_t>::max(); break;
+    case at::kShort: lo = std::numeric_limits<int16_t>::lowest(); hi = std::numeric_limits<int16_t>::max(); break;
+    case at::kChar: lo = std::numeric_limits<int8_t>::lowest(); hi = std::numeric_limits<int8_t>::max(); break;
+    case at::kByte: lo = 0; hi = 255; break;
+    case at::kBool: lo = 0; hi = 1; break;
+    default: TORCH_CHECK(false, "neuron: no reduction identity for dtype ", t);
+  }
+  return r == Red::Amax ? lo : hi;
+}
+
+// out /= count (floor division for integers), count 0 read as 1 (PyTorch's mean).
+void divide_by_count(const at::Tensor& out, const at::Tensor& count) {
+  count.masked_fill_(count.eq(0), 1);
+  if (out.is_floating_point())
+    out.div_(count);
+  else
+    out.div_(count, "floor");
+}
+
+// scatter_reduce of @src into @out (a copy of self) along dim.
+void scatter_reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& src, Red r, bool include_self) {
+  const char* op = "scatter_reduce";
+  if (index.numel() == 0)
+    return;
+  if (!include_self)
+    scatter_elements(out, dim, index, scalar_like(identity(r, out.scalar_type()), out)
+                     .expand(index.sizes()), NISA_SCAT_ASSIGN, op);
+  scatter_elements(out, dim, index, src, to_isa(r), op);
+  if (r == Red::Mean) {
+    at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
+    scatter_elements(count, dim, index, scalar_like(1, out).expand(index.sizes()),
+                     NISA_SCAT_ADD, op);
+    divide_by_count(out, count);
+  }
+}
+
+void index_reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& index,
+                       const at::Tensor& source, Red r, bool include_self) {
+  const char* op = "index_reduce";
+  TORCH_CHECK(r != Red::Sum, op, "(): reduce argument must be either prod, mean, amax "
+              "or amin, got sum");
+  if (index.numel() == 0)
+    return;
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(out.dim(), 1));
+  if (!include_self)
+    scatter_rows(out, dim, index, scalar_like(identity(r, out.scalar_type()), out)
+                 .expand(source.sizes()), NISA_SCAT_ASSIGN, op);
+  scatter_rows(out, dim, index, source, to_isa(r), op);
+  if (r == Red::Mean) {
+    at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
+    scatter_rows(count, dim, index, scalar_like(1, out).expand(source.sizes()),
+                 NISA_SCAT_ADD, op);
+    divide_by_count(out, count);
+  }
+}
+
+// out = self, then @fn(out); the three variants of a structured op share it.
+template <typename F>
+at::Tensor& into_out(const at::Tensor& self, at::Tensor& out, F fn) {
+  check_device(self, out);
+  if (!out.is_same(self)) {
+    resize_out(out, self.sizes());
+    out.copy_(self);
+  }
+  fn(out);
+  return out;
+}
+
+// ---- scatter ---------------------------------------------------------------
+
+nisa_scatter old_reduce(c10::string_view r) {
+  if (r == "add") return NISA_SCAT_ADD;
+  if (r == "multiply") return NISA_SCAT_MUL;
+  TORCH_CHECK(false, "reduce argument must be either add or multiply.");
+}
+
+at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& src) {
+  scatter_elements(self, dim, index, src, NISA_SCAT_ASSIGN, "scatter");
+  return self;
+}
+at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                            const at::Tensor& src, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) { scatter_src_(o, dim, index, src); });
+}
+at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                       const at::Tensor& src) {
+  at::Tensor out = self.clone();
+  return scatter_src_(out, dim, index, src);
+}
+
+at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                           const at::Scalar& value) {
+  scatter_elements(self, dim, index, scalar_like(value, self).expand(index.sizes()),
+                   NISA_SCAT_ASSIGN, "scatter");
+  return self;
+}
+at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Scalar& value, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) { scatter_value_(o, dim, index, value); });
+}
+at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Scalar& value) {
+  at::Tensor out = self.clone();
+  return scatter_value_(out, dim, index, value);
+}
+
+at::Tensor& scatter_reduce_old_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Tensor& src, c10::string_view reduce) {
+  scatter_elements(self, dim, index, src, old_reduce(reduce), "scatter");
+  return self;
+}
+at::Tensor& scatter_reduce_old_out(const at::Tensor& self, int64_t dim,
+                                   const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) {
+    scatter_reduce_old_(o, dim, index, src, reduce); });
+}
+at::Tensor scatter_reduce_old(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src, c10::string_view reduce) {
+  at::Tensor out = self.clone();
+  return scatter_reduce_old_(out, dim, index, src, reduce);
+}
+
+at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                  const at::Scalar& value, c10::string_view reduce) {
+  scatter_elements(self, dim, index, scalar_like(value, self).expand(index.sizes()),
+                   old_reduce(reduce), "scatter");
+  return self;
+}
+at::Tensor& scatter_value_reduce_out(const at::Tensor& self, int64_t dim,
+                                     const at::Tensor& index, const at::Scalar& value,
+                                     c10::string_view reduce, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) {
+    scatter_value_reduce_(o, dim, index, value, reduce); });
+}
+at::Tensor scatter_value_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Scalar& value, c10::string_view reduce) {
+  at::Tensor out = self.clone();
+  return scatter_value_reduce_(out, dim, index, value, reduce);
+}
+
+// ---- scatter_reduce --------------------------------------------------------
+
+at::Tensor& scatter_reduce_two_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Tensor& src, c10::string_view reduce,
+                                bool include_self) {
+  scatter_reduce_into(self, dim, index, src, parse_reduce(reduce, "scatter_reduce"),
+                      include_self);
+  return self;
+}
+at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim,
+                                   const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self,
+                                   at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) {
+    scatter_reduce_two_(o, dim, index, src, reduce, include_self); });
+}
+at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src, c10::string_view reduce,
+                              bool include_self) {
+  at::Tensor out = self.clone();
+  return scatter_reduce_two_(out, dim, index, src, reduce, include_self);
+}
+
+// ---- index_copy, index_fill, index_reduce ----------------------------------
+
+at::Tensor& index_copy_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                        const at::Tensor& source) {
+  scatter_rows(self, dim, index, source, NISA_SCAT_ASSIGN, "index_copy");
+  return self;
+}
+at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) { index_copy_(o, dim, index, source); });
+}
+at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                      const at::Tensor& source) {
+  at::Tensor out = self.clone();
+  return index_copy_(out, dim, index, source);
+}
+
+at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value "
+              "tensor, but got tensor with ", value.dim(), " dimension(s).");
+  check_index_dtype(index, "index_fill_");
+  check_device(self, index);
+  if (index.numel() == 0 || self.numel() == 0)
+    return self;
+  at::Tensor v = is_neuron(value) ? value.to(self.scalar_type())
+                                  : scalar_like(value.item(), self);
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor dst = as_1d(self);
+  // index_fill_ takes negative indices, counted from the end.
+  at::Tensor idx = wrap_indices(as_1d(index), dst.size(dim));
+  std::vector<int64_t> shape(dst.sizes().begin(), dst.sizes().end());
+  shape[dim] = idx.numel();
+  scatter_rows(dst, dim, idx, v.expand(shape), NISA_SCAT_ASSIGN, "index_fill_");
+  return self;
+}
+at::Tensor& index_fill_scalar_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Scalar& value) {
+  return index_fill_tensor_(self, dim, index, scalar_like(value, self));
+}
+at::Tensor index_fill_scalar(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Scalar& value) {
+  at::Tensor out = self.clone();
+  return index_fill_scalar_(out, dim, index, value);
+}
+at::Tensor index_fill_tensor(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor& value) {
+  at::Tensor out = self.clone();
+  return index_fill_tensor_(out, dim, index, value);
+}
+
+at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                          const at::Tensor& source, c10::string_view reduce,
+                          bool include_self) {
+  index_reduce_into(self, dim, index, source, parse_reduce(reduce, "index_reduce"),
+                    include_self);
+  return self;
+}
+at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor& source, c10::string_view reduce,
+                             bool include_self, at::Tensor& out) {
+  return into_out(self, out, [&](at::Tensor& o) {
+    index_reduce_(o, dim, index, source, reduce, include_self); });
+}
+at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                        const at::Tensor& source, c10::string_view reduce, bool include_self) {
+  at::Tensor out = self.clone();
+  return index_reduce_(out, dim, index, source, reduce, include_self);
+}
+
+}  // namespace
+
+at::Tensor scalar_like(const at::Scalar& value, const at::Tensor& self) {
+  return at::scalar_tensor(value, self.options());
+}
+
+at::Tensor wrap_indices(const at::Tensor& index, int64_t n) {
+  at::Tensor i = index.scalar_type() == at::kLong ? index : index.to(at::kLong);
+  at::Tensor w = at::where(i.lt(0), i.add(n), i);
+  at::Tensor bad = w.lt(0).logical_or_(w.ge(n));
+  return at::where(bad, at::scalar_tensor(n, w.options()), w);
+}
+
+void scatter_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                      const at::Tensor& src, nisa_scatter red, const char* op) {
+  check_index_dtype(index, op);
+  check_device(self, index);
+  check_device(self, src);
+  TORCH_CHECK(is_neuron(src), op, "(): expected src on ", self.device());
+  TORCH_CHECK(src.scalar_type() == self.scalar_type(), op, "(): Expected self.dtype to "
+              "be equal to src.dtype");
+  TORCH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
+              "Index tensor must have the same number of dimensions as self tensor");
+  if (index.numel() == 0)
+    return;
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor dst = as_1d(self), idx = as_1d(index), s = as_1d(src);
+  TORCH_CHECK(s.dim() == idx.dim(), "Index tensor must have the same number of "
+              "dimensions as src tensor");
+  for (int64_t d = 0; d < idx.dim(); d++) {
+    TORCH_CHECK(idx.size(d) <= s.size(d) && (d == dim || idx.size(d) <= dst.size(d)),
+                "Expected index ", idx.sizes(), " to be smaller than self ", dst.sizes(),
+                " apart from dimension ", dim, " and to be smaller size than src ",
+                s.sizes());
+  }
+  // The card walks the index's shape and reads src there.
+  if (s.sizes() != idx.sizes())
+    s = s.as_strided(idx.sizes(), s.strides(), s.storage_offset());
+  nrn_tensor_desc o = desc(dst), ds = desc(s), i = desc(idx);
+  NEURON_OP(nrn_op_scatter(stream_for(self), red, NISA_IDX_ELEMENT, &o, &ds, &i,
+                           static_cast<int>(dim)));
+}
+
+void scatter_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                  const at::Tensor& source, nisa_scatter red, const char* op) {
+  check_index_dtype(index, op);
+  check_device(self, index);
+  check_device(self, source);
+  TORCH_CHECK(is_neuron(source), op, "(): expected source on ", self.device());
+  TORCH_CHECK(source.scalar_type() == self.scalar_type(), op, "(): self (",
+              self.scalar_type(), ") and source (", source.scalar_type(),
+              ") must have the same scalar type");
+  TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index should have dimension 1 or 0 (got ",
+                    index.dim(), ")");
+  if (index.numel() == 0)
+    return;
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor dst = as_1d(self), idx = as_1d(index), src = as_1d(source);
+  TORCH_CHECK(src.dim() == dst.dim(), op, "(): Source/destination tensor must have same "
+              "slice shapes. Destination slice shape: ", dst.sizes(), ", source: ",
+              src.sizes());
+  for (int64_t d = 0; d < dst.dim(); d++) {
+    TORCH_CHECK(d == dim ? src.size(d) == idx.numel() : src.size(d) == dst.size(d), op,
+                "(): Source/destination tensor must have same slice shapes "
+                "(source ", src.sizes(), ", destination ", dst.sizes(), ", ",
+                idx.numel(), " indices along dimension ", dim, ")");
+  }
+  nrn_tensor_desc o = desc(dst), ds = desc(src), i = desc(idx);
+  NEURON_OP(nrn_op_scatter(stream_for(self), red, NISA_IDX_SELECT, &o, &ds, &i,
+                           static_cast<int>(dim)));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("scatter.src", scatter_src);
+  m.impl("scatter_.src", scatter_src_);
+  m.impl("scatter.src_out", scatter_src_out);
+  m.impl("scatter.value", scatter_value);
+  m.impl("scatter_.value", scatter_value_);
+  m.impl("scatter.value_out", scatter_value_out);
+  m.impl("scatter.reduce", scatter_reduce_old);
+  m.impl("scatter_.reduce", scatter_reduce_old_);
+  m.impl("scatter.reduce_out", scatter_reduce_old_out);
+  m.impl("scatter.value_reduce", scatter_value_reduce);
+  m.impl("scatter_.value_reduce", scatter_value_reduce_);
+  m.impl("scatter.value_reduce_out", scatter_value_reduce_out);
+  m.impl("scatter_reduce.two", scatter_reduce_two);
+  m.impl("scatter_reduce_.two", scatter_reduce_two_);
+  m.impl("scatter_reduce.two_out", scatter_reduce_two_out);
+  m.impl("index_copy", index_copy);
+  m.impl("index_copy_", index_copy_);
+  m.impl("index_copy.out", index_copy_out);
+  m.impl("index_fill.int_Scalar", index_fill_scalar);
+  m.impl("index_fill_.int_Scalar", index_fill_scalar_);
+  m.impl("index_fill.int_Tensor", index_fill_tensor);
+  m.impl("index_fill_.int_Tensor", index_fill_tensor_);
+  m.impl("index_reduce", index_reduce);
+  m.impl("index_reduce_", index_reduce_);
+  m.impl("index_reduce.out", index_reduce_out);
+}
+
+}  // namespace torch_neuron

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// The reducing scatter (NISA_INSN_SCATTER) as the indexing files use it,
+// and index tensors made safe for the card (negative ones wrapped, any
+// outside the axis turned into one the card refuses).
+#pragma once
+
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+
+// self op= src at index (scatter_ form: index of src's shape, src narrowed
+// to it), along dim; checks the shapes as torch.scatter_ does.
+void scatter_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                      const at::Tensor& src, nisa_scatter red, const char* op);
+
+// self op= source rows at index (index_copy_ form: index 1-D, source with
+// index.numel() entries along dim); checks the shapes.
+void scatter_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                  const at::Tensor& source, nisa_scatter red, const char* op);
+
+// int64 indices into an axis of @n: negative ones count from the end, any
+// outside [-n, n) becomes n, which the card refuses (NISA_ERR_BAD_INDEX).
+at::Tensor wrap_indices(const at::Tensor& index, int64_t n);
+
+// A 0-dim tensor of @value on self's device and dtype.
+at::Tensor scalar_like(const at::Scalar& value, const at::Tensor& self);
+
+}  // namespace torch_neuron
