@@ -112,6 +112,20 @@ def test_median_nanmedian():
     same(torch.median(ints.to(DEV), dim=1).values, torch.median(ints, dim=1).values)
 
 
+def test_mode():
+    c = torch.randint(0, 4, (6, 11))
+    n = c.to(DEV)
+    for d in (0, 1):
+        for keep in (False, True):
+            cv, ci = torch.mode(c, d, keep)
+            nv, ni = torch.mode(n, d, keep)
+            same(nv, cv)
+            same(ni, ci)
+    f = torch.tensor([3.0, 2.0, 1.0, 2.0, 3.0, 1.0])  # all twice: the smallest, its last place
+    v, i = torch.mode(f.to(DEV))
+    assert v.item() == 1.0 and i.item() == 5
+
+
 # ---- scans ----
 
 @pytest.mark.parametrize("dim", [0, 1])

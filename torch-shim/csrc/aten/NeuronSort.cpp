@@ -224,6 +224,62 @@ at::Tensor nanmedian_all(const at::Tensor& self) {
   return median_all_impl(self, true);
 }
 
+// ---- mode ----
+
+// The most frequent value of each lane (of equally frequent ones the
+// smallest) and the last position it occurs at, as the CPU reports them:
+// sorted stably, a run's last element carries the value's largest
+// position; the run lengths come from scans, the first longest from argmax.
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  TORCH_CHECK(self.dim() == 0 || self.size(d) > 0, "mode(): Expected reduction dim ", dim,
+              " to have non-zero size.");
+  if (self.dim() == 0)
+    return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
+  std::vector<int64_t> out_shape(self.sizes().begin(), self.sizes().end());
+  out_shape[d] = 1;
+  if (self.numel() == 0) {
+    at::Tensor v = empty_neuron(out_shape, self.scalar_type(), self.device());
+    at::Tensor i = empty_neuron(out_shape, at::kLong, self.device());
+    return {keepdim ? v : v.squeeze(d), keepdim ? i : i.squeeze(d)};
+  }
+  int64_t n = self.size(d);
+  at::Tensor rows = self.movedim(d, -1).reshape({-1, n});
+  auto [sv, si] = sort_stable(rows, 1, false);
+  int64_t r = rows.size(0);
+  auto lopts = self.options().dtype(at::kLong);
+  at::Tensor first = empty_neuron({r, n}, at::kBool, self.device());
+  first.narrow(1, 0, 1).fill_(true);
+  if (n > 1) {
+    at::Tensor rest = first.narrow(1, 1, n - 1);
+    at::ne_out(rest, sv.narrow(1, 1, n - 1), sv.narrow(1, 0, n - 1));
+  }
+  at::Tensor pos = scan(NISA_SCAN_SUM, at::ones({r, n}, lopts), 1, at::kLong).sub_(1);
+  at::Tensor start = scan(NISA_SCAN_MAX, at::where(first, pos, at::zeros_like(pos)), 1,
+                          at::kLong);
+  at::Tensor len = pos.sub(start);
+  at::Tensor at_ = at::argmax(len, 1, true);
+  at::Tensor v = sv.gather(1, at_), i = si.gather(1, at_);
+  std::vector<int64_t> moved(out_shape.begin(), out_shape.end());
+  moved.erase(moved.begin() + d);
+  v = v.view(moved);
+  i = i.view(moved);
+  if (keepdim) {
+    v = v.unsqueeze(d);
+    i = i.unsqueeze(d);
+  }
+  return {v, i};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim,
+                                              bool keepdim, at::Tensor& values,
+                                              at::Tensor& indices) {
+  auto [v, i] = torch_neuron::mode(self, dim, keepdim);
+  copy_out(values, v);
+  copy_out(indices, i);
+  return {values, indices};
+}
+
 // ---- scans ----
 
 at::ScalarType scan_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
@@ -366,6 +422,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian", nanmedian_all);
   m.impl("nanmedian.dim", nanmedian_dim);
   m.impl("nanmedian.dim_values", nanmedian_dim_out);
+  m.impl("mode", mode);
+  m.impl("mode.values", mode_out);
   m.impl("cumsum", cumsum);
   m.impl("cumsum.out", cumsum_out);
   m.impl("cumsum_", cumsum_);
