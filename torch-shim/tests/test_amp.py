@@ -63,7 +63,9 @@ def test_autocast_training_step_matches_cpu():
         with torch.autocast(dev, dtype=torch.bfloat16):
             loss = F.cross_entropy(m(x.to(dev)), t.to(dev))
         loss.backward()
-        return loss.detach().cpu(), [p.grad.cpu() for p in m.parameters()]
+        # Copies: the next model.to() moves the gradients themselves (as
+        # .cuda() does), and with them any reference to them.
+        return loss.detach().cpu(), [p.grad.detach().cpu().clone() for p in m.parameters()]
 
     want_loss, want_grads = step("cpu")
     got_loss, got_grads = step(N)

@@ -95,3 +95,20 @@ def test_other_conversions_are_unchanged():
     assert m.weight.dtype == torch.bfloat16 and m.weight.device.type == N
     assert not torch.__future__.get_swap_module_params_on_conversion()
     del p
+
+
+def test_a_model_whose_output_is_alive_moves_and_keeps_its_ties():
+    """An output still holding the autograd graph pins the Parameters (no
+    swap possible): the move makes new ones and restores the tie."""
+    torch.manual_seed(3)
+    cpu = TiedLM()
+    out = cpu(torch.randint(0, 11, (2, 3)))  # keeps the graph alive
+    dev = copy.deepcopy(cpu)
+    keep = dev(torch.randint(0, 11, (2, 3)))
+    dev.to(N)
+    assert dev.head.weight is dev.emb.weight and dev.emb.weight.device.type == N
+    assert len(list(dev.parameters())) == 3
+    want = train(cpu, torch.optim.SGD(cpu.parameters(), lr=0.5), "cpu")
+    got = train(dev, torch.optim.SGD(dev.parameters(), lr=0.5), N)
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
+    del out, keep

@@ -16,9 +16,16 @@ Two things then break without an error:
 For a move between the CPU and neuron, ``_apply`` here uses PyTorch's own
 tensor swapping (``torch.__future__.set_swap_module_params_on_conversion``,
 ``torch.utils.swap_tensors``), which keeps every Parameter object and so
-every tie and every reference. Other conversions are left as they are.
+every tie and every reference. Swapping needs each Parameter referenced
+from Python only (no autograd graph or weak reference holding it, e.g. an
+output of the model still alive); when one is not, the move makes new
+Parameters as PyTorch does, and then restores the ties: a Parameter that
+was shared before the move is shared after it (an optimizer made before
+the move must then be made again, as the PyTorch default is for every
+PrivateUse1 device). Other conversions are left as they are.
 """
 import threading
+import weakref
 
 import torch
 
@@ -45,6 +52,34 @@ def _moves_to_or_from_neuron(module, fn):
     return "neuron" in kinds and len(kinds) > 1
 
 
+def _swappable(module):
+    """Whether torch.utils.swap_tensors can swap every Parameter (and its
+    gradient) of @module: nothing but its Python object refers to it."""
+    for p in module.parameters():
+        if weakref.getweakrefs(p) or p._use_count() > 1:
+            return False
+        g = p.grad
+        if g is not None and (weakref.getweakrefs(g) or g._use_count() > 2):
+            return False  # 2: p's gradient slot, and g here
+    return True
+
+
+def _apply_keeping_ties(orig, module, fn, recurse):
+    """PyTorch's _apply (new Parameters), then each Parameter that several
+    places shared before is shared again: the first new one everywhere."""
+    where = {}
+    for m in module.modules():
+        for name, p in m._parameters.items():
+            if p is not None:
+                where.setdefault(id(p), []).append((m, name))
+    out = orig(module, fn, recurse)
+    for places in where.values():
+        m0, n0 = places[0]
+        for m, name in places[1:]:
+            m._parameters[name] = m0._parameters[n0]
+    return out
+
+
 def _install():
     orig = torch.nn.Module._apply
 
@@ -54,11 +89,15 @@ def _install():
                 not _moves_to_or_from_neuron(self, fn):
             return orig(self, fn, recurse)
         _state.active = True
-        torch.__future__.set_swap_module_params_on_conversion(True)
         try:
-            return orig(self, fn, recurse)
+            if not _swappable(self):
+                return _apply_keeping_ties(orig, self, fn, recurse)
+            torch.__future__.set_swap_module_params_on_conversion(True)
+            try:
+                return orig(self, fn, recurse)
+            finally:
+                torch.__future__.set_swap_module_params_on_conversion(False)
         finally:
-            torch.__future__.set_swap_module_params_on_conversion(False)
             _state.active = False
 
     _apply.__doc__ = orig.__doc__
