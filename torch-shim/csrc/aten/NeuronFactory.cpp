@@ -30,7 +30,7 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end,
   if (out.scalar_type() == at::kLong) {
     int64_t s = start.toLong(), e = end.toLong(), k = step.toLong();
     int64_t sgn = (k > 0) - (k < 0);
-    size_d = std::ceil(static_cast<double>(e - s + k - sgn) / k);
+    size_d = static_cast<double>((e - s + k - sgn) / k);   // ceil((e - s) / k)
   } else {
     size_d = std::ceil((xe - xs) / st);
   }
