@@ -156,11 +156,28 @@ at::Tensor embedding_bag_per_sample_weights_backward(const at::Tensor& grad,
   return r;
 }
 
+// The autograd formula's entry point: the dense gradient (as the CPU's
+// non-sparse path); a sparse gradient is refused loudly.
+at::Tensor embedding_bag_backward(const at::Tensor& grad, const at::Tensor& indices,
+                                  const at::Tensor& offsets, const at::Tensor& offset2bag,
+                                  const at::Tensor& bag_size,
+                                  const at::Tensor& maximum_indices, c10::SymInt num_weights,
+                                  bool scale_grad_by_freq, int64_t mode, bool sparse,
+                                  const std::optional<at::Tensor>& per_sample_weights,
+                                  int64_t padding_idx) {
+  TORCH_CHECK(!sparse, "neuron: embedding_bag with sparse=True (a sparse gradient) is "
+              "not supported");
+  return embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                      num_weights, scale_grad_by_freq, mode,
+                                      per_sample_weights, padding_idx);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_embedding_bag_forward_only", embedding_bag);
   m.impl("_embedding_bag", embedding_bag);
+  m.impl("_embedding_bag_backward", embedding_bag_backward);
   m.impl("_embedding_bag_dense_backward", embedding_bag_dense_backward);
   m.impl("_embedding_bag_per_sample_weights_backward",
          embedding_bag_per_sample_weights_backward);
