@@ -81,7 +81,6 @@ def test_ctc_impossible_and_module():
                   atol=1e-4)
 
 
-@pytest.mark.allow_fallback("aten::cumsum", "aten::cumsum.out")  # until cumsum (SCAN) has its kernel
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(mode):
     w = torch.randn(10, 3)
@@ -101,7 +100,6 @@ def test_embedding_bag(mode):
                                                  per_sample_weights=pp), psw)
 
 
-@pytest.mark.allow_fallback("aten::cumsum", "aten::cumsum.out")  # until cumsum (SCAN) has its kernel
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "max", "min"])
 def test_segment_reduce(reduce):
     data = torch.randn(7, 3)
@@ -119,7 +117,6 @@ def test_segment_reduce(reduce):
     assert_close(got, want)
 
 
-@pytest.mark.allow_fallback("aten::cumsum", "aten::cumsum.out")  # until cumsum (SCAN) has its kernel
 def test_masked_scatter():
     x, src = torch.randn(4, 5), torch.randn(30)
     mask = torch.rand(4, 5) > 0.5
