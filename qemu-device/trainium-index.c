@@ -168,15 +168,15 @@ static void trn_move_row(TrnIndexed *x, bool scatter, uint64_t dpos,
     trn_scatter(&x->dst, dpos, n, b);
 }
 
-/* index_select / index_add: whole rows of @inner elements at a time. */
-static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
-                           uint64_t limit)
+uint32_t trn_index_rows(TrnKernel *k, TrnIndexed *x, uint64_t limit,
+                        TrnRowFn *row, void *opaque)
 {
     uint64_t L = x->idx.numel;
     g_autofree double *a = g_new(double, TRN_CHUNK_ELEMS);
     g_autofree double *b = g_new(double, TRN_CHUNK_ELEMS);
     g_autofree int64_t *ia = g_new(int64_t, TRN_CHUNK_ELEMS);
     g_autofree int64_t *ib = g_new(int64_t, TRN_CHUNK_ELEMS);
+    TrnRowBufs bufs = { a, b, ia, ib };
 
     for (uint64_t o = 0; o < x->outer; o++) {
         for (uint64_t l = 0; l < L; l++) {
@@ -197,17 +197,21 @@ static uint32_t trn_select(TrnKernel *k, TrnIndexed *x, bool scatter,
                 if (trn_tick(k, n)) {
                     return NISA_ERR_ABORTED;
                 }
-                if (scatter) {
-                    trn_move_row(x, true, bigpos + j, smallpos + j, n,
-                                 a, b, ia, ib);
-                } else {
-                    trn_move_row(x, false, smallpos + j, bigpos + j, n,
-                                 a, b, ia, ib);
-                }
+                row(x, bigpos + j, smallpos + j, n, &bufs, opaque);
             }
         }
     }
     return NISA_ERR_NONE;
+}
+
+/* index_add moves small into big, index_select big into small. */
+static void trn_select_row(TrnIndexed *x, uint64_t big, uint64_t small,
+                           uint64_t n, TrnRowBufs *r, void *opaque)
+{
+    bool scatter = *(bool *)opaque;
+
+    trn_move_row(x, scatter, scatter ? big : small, scatter ? small : big,
+                 n, r->a, r->b, r->ia, r->ib);
 }
 
 /* gather / scatter_add: element by element over the index tensor. */
@@ -279,7 +283,7 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nisa_insn *in,
         return err;
     }
     if (le16_to_cpu(in->subop) == NISA_IDX_SELECT) {
-        return trn_select(k, &x, scatter, limit);
+        return trn_index_rows(k, &x, limit, trn_select_row, &scatter);
     }
     return trn_element(k, &x, scatter, limit);
 }

@@ -26,4 +26,25 @@ bool trn_index(const TrnView *idx, const uint8_t *p, uint64_t limit,
 /* The next coordinates of @v in row-major order. */
 void trn_step(const TrnView *v, uint64_t c[NISA_MAX_DIMS]);
 
+/* Chunk buffers of TRN_CHUNK_ELEMS elements for a row function. */
+typedef struct TrnRowBufs {
+    double *a, *b;
+    int64_t *ia, *ib;
+} TrnRowBufs;
+
+/*
+ * A row function: @n elements at @big in the tensor the index addresses
+ * (dst of a scatter, src of a select) and at @small in the other one.
+ */
+typedef void TrnRowFn(TrnIndexed *x, uint64_t big, uint64_t small,
+                      uint64_t n, TrnRowBufs *bufs, void *opaque);
+
+/*
+ * The index_* forms' walk: for each position around the axis and each
+ * index l, the row of @inner elements at index idx[l] (checked against
+ * @limit) and at l, a chunk at a time, checking for a reset as it goes.
+ */
+uint32_t trn_index_rows(TrnKernel *k, TrnIndexed *x, uint64_t limit,
+                        TrnRowFn *row, void *opaque);
+
 #endif /* HW_MISC_TRAINIUM_INDEX_H */

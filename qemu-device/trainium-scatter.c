@@ -60,54 +60,32 @@ static int64_t trn_scat_i(unsigned red, int64_t d, int64_t s)
     g_assert_not_reached();
 }
 
-/* index_* form: whole rows of @inner elements, a chunk at a time. */
-static uint32_t trn_scatter_rows(TrnKernel *k, TrnIndexed *x, unsigned red,
-                                 bool integer, uint64_t limit)
+typedef struct TrnScatRow {
+    unsigned red;
+    bool integer;
+} TrnScatRow;
+
+/* index_* form: dst[big..] = dst[big..] red src[small..], in order. */
+static void trn_scatter_row(TrnIndexed *x, uint64_t big, uint64_t small,
+                            uint64_t n, TrnRowBufs *r, void *opaque)
 {
-    uint64_t L = x->idx.numel;
-    g_autofree double *a = g_new(double, TRN_CHUNK_ELEMS);
-    g_autofree double *b = g_new(double, TRN_CHUNK_ELEMS);
-    g_autofree int64_t *ia = g_new(int64_t, TRN_CHUNK_ELEMS);
-    g_autofree int64_t *ib = g_new(int64_t, TRN_CHUNK_ELEMS);
+    const TrnScatRow *op = opaque;
 
-    for (uint64_t o = 0; o < x->outer; o++) {
-        for (uint64_t l = 0; l < L; l++) {
-            const uint8_t *ip = x->idx.data + (int64_t)l * x->idx.stride[3] *
-                                (int64_t)x->idx.esize;
-            uint64_t ix, dpos, spos = (o * L + l) * x->inner;
-
-            if (trn_tick(k, 1)) {
-                return NISA_ERR_ABORTED;
-            }
-            if (!trn_index(&x->idx, ip, limit, &ix)) {
-                return NISA_ERR_BAD_INDEX;
-            }
-            dpos = (o * limit + ix) * x->inner;
-            for (uint64_t j = 0; j < x->inner; j += TRN_CHUNK_ELEMS) {
-                uint64_t n = MIN(TRN_CHUNK_ELEMS, x->inner - j);
-
-                if (trn_tick(k, n)) {
-                    return NISA_ERR_ABORTED;
-                }
-                if (integer) {
-                    trn_gather_i64(&x->dst, dpos + j, n, ia);
-                    trn_gather_i64(&x->src, spos + j, n, ib);
-                    for (uint64_t e = 0; e < n; e++) {
-                        ia[e] = trn_scat_i(red, ia[e], ib[e]);
-                    }
-                    trn_scatter_i64(&x->dst, dpos + j, n, ia, true);
-                } else {
-                    trn_gather(&x->dst, dpos + j, n, a);
-                    trn_gather(&x->src, spos + j, n, b);
-                    for (uint64_t e = 0; e < n; e++) {
-                        a[e] = trn_scat_f(red, a[e], b[e]);
-                    }
-                    trn_scatter(&x->dst, dpos + j, n, a);
-                }
-            }
+    if (op->integer) {
+        trn_gather_i64(&x->dst, big, n, r->ia);
+        trn_gather_i64(&x->src, small, n, r->ib);
+        for (uint64_t e = 0; e < n; e++) {
+            r->ia[e] = trn_scat_i(op->red, r->ia[e], r->ib[e]);
         }
+        trn_scatter_i64(&x->dst, big, n, r->ia, true);
+    } else {
+        trn_gather(&x->dst, big, n, r->a);
+        trn_gather(&x->src, small, n, r->b);
+        for (uint64_t e = 0; e < n; e++) {
+            r->a[e] = trn_scat_f(op->red, r->a[e], r->b[e]);
+        }
+        trn_scatter(&x->dst, big, n, r->a);
     }
-    return NISA_ERR_NONE;
 }
 
 /* scatter_* form: element by element over the index tensor. */
@@ -169,7 +147,9 @@ uint32_t trn_insn_scatter(TrnKernel *k, const struct nisa_insn *in)
     }
     integer = trn_is_int(x.dst.dtype) && trn_is_int(x.src.dtype);
     if (mode == NISA_IDX_SELECT) {
-        return trn_scatter_rows(k, &x, red, integer, limit);
+        TrnScatRow op = { red, integer };
+
+        return trn_index_rows(k, &x, limit, trn_scatter_row, &op);
     }
     return trn_scatter_elems(k, &x, red, integer, limit);
 }
