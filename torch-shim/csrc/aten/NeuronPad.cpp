@@ -16,29 +16,6 @@ namespace {
 
 constexpr at::ScalarType kAcc = at::kFloat;
 
-// index_select / index_add_ along dim @d of a tensor of any rank, through a
-// [before, d, after] view (the card's gathers take up to 4 dims).
-at::Tensor select_along(const at::Tensor& x, int64_t d, const at::Tensor& idx) {
-  int64_t pre = 1, post = 1;
-  for (int64_t i = 0; i < d; i++)
-    pre *= x.size(i);
-  for (int64_t i = d + 1; i < x.dim(); i++)
-    post *= x.size(i);
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape[d] = idx.numel();
-  return x.reshape({pre, x.size(d), post}).index_select(1, idx).view(shape);
-}
-
-void add_along(at::Tensor& dst, int64_t d, const at::Tensor& idx, const at::Tensor& src) {
-  int64_t pre = 1, post = 1;
-  for (int64_t i = 0; i < d; i++)
-    pre *= dst.size(i);
-  for (int64_t i = d + 1; i < dst.dim(); i++)
-    post *= dst.size(i);
-  at::Tensor flat = dst.view({pre, dst.size(d), post});  // dst: fresh and contiguous
-  flat.index_add_(1, idx, src.reshape({pre, src.size(d), post}));
-}
-
 struct PadDims {
   int64_t lead;                 // dims before the padded ones
   std::vector<int64_t> lo, hi;  // per padded dim, first to last
