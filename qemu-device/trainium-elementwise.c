@@ -10,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "trainium-isa.h"
 #include "trainium-ew-ops.h"
+#include "trainium-ew.h"
 
 /* The opcodes trn_insn_elementwise() is never called with. */
 #define TRN_NOT_ELEMENTWISE                                                 \
@@ -274,18 +275,6 @@ typedef struct TrnEwBufs {
     int64_t io[TRN_CHUNK_ELEMS];
 } TrnEwBufs;
 
-/* One elementwise instruction, its operands checked. */
-typedef struct TrnEw {
-    enum nisa_opcode op;
-    unsigned sub;
-    uint32_t flags;
-    unsigned nsrc;
-    double scalar, alpha;
-    int64_t iscalar, ialpha;
-    bool integer;      /* computed exactly on int64 */
-    bool wrap;         /* an I32 result wraps (arithmetic) or saturates */
-    TrnView dst, src[3];
-} TrnEw;
 
 /*
  * Integer instructions compute exactly on int64: every operand (but
@@ -510,6 +499,9 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
     if (e->op == NISA_INSN_COPY && e->src[0].dtype == e->dst.dtype &&
         e->src[0].contiguous && e->dst.contiguous) {
         return trn_ew_memmove(k, e);
+    }
+    if (!e->integer && trn_ew_f32(k, e, &err)) {
+        return err;
     }
 
     buf = g_new(TrnEwBufs, 1);

@@ -59,6 +59,17 @@ typedef struct TrnView {
 #define TRN_READ  NISA_ACCESS_READ
 #define TRN_WRITE NISA_ACCESS_WRITE
 
+/* @x rounded to float32, a NaN made the quiet NaN with its sign ("Numerics"). */
+static inline float trn_to_f32(double x)
+{
+    float f = (float)x;
+
+    if (isnan(f)) {
+        return signbit(f) ? -NAN : NAN;
+    }
+    return f;
+}
+
 /* trainium-tensor.c */
 uint32_t trn_view_init(TrnKernel *k, const struct nisa_tensor *t,
                        uint32_t access, TrnView *v);

@@ -253,16 +253,6 @@ static int64_t trn_to_small_int(double x, double limit)
     return (int64_t)x;
 }
 
-static inline float trn_to_f32(double x)
-{
-    float f = (float)x;
-
-    if (isnan(f)) {
-        return signbit(f) ? -NAN : NAN;
-    }
-    return f;
-}
-
 static inline int64_t trn_to_int(double x, double lo, double hi)
 {
     if (isnan(x)) {

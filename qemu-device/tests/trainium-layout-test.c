@@ -1,0 +1,320 @@
+/*
+ * qtest for the float32 elementwise path over operand layouts: BINARY
+ * (tensor, REVERSE, SCALAR, SCALAR | REVERSE), COPY, FILL and UNARY with
+ * every pairing of contiguous, transposed, broadcast and windowed operands,
+ * and in place. Each result must be bit for bit what docs/hardware.md
+ * ("Numerics") defines -- the operation in double on the loaded values,
+ * rounded once to float32, a NaN stored as the quiet NaN with its sign --
+ * and a windowed destination's gaps must be left alone.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "trainium-core-qtest.h"
+
+#define D0 2
+#define D1 3
+#define D2 4
+#define D3 5
+#define NEL (D0 * D1 * D2 * D3)
+#define BACKING 600             /* elements: the largest layout's extent */
+#define SENTINEL 1234.5f
+
+typedef struct Layout {
+    const char *name;
+    uint64_t off;               /* elements */
+    int64_t st[4];
+} Layout;
+
+static const Layout layouts[] = {
+    { "contiguous", 0, { D1 * D2 * D3, D2 * D3, D3, 1 } },
+    { "transposed", 0, { 1, D0, D0 * D1, D0 * D1 * D2 } },
+    { "broadcast", 0, { 0, D3, 0, 1 } },          /* dims 0 and 2 */
+    { "per-channel", 0, { D1, 1, 0, 0 } },         /* one value per run */
+    { "window", 12, { 3 * 8 * 11, 8 * 11, 2 * 11, 2 } },
+};
+
+static uint64_t at(const Layout *l, unsigned i, unsigned j, unsigned k,
+                   unsigned m)
+{
+    return l->off + i * l->st[0] + j * l->st[1] + k * l->st[2] +
+           m * l->st[3];
+}
+
+/* A broadcast (a stride of 0) is a source only. */
+static bool writable(const Layout *l)
+{
+    return l->st[0] && l->st[1] && l->st[2] && l->st[3];
+}
+
+static struct nisa_tensor view(unsigned slot, const Layout *l)
+{
+    struct nisa_tensor t = { .slot = slot, .dtype = NISA_F32, .ndim = 4,
+                             .offset = l->off * 4,
+                             .shape = { D0, D1, D2, D3 } };
+
+    for (unsigned d = 0; d < 4; d++) {
+        t.strides[d] = l->st[d];
+    }
+    return t;
+}
+
+static float round_f32(double x)
+{
+    float f = (float)x;
+
+    return isnan(f) ? (signbit(f) ? -NAN : NAN) : f;
+}
+
+static double binary(unsigned op, double x, double y, double alpha)
+{
+    switch (op) {
+    case NISA_BIN_ADD:
+        return x + alpha * y;
+    case NISA_BIN_SUB:
+        return x - alpha * y;
+    case NISA_BIN_MUL:
+        return x * y;
+    case NISA_BIN_DIV:
+        return x / y;
+    default:
+        return isnan(x) || isnan(y) ? NAN : fmax(x, y);   /* MAX */
+    }
+}
+
+/* Random values with signed zeros, infinities and a NaN of each sign. */
+static void fill_values(float *p, unsigned seed)
+{
+    static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY,
+                                     NAN, -NAN, 1e-40f, 3.0e38f };
+
+    randf(p, BACKING, seed);
+    for (unsigned i = 0; i < BACKING; i += 37) {
+        p[i] = special[(i / 37 + seed) % ARRAY_SIZE(special)];
+    }
+}
+
+/*
+ * Bit for bit; but which operand's sign a NaN from two NaN-carrying operands
+ * keeps is the host's choice (IEEE leaves it open), so with @any_nan_sign
+ * a NaN may be the quiet NaN of either sign.
+ */
+static void same_bits(float got, float want, const char *what,
+                      bool any_nan_sign)
+{
+    if (any_nan_sign && isnan(want)) {
+        want = signbit(got) ? -NAN : NAN;
+    }
+    if (memcmp(&got, &want, 4) != 0) {
+        g_error("%s: got %a (0x%08x), want %a (0x%08x)", what, got,
+                *(uint32_t *)&got, want, *(uint32_t *)&want);
+    }
+}
+
+typedef struct Run {
+    Core *c;
+    float x[BACKING], y[BACKING], o[BACKING];
+} Run;
+
+/*
+ * Run @in with src0 in slot 0 (@lx), src1 in slot 1 (@ly), dst in slot 2
+ * (@lo), and check each element against @want(i) and the gaps.
+ */
+static void check_dst(Run *r, const Layout *lo, const float *want,
+                      const char *what, bool any_nan_sign)
+{
+    g_autofree bool *hit = g_new0(bool, BACKING);
+    unsigned e = 0;
+
+    get(r->c, 2, 0, r->o, sizeof(r->o));
+    for (unsigned i = 0; i < D0; i++) {
+        for (unsigned j = 0; j < D1; j++) {
+            for (unsigned k = 0; k < D2; k++) {
+                for (unsigned m = 0; m < D3; m++, e++) {
+                    uint64_t p = at(lo, i, j, k, m);
+
+                    hit[p] = true;
+                    same_bits(r->o[p], want[e], what, any_nan_sign);
+                }
+            }
+        }
+    }
+    for (unsigned p = 0; p < BACKING; p++) {
+        if (!hit[p]) {
+            same_bits(r->o[p], SENTINEL, "a destination gap", false);
+        }
+    }
+}
+
+static void reset_dst(Run *r)
+{
+    for (unsigned p = 0; p < BACKING; p++) {
+        r->o[p] = SENTINEL;
+    }
+    put(r->c, 2, 0, r->o, sizeof(r->o));
+}
+
+static void test_binary_layouts(void)
+{
+    static const unsigned ops[] = { NISA_BIN_ADD, NISA_BIN_SUB, NISA_BIN_MUL,
+                                    NISA_BIN_DIV, NISA_BIN_MAX };
+    static const uint32_t forms[] = { 0, NISA_IF_REVERSE, NISA_IF_SCALAR,
+                                      NISA_IF_SCALAR | NISA_IF_REVERSE };
+    g_autofree Run *r = g_new0(Run, 1);
+    float want[NEL];
+    const double alpha = -0.75, scalar = 2.5;
+
+    r->c = core_start();
+    fill_values(r->x, 1);
+    fill_values(r->y, 2);
+    put(r->c, 0, 0, r->x, sizeof(r->x));
+    put(r->c, 1, 0, r->y, sizeof(r->y));
+    for (unsigned o = 0; o < ARRAY_SIZE(ops); o++) {
+        for (unsigned f = 0; f < ARRAY_SIZE(forms); f++) {
+            bool sc = forms[f] & NISA_IF_SCALAR, rev = forms[f] & NISA_IF_REVERSE;
+
+            for (unsigned a = 0; a < ARRAY_SIZE(layouts); a++) {
+                for (unsigned b = 0; b < (sc ? 1 : ARRAY_SIZE(layouts)); b++) {
+                    for (unsigned d = 0; d < ARRAY_SIZE(layouts); d++) {
+                        const Layout *la = &layouts[a], *lb = &layouts[b];
+                        const Layout *ld = &layouts[d];
+                        struct nisa_insn in = {
+                            .opcode = NISA_INSN_BINARY, .subop = ops[o],
+                            .flags = forms[f], .scalar = f64bits(scalar),
+                            .alpha = f64bits(alpha), .dst = view(2, ld),
+                            .src = { view(0, la), view(1, lb) } };
+                        bool al = ops[o] == NISA_BIN_ADD || ops[o] == NISA_BIN_SUB;
+                        g_autofree char *what = g_strdup_printf(
+                            "op %u form %u: %s, %s -> %s", ops[o], forms[f],
+                            la->name, sc ? "scalar" : lb->name, ld->name);
+                        unsigned e = 0;
+
+                        if (!writable(ld)) {
+                            continue;
+                        }
+                        for (unsigned i = 0; i < D0; i++) {
+                            for (unsigned j = 0; j < D1; j++) {
+                                for (unsigned k = 0; k < D2; k++) {
+                                    for (unsigned m = 0; m < D3; m++, e++) {
+                                        double x = r->x[at(la, i, j, k, m)];
+                                        double y = sc ? scalar :
+                                                   r->y[at(lb, i, j, k, m)];
+
+                                        want[e] = round_f32(rev ?
+                                            binary(ops[o], y, x, al ? alpha : 1) :
+                                            binary(ops[o], x, y, al ? alpha : 1));
+                                    }
+                                }
+                            }
+                        }
+                        reset_dst(r);
+                        g_assert_cmphex(run1(r->c, in), ==, OK);
+                        check_dst(r, ld, want, what, true);
+                    }
+                }
+            }
+        }
+    }
+    core_stop(r->c);
+}
+
+/* COPY, FILL and UNARY (relu, neg, square) from each layout; in place. */
+static void test_unary_layouts(void)
+{
+    g_autofree Run *r = g_new0(Run, 1);
+    float want[NEL];
+
+    r->c = core_start();
+    fill_values(r->x, 3);
+    put(r->c, 0, 0, r->x, sizeof(r->x));
+    for (unsigned a = 0; a < ARRAY_SIZE(layouts); a++) {
+        for (unsigned d = 0; d < ARRAY_SIZE(layouts); d++) {
+            const Layout *la = &layouts[a], *ld = &layouts[d];
+            static const struct { unsigned op, fn; } kinds[] = {
+                { NISA_INSN_COPY, 0 }, { NISA_INSN_FILL, 0 },
+                { NISA_INSN_UNARY, NISA_UN_RELU }, { NISA_INSN_UNARY, NISA_UN_NEG },
+                { NISA_INSN_UNARY, NISA_UN_SQUARE },
+            };
+
+            if (!writable(ld)) {
+                continue;
+            }
+            for (unsigned w = 0; w < ARRAY_SIZE(kinds); w++) {
+                struct nisa_insn in = { .opcode = kinds[w].op,
+                    .subop = kinds[w].fn, .scalar = f64bits(-0.1),
+                    .dst = view(2, ld), .src = { view(0, la) } };
+                g_autofree char *what = g_strdup_printf("opcode %u fn %u: %s -> %s",
+                    kinds[w].op, kinds[w].fn, la->name, ld->name);
+                unsigned e = 0;
+
+                if (kinds[w].op == NISA_INSN_FILL) {
+                    memset(&in.src[0], 0, sizeof(in.src[0]));
+                }
+                for (unsigned i = 0; i < D0; i++) {
+                    for (unsigned j = 0; j < D1; j++) {
+                        for (unsigned k = 0; k < D2; k++) {
+                            for (unsigned m = 0; m < D3; m++, e++) {
+                                double x = r->x[at(la, i, j, k, m)];
+
+                                want[e] = round_f32(
+                                    kinds[w].op == NISA_INSN_COPY ? x :
+                                    kinds[w].op == NISA_INSN_FILL ? -0.1 :
+                                    kinds[w].fn == NISA_UN_RELU ? (x <= 0 ? 0.0 : x) :
+                                    kinds[w].fn == NISA_UN_NEG ? -x : x * x);
+                            }
+                        }
+                    }
+                }
+                reset_dst(r);
+                g_assert_cmphex(run1(r->c, in), ==, OK);
+                check_dst(r, ld, want, what, kinds[w].fn == NISA_UN_SQUARE);
+            }
+        }
+    }
+    core_stop(r->c);
+}
+
+/* dst is src0 (exact aliasing): x = x * 3 + alpha * y over a window. */
+static void test_in_place(void)
+{
+    g_autofree Run *r = g_new0(Run, 1);
+    const Layout *lw = &layouts[4], *lt = &layouts[1];
+    struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_ADD,
+                            .alpha = f64bits(0.5), .dst = view(2, lw),
+                            .src = { view(2, lw), view(1, lt) } };
+    float want[NEL];
+    unsigned e = 0;
+
+    r->c = core_start();
+    fill_values(r->x, 4);
+    fill_values(r->y, 5);
+    for (unsigned p = 0; p < BACKING; p++) {
+        r->o[p] = SENTINEL;
+    }
+    for (unsigned i = 0; i < D0; i++) {
+        for (unsigned j = 0; j < D1; j++) {
+            for (unsigned k = 0; k < D2; k++) {
+                for (unsigned m = 0; m < D3; m++, e++) {
+                    uint64_t p = at(lw, i, j, k, m);
+
+                    r->o[p] = r->x[p];
+                    want[e] = round_f32((double)r->x[p] +
+                                        0.5 * r->y[at(lt, i, j, k, m)]);
+                }
+            }
+        }
+    }
+    put(r->c, 2, 0, r->o, sizeof(r->o));
+    put(r->c, 1, 0, r->y, sizeof(r->y));
+    g_assert_cmphex(run1(r->c, in), ==, OK);
+    check_dst(r, lw, want, "in place", true);
+    core_stop(r->c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/layout/binary", test_binary_layouts);
+    qtest_add_func("/trainium/layout/unary-copy-fill", test_unary_layouts);
+    qtest_add_func("/trainium/layout/in-place", test_in_place);
+    return g_test_run();
+}

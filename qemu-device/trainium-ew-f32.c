@@ -1,0 +1,211 @@
+/*
+ * Virtual Trainium accelerator: the elementwise instructions on float32
+ * operands, computed straight from device memory. Same arithmetic as the
+ * general engine (trainium-elementwise.c): each element is converted to
+ * double, goes through the same inline function of trainium-ew-ops.h and is
+ * rounded once by trn_to_f32(); only the double buffers are skipped. The
+ * operands are walked together as runs (trainium-iter.h); a run whose
+ * operands are all contiguous goes in blocks of 8 that the compiler turns
+ * into vector instructions.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "trainium-ew.h"
+#include "trainium-ew-ops.h"
+#include "trainium-iter.h"
+
+/*
+ * d[j] = @VAL_C for each j < n of run @r when it is contiguous, else
+ * d[j * sd] = @VAL_S. The contiguous form goes in blocks of 8, each
+ * computed into a local array before it is stored: with no possible
+ * overlap between loads and stores, -O2 turns the block into vector
+ * instructions (and an exactly aliased in-place operand stays correct).
+ */
+#define TRN_F32_FOR(r, VAL_C, VAL_S)                                        \
+    do {                                                                    \
+        uint64_t j_ = 0;                                                    \
+        if ((r)->contig) {                                                  \
+            for (; j_ + 8 <= (r)->n; j_ += 8) {                             \
+                float t_[8];                                                \
+                for (unsigned u_ = 0; u_ < 8; u_++) {                       \
+                    uint64_t j = j_ + u_;                                   \
+                    t_[u_] = (VAL_C);                                       \
+                }                                                           \
+                for (unsigned u_ = 0; u_ < 8; u_++) {                       \
+                    (r)->d[j_ + u_] = t_[u_];                               \
+                }                                                           \
+            }                                                               \
+            for (; j_ < (r)->n; j_++) {                                     \
+                uint64_t j = j_;                                            \
+                (r)->d[j] = (VAL_C);                                        \
+            }                                                               \
+        } else {                                                            \
+            for (; j_ < (r)->n; j_++) {                                     \
+                int64_t j = (int64_t)j_;                                    \
+                (r)->d[j * (r)->sd] = (VAL_S);                              \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* One run's operands: d = f(a, b), element strides sd, sa, sb. */
+typedef struct TrnF32Run {
+    float *d;
+    const float *a, *b;
+    int64_t sd, sa, sb;
+    uint64_t n;
+    bool contig;
+} TrnF32Run;
+
+#define TRN_F32_UN(NAME, name)                                               \
+    case NISA_UN_##NAME:                                                     \
+        TRN_F32_FOR(r, trn_to_f32(trn_un_##name(a[j], p, q)),               \
+                    trn_to_f32(trn_un_##name(a[j * r->sa], p, q)));          \
+        return;
+#define TRN_F32_UN_EXACT(N, n) TRN_F32_UN(N, n)
+#define TRN_F32_UN_REAL(N, n) TRN_F32_UN(N, n)
+#define TRN_F32_UN_BITS(N, n) case NISA_UN_##N: break;
+#define TRN_F32_UNCASE(N, n, kind) TRN_F32_UN_##kind(N, n)
+
+static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
+                          double q)
+{
+    const float *a = r->a;
+
+    switch (fn) {
+    NISA_UNARY_OPS(TRN_F32_UNCASE)
+    case NISA_NUM_UNARY:
+        break;
+    }
+    g_assert_not_reached();     /* checked: a float bits function is refused */
+}
+
+/*
+ * Forms: 0 tensor op tensor, 1 tensor op s, 2 s op tensor (the tensor in
+ * @a). s is the instruction's scalar, or a broadcast operand's one value.
+ */
+#define TRN_F32_BIN(NAME, name)                                              \
+    case NISA_BIN_##NAME:                                                    \
+        if (form == 0) {                                                     \
+            TRN_F32_FOR(r, trn_to_f32(trn_bin_##name(a[j], b[j], al)),      \
+                        trn_to_f32(trn_bin_##name(a[j * r->sa], b[j * r->sb], \
+                                                  al)));                     \
+        } else if (form == 1) {                                              \
+            TRN_F32_FOR(r, trn_to_f32(trn_bin_##name(a[j], s, al)),         \
+                        trn_to_f32(trn_bin_##name(a[j * r->sa], s, al)));    \
+        } else {                                                             \
+            TRN_F32_FOR(r, trn_to_f32(trn_bin_##name(s, a[j], al)),         \
+                        trn_to_f32(trn_bin_##name(s, a[j * r->sa], al)));    \
+        }                                                                    \
+        return;
+#define TRN_F32_BIN_EXACT(N, n) TRN_F32_BIN(N, n)
+#define TRN_F32_BIN_REAL(N, n) TRN_F32_BIN(N, n)
+#define TRN_F32_BIN_BITS(N, n) case NISA_BIN_##N: break;
+#define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
+
+static void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
+                           unsigned form, double s, double al)
+{
+    const float *a = r->a, *b = r->b;
+
+    switch (op) {
+    NISA_BINARY_OPS(TRN_F32_BINCASE)
+    case NISA_NUM_BINARY:
+        break;
+    }
+    g_assert_not_reached();     /* checked: a float bits function is refused */
+}
+
+/* One run of a BINARY: a source with stride 0 in the run is a scalar. */
+static void trn_f32_binary_run(const TrnEw *e, TrnF32Run *r)
+{
+    bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
+    const float *x = r->a, *y = r->b;
+    int64_t sx = r->sa, sy = r->sb;
+    double s = e->scalar;
+    unsigned form;
+
+    if (scalar) {
+        form = rev ? 2 : 1;
+    } else {
+        if (rev) {              /* x is src1, y is src0 */
+            x = r->b;
+            sx = r->sb;
+            y = r->a;
+            sy = r->sa;
+        }
+        if (sy == 0 && r->n > 1) {
+            s = *y;
+            form = 1;
+        } else if (sx == 0 && r->n > 1) {
+            s = *x;
+            x = y;
+            sx = sy;
+            form = 2;
+        } else {
+            form = 0;
+        }
+    }
+    r->a = x;
+    r->sa = sx;
+    r->b = y;
+    r->sb = sy;
+    r->contig = r->sd == 1 && r->sa == 1 && (form != 0 || r->sb == 1);
+    trn_f32_binary(r, e->sub, form, s, e->alpha);
+}
+
+static void trn_f32_run(void *opaque, const TrnRuns *runs)
+{
+    const TrnEw *e = opaque;
+
+    for (uint64_t row = 0; row < runs->rows; row++) {
+        TrnF32Run r = {
+            .d = (float *)(runs->p[0] + (int64_t)row * runs->row[0]),
+            .sd = runs->st[0], .sa = runs->st[1], .sb = runs->st[2],
+            .n = runs->n,
+        };
+
+        if (e->nsrc >= 1) {
+            r.a = (const float *)(runs->p[1] + (int64_t)row * runs->row[1]);
+        }
+        if (e->nsrc >= 2) {
+            r.b = (const float *)(runs->p[2] + (int64_t)row * runs->row[2]);
+        }
+
+        r.contig = r.sd == 1 && (e->nsrc < 1 || r.sa == 1);
+        if (e->op == NISA_INSN_FILL) {
+            float v = trn_to_f32(e->scalar);
+
+            TRN_F32_FOR(&r, v, v);
+        } else if (e->op == NISA_INSN_COPY) {
+            /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
+            TRN_F32_FOR(&r, trn_to_f32(r.a[j]), trn_to_f32(r.a[j * r.sa]));
+        } else if (e->op == NISA_INSN_UNARY) {
+            trn_f32_unary(&r, e->sub, e->scalar, e->alpha);
+        } else {                /* BINARY: trn_ew_f32() admitted only these */
+            trn_f32_binary_run(e, &r);
+        }
+    }
+}
+
+bool trn_ew_f32(TrnKernel *k, const TrnEw *e, uint32_t *err)
+{
+    const TrnView *views[TRN_ITER_OPS] = { &e->dst };
+    TrnIter it;
+
+    if ((e->op != NISA_INSN_FILL && e->op != NISA_INSN_COPY &&
+         e->op != NISA_INSN_UNARY && e->op != NISA_INSN_BINARY) ||
+        e->dst.dtype != NISA_F32) {
+        return false;
+    }
+    for (unsigned i = 0; i < e->nsrc; i++) {
+        if (e->src[i].dtype != NISA_F32) {
+            return false;
+        }
+        views[1 + i] = &e->src[i];
+    }
+    trn_iter_init(&it, views, 1 + e->nsrc);
+    *err = trn_iter_runs(k, &it, trn_f32_run, (void *)e) ? NISA_ERR_ABORTED
+                                                           : NISA_ERR_NONE;
+    return true;
+}

@@ -1,0 +1,127 @@
+/*
+ * Virtual Trainium accelerator: walking same-shaped operands together
+ * (trainium-iter.h).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "trainium-iter.h"
+
+void trn_iter_init(TrnIter *it, const TrnView *const views[], unsigned n)
+{
+    unsigned nd = 0;
+
+    assert(n >= 1 && n <= TRN_ITER_OPS);
+    memset(it, 0, sizeof(*it));
+    it->nops = n;
+    for (unsigned i = 0; i < n; i++) {
+        it->data[i] = views[i]->data;
+        it->esize[i] = views[i]->esize;
+    }
+    /* Outermost first: drop extents of 1, merge into the previous kept. */
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        uint64_t ext = views[0]->shape[d];
+        bool merge = nd > 0;
+
+        if (ext == 1) {
+            continue;
+        }
+        for (unsigned i = 0; merge && i < n; i++) {
+            merge = it->stride[i][nd - 1] ==
+                    views[i]->stride[d] * (int64_t)ext;
+        }
+        if (merge) {
+            it->shape[nd - 1] *= ext;
+            for (unsigned i = 0; i < n; i++) {
+                it->stride[i][nd - 1] = views[i]->stride[d];
+            }
+            continue;
+        }
+        it->shape[nd] = ext;
+        for (unsigned i = 0; i < n; i++) {
+            it->stride[i][nd] = views[i]->stride[d];
+        }
+        nd++;
+    }
+    if (nd == 0) {              /* a single element */
+        it->shape[0] = 1;
+        nd = 1;
+    }
+    it->ndim = nd;
+}
+
+bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
+                   void *opaque)
+{
+    unsigned nd = it->ndim, in = nd - 1, n = it->nops;
+    /* Dimension in - 1 (if any) is walked by @fn as rows; the rest here. */
+    unsigned outer = nd >= 2 ? nd - 2 : 0;
+    uint64_t idx[NISA_MAX_DIMS] = { 0 }, len = it->shape[in];
+    uint64_t nrows = nd >= 2 ? it->shape[in - 1] : 1, per;
+    int64_t step[TRN_ITER_OPS][NISA_MAX_DIMS];
+    uint8_t *p[TRN_ITER_OPS] = { 0 };
+    TrnRuns r = { .n = len };
+
+    for (unsigned d = 0; d < nd; d++) {
+        if (!it->shape[d]) {
+            return false;       /* no element */
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        p[i] = it->data[i];
+        r.st[i] = it->stride[i][in];
+        for (unsigned d = 0; d < nd; d++) {
+            step[i][d] = it->stride[i][d] * (int64_t)it->esize[i];
+        }
+        r.row[i] = nd >= 2 ? step[i][in - 1] : 0;
+    }
+    /* Rows per call: about TRN_ITER_RUN_MAX elements, for reset checks. */
+    per = MAX(1, TRN_ITER_RUN_MAX / len);
+    for (;;) {
+        if (len > TRN_ITER_RUN_MAX) {
+            /* Long runs: one row at a time, in pieces. */
+            for (uint64_t row = 0; row < nrows; row++) {
+                for (uint64_t at = 0; at < len; at += TRN_ITER_RUN_MAX) {
+                    r.n = MIN(TRN_ITER_RUN_MAX, len - at);
+                    r.rows = 1;
+                    for (unsigned i = 0; i < n; i++) {
+                        r.p[i] = p[i] + (int64_t)row * r.row[i] +
+                                 (int64_t)at * step[i][in];
+                    }
+                    fn(opaque, &r);
+                    if (trn_tick(k, r.n)) {
+                        return true;
+                    }
+                }
+            }
+        } else {
+            for (uint64_t row = 0; row < nrows; row += per) {
+                r.rows = MIN(per, nrows - row);
+                for (unsigned i = 0; i < n; i++) {
+                    r.p[i] = p[i] + (int64_t)row * r.row[i];
+                }
+                fn(opaque, &r);
+                if (trn_tick(k, r.rows * len)) {
+                    return true;
+                }
+            }
+        }
+        /* The next block: an odometer over the dimensions before the rows. */
+        for (unsigned d = outer;; ) {
+            if (d == 0) {
+                return false;
+            }
+            d--;
+            for (unsigned i = 0; i < n; i++) {
+                p[i] += step[i][d];
+            }
+            if (++idx[d] < it->shape[d]) {
+                break;
+            }
+            idx[d] = 0;
+            for (unsigned i = 0; i < n; i++) {
+                p[i] -= step[i][d] * (int64_t)it->shape[d];
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/*
+ * Virtual Trainium accelerator: walking several same-shaped operands
+ * together (an instruction's destination and its sources), as runs along
+ * the innermost dimension. Dimensions of extent 1 are dropped and adjacent
+ * dimensions that every operand lays out as one are merged, so a
+ * contiguous, in-place or broadcast instruction is a few long runs, and a
+ * strided one (a window, a transpose) advances pointers between runs
+ * instead of recomputing coordinates.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_MISC_TRAINIUM_ITER_H
+#define HW_MISC_TRAINIUM_ITER_H
+
+#include "trainium-isa.h"
+
+#define TRN_ITER_OPS 4          /* dst and up to three sources */
+
+/* A run cut into pieces of at most this many elements (reset checks). */
+#define TRN_ITER_RUN_MAX (1u << 16)
+
+typedef struct TrnIter {
+    unsigned nops;
+    unsigned ndim;                              /* after merging, >= 1 */
+    uint64_t shape[NISA_MAX_DIMS];              /* [ndim - 1] innermost */
+    int64_t stride[TRN_ITER_OPS][NISA_MAX_DIMS]; /* in elements */
+    uint8_t *data[TRN_ITER_OPS];
+    unsigned esize[TRN_ITER_OPS];
+} TrnIter;
+
+/*
+ * @rows runs of @n elements: in run r, element j of operand i is at
+ * @p[i] + r * @row[i] bytes, @st[i] elements apart. Walking the rows in
+ * the callee keeps short runs (a window, a channel's plane) cheap.
+ */
+typedef struct TrnRuns {
+    uint8_t *p[TRN_ITER_OPS];
+    int64_t st[TRN_ITER_OPS];       /* elements */
+    int64_t row[TRN_ITER_OPS];      /* bytes */
+    uint64_t n, rows;
+} TrnRuns;
+
+typedef void TrnRunFn(void *opaque, const TrnRuns *runs);
+
+/* @views[0..@n) have the same shape (trn_same_shape). */
+void trn_iter_init(TrnIter *it, const TrnView *const views[], unsigned n);
+
+/*
+ * Call @fn on every block of runs, in row-major order of the operands' shape,
+ * accounting the work with trn_tick(). Returns true if the queue is being
+ * reset (the walk stopped part way), false when every element was visited.
+ */
+bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
+                   void *opaque);
+
+#endif
