@@ -16,15 +16,37 @@
 #include "trainium-iter.h"
 
 /*
- * d[j] = @VAL_C for each j < n of run @r when it is contiguous, else
- * d[j * sd] = @VAL_S. The contiguous form goes in blocks of 8, each
- * computed into a local array before it is stored: with no possible
- * overlap between loads and stores, -O2 turns the block into vector
- * instructions (and an exactly aliased in-place operand stays correct).
+ * The runs of one call: row r of operand o starts at o + r * ro (elements);
+ * in a row, element j of d, a, b is d[j * sd], a[j * sa], b[j * sb]. A
+ * BINARY's @b may be broadcast along the row (@bcast: its first element is
+ * the row's scalar), or absent (the instruction's scalar @s).
+ */
+typedef struct TrnF32Run {
+    float *d;
+    const float *a, *b;
+    int64_t sd, sa, sb, rd, ra, rb;
+    uint64_t n, rows;
+    bool contig, bcast;
+    double s;
+} TrnF32Run;
+
+/*
+ * For each row, and each j < n of it: d[j] = @VAL_C when the rows are
+ * contiguous, else d[j * sd] = @VAL_S; @VAL_* read the row's a, b and s.
+ * The contiguous form goes in blocks of 8, each computed into a local
+ * array before it is stored: with no possible overlap between loads and
+ * stores, -O2 turns the block into vector instructions (and an exactly
+ * aliased in-place operand stays correct).
  */
 #define TRN_F32_FOR(r, VAL_C, VAL_S)                                        \
-    do {                                                                    \
+    for (uint64_t row_ = 0; row_ < (r)->rows; row_++) {                     \
+        float *d_ = (r)->d + (int64_t)row_ * (r)->rd;                       \
+        const float *a = (r)->a + (int64_t)row_ * (r)->ra;                  \
+        const float *b = (r)->b + (int64_t)row_ * (r)->rb;                  \
+        double s = (r)->bcast ? (double)b[0] : (r)->s;                      \
         uint64_t j_ = 0;                                                    \
+                                                                            \
+        (void)a, (void)b, (void)s;                                          \
         if ((r)->contig) {                                                  \
             for (; j_ + 8 <= (r)->n; j_ += 8) {                             \
                 float t_[8];                                                \
@@ -33,29 +55,20 @@
                     t_[u_] = (VAL_C);                                       \
                 }                                                           \
                 for (unsigned u_ = 0; u_ < 8; u_++) {                       \
-                    (r)->d[j_ + u_] = t_[u_];                               \
+                    d_[j_ + u_] = t_[u_];                                   \
                 }                                                           \
             }                                                               \
             for (; j_ < (r)->n; j_++) {                                     \
                 uint64_t j = j_;                                            \
-                (r)->d[j] = (VAL_C);                                        \
+                d_[j] = (VAL_C);                                            \
             }                                                               \
         } else {                                                            \
             for (; j_ < (r)->n; j_++) {                                     \
                 int64_t j = (int64_t)j_;                                    \
-                (r)->d[j * (r)->sd] = (VAL_S);                              \
+                d_[j * (r)->sd] = (VAL_S);                                  \
             }                                                               \
         }                                                                   \
-    } while (0)
-
-/* One run's operands: d = f(a, b), element strides sd, sa, sb. */
-typedef struct TrnF32Run {
-    float *d;
-    const float *a, *b;
-    int64_t sd, sa, sb;
-    uint64_t n;
-    bool contig;
-} TrnF32Run;
+    }
 
 #define TRN_F32_UN(NAME, name)                                               \
     case NISA_UN_##NAME:                                                     \
@@ -70,8 +83,6 @@ typedef struct TrnF32Run {
 static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
                           double q)
 {
-    const float *a = r->a;
-
     switch (fn) {
     NISA_UNARY_OPS(TRN_F32_UNCASE)
     case NISA_NUM_UNARY:
@@ -81,8 +92,8 @@ static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
 }
 
 /*
- * Forms: 0 tensor op tensor, 1 tensor op s, 2 s op tensor (the tensor in
- * @a). s is the instruction's scalar, or a broadcast operand's one value.
+ * Forms: 0 tensor op tensor, 1 tensor op s, 2 s op tensor; the tensor is
+ * @a, s the instruction's scalar or the broadcast @b's value in the row.
  */
 #define TRN_F32_BIN(NAME, name)                                              \
     case NISA_BIN_##NAME:                                                    \
@@ -104,10 +115,8 @@ static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
 #define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
 
 static void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
-                           unsigned form, double s, double al)
+                           unsigned form, double al)
 {
-    const float *a = r->a, *b = r->b;
-
     switch (op) {
     NISA_BINARY_OPS(TRN_F32_BINCASE)
     case NISA_NUM_BINARY:
@@ -116,75 +125,82 @@ static void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
     g_assert_not_reached();     /* checked: a float bits function is refused */
 }
 
-/* One run of a BINARY: a source with stride 0 in the run is a scalar. */
-static void trn_f32_binary_run(const TrnEw *e, TrnF32Run *r)
+/* A BINARY's runs: a source with stride 0 along the rows is a scalar. */
+static void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
 {
     bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
-    const float *x = r->a, *y = r->b;
-    int64_t sx = r->sa, sy = r->sb;
-    double s = e->scalar;
     unsigned form;
 
     if (scalar) {
         form = rev ? 2 : 1;
+        r->b = r->a;            /* unused */
+        r->sb = r->rb = 0;
     } else {
         if (rev) {              /* x is src1, y is src0 */
-            x = r->b;
-            sx = r->sb;
-            y = r->a;
-            sy = r->sa;
+            const float *t = r->a;
+            int64_t ts = r->sa, tr = r->ra;
+
+            r->a = r->b;
+            r->sa = r->sb;
+            r->ra = r->rb;
+            r->b = t;
+            r->sb = ts;
+            r->rb = tr;
         }
-        if (sy == 0 && r->n > 1) {
-            s = *y;
-            form = 1;
-        } else if (sx == 0 && r->n > 1) {
-            s = *x;
-            x = y;
-            sx = sy;
-            form = 2;
+        if (r->sb == 0 && r->n > 1) {
+            form = 1;           /* x op y[0] */
+            r->bcast = true;
+        } else if (r->sa == 0 && r->n > 1) {
+            const float *t = r->a;
+            int64_t tr = r->ra;
+
+            form = 2;           /* x[0] op y: y is the tensor */
+            r->bcast = true;
+            r->a = r->b;
+            r->sa = r->sb;
+            r->ra = r->rb;
+            r->b = t;
+            r->sb = 0;
+            r->rb = tr;
         } else {
             form = 0;
         }
     }
-    r->a = x;
-    r->sa = sx;
-    r->b = y;
-    r->sb = sy;
     r->contig = r->sd == 1 && r->sa == 1 && (form != 0 || r->sb == 1);
-    trn_f32_binary(r, e->sub, form, s, e->alpha);
+    trn_f32_binary(r, e->sub, form, e->alpha);
 }
 
 static void trn_f32_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
+    TrnF32Run r = {
+        .d = (float *)runs->p[0], .sd = runs->st[0], .rd = runs->row[0] / 4,
+        .n = runs->n, .rows = runs->rows, .s = e->scalar,
+    };
 
-    for (uint64_t row = 0; row < runs->rows; row++) {
-        TrnF32Run r = {
-            .d = (float *)(runs->p[0] + (int64_t)row * runs->row[0]),
-            .sd = runs->st[0], .sa = runs->st[1], .sb = runs->st[2],
-            .n = runs->n,
-        };
+    /* An operand the instruction lacks reads as dst (never dereferenced). */
+    r.a = e->nsrc >= 1 ? (const float *)runs->p[1] : r.d;
+    r.b = e->nsrc >= 2 ? (const float *)runs->p[2] : r.a;
+    if (e->nsrc >= 1) {
+        r.sa = runs->st[1];
+        r.ra = runs->row[1] / 4;
+    }
+    if (e->nsrc >= 2) {
+        r.sb = runs->st[2];
+        r.rb = runs->row[2] / 4;
+    }
+    r.contig = r.sd == 1 && (e->nsrc < 1 || r.sa == 1);
+    if (e->op == NISA_INSN_FILL) {
+        float v = trn_to_f32(e->scalar);
 
-        if (e->nsrc >= 1) {
-            r.a = (const float *)(runs->p[1] + (int64_t)row * runs->row[1]);
-        }
-        if (e->nsrc >= 2) {
-            r.b = (const float *)(runs->p[2] + (int64_t)row * runs->row[2]);
-        }
-
-        r.contig = r.sd == 1 && (e->nsrc < 1 || r.sa == 1);
-        if (e->op == NISA_INSN_FILL) {
-            float v = trn_to_f32(e->scalar);
-
-            TRN_F32_FOR(&r, v, v);
-        } else if (e->op == NISA_INSN_COPY) {
-            /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
-            TRN_F32_FOR(&r, trn_to_f32(r.a[j]), trn_to_f32(r.a[j * r.sa]));
-        } else if (e->op == NISA_INSN_UNARY) {
-            trn_f32_unary(&r, e->sub, e->scalar, e->alpha);
-        } else {                /* BINARY: trn_ew_f32() admitted only these */
-            trn_f32_binary_run(e, &r);
-        }
+        TRN_F32_FOR(&r, v, v);
+    } else if (e->op == NISA_INSN_COPY) {
+        /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
+        TRN_F32_FOR(&r, trn_to_f32(a[j]), trn_to_f32(a[j * r.sa]));
+    } else if (e->op == NISA_INSN_UNARY) {
+        trn_f32_unary(&r, e->sub, e->scalar, e->alpha);
+    } else {                    /* BINARY: trn_ew_f32() admitted only these */
+        trn_f32_binary_runs(e, &r);
     }
 }
 
