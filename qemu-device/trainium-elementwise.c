@@ -12,23 +12,6 @@
 #include "trainium-ew-ops.h"
 #include "trainium-ew.h"
 
-/* The opcodes trn_insn_elementwise() is never called with. */
-#define TRN_NOT_ELEMENTWISE                                                 \
-    case NISA_INSN_NOP:                                                      \
-    case NISA_INSN_REDUCE:                                                   \
-    case NISA_INSN_SOFTMAX:                                                  \
-    case NISA_INSN_MATMUL:                                                   \
-    case NISA_INSN_GATHER:                                                   \
-    case NISA_INSN_SCATTER_ADD:                                              \
-    case NISA_INSN_TIMESTAMP:                                                \
-    case NISA_INSN_RANDOM:                                                   \
-    case NISA_INSN_LINALG:                                                   \
-    case NISA_INSN_SORT:                                                     \
-    case NISA_INSN_SCAN:                                                     \
-    case NISA_INSN_SCATTER:                                                  \
-    case NISA_INSN_IOTA:                                                     \
-    case NISA_NUM_OPCODES
-
 /*
  * The dispatch of UNARY, BINARY and COMPARE, generated from the ISA's
  * tables: one loop per function over a chunk, calling its inline arithmetic

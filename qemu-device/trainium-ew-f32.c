@@ -1,6 +1,7 @@
 /*
  * Virtual Trainium accelerator: the elementwise instructions on float32
- * operands, computed straight from device memory. Same arithmetic as the
+ * operands (and COMPARE's bool result, WHERE's condition), computed
+ * straight from device memory. Same arithmetic as the
  * general engine (trainium-elementwise.c): each element is converted to
  * double, goes through the same inline function of trainium-ew-ops.h and is
  * rounded once by trn_to_f32(); only the double buffers are skipped. The
@@ -204,24 +205,118 @@ static void trn_f32_run(void *opaque, const TrnRuns *runs)
     }
 }
 
+/* Operand @i's row @r in a block of runs, as a @type pointer. */
+#define TRN_ROW(runs, i, r, type)                                            \
+    ((type *)((runs)->p[i] + (int64_t)(r) * (runs)->row[i]))
+
+#define TRN_F32_CMP(NAME, name)                                              \
+    case NISA_CMP_##NAME:                                                    \
+        for (uint64_t r = 0; r < runs->rows; r++) {                          \
+            uint8_t *d = TRN_ROW(runs, 0, r, uint8_t);                       \
+            const float *a = TRN_ROW(runs, 1, r, const float);               \
+                                                                             \
+            if (scalar) {                                                    \
+                for (int64_t j = 0; j < n; j++) {                            \
+                    d[j * sd] = trn_cmp_##name(a[j * sa], s) != 0;           \
+                }                                                            \
+            } else {                                                         \
+                const float *b = TRN_ROW(runs, 2, r, const float);           \
+                                                                             \
+                for (int64_t j = 0; j < n; j++) {                            \
+                    d[j * sd] = trn_cmp_##name(a[j * sa], b[j * sb]) != 0;   \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        return;
+#define TRN_F32_CMPCASE(N, n, kind) TRN_F32_CMP(N, n)
+
+/* COMPARE of float32 sources (or one and the scalar) into a BOOL dst. */
+static void trn_f32_compare_run(void *opaque, const TrnRuns *runs)
+{
+    const TrnEw *e = opaque;
+    bool scalar = e->flags & NISA_IF_SCALAR;
+    int64_t n = (int64_t)runs->n, sd = runs->st[0], sa = runs->st[1];
+    int64_t sb = scalar ? 0 : runs->st[2];
+    double s = e->scalar;
+
+    switch ((enum nisa_compare)e->sub) {
+    NISA_COMPARE_OPS(TRN_F32_CMPCASE)
+    case NISA_NUM_COMPARE:
+        break;
+    }
+    g_assert_not_reached();     /* trn_ew_check() bounded the subop */
+}
+
+/* WHERE into float32: the condition BOOL, U8 or F32 (true if not 0). */
+static void trn_f32_where_run(void *opaque, const TrnRuns *runs)
+{
+    const TrnEw *e = opaque;
+    int64_t n = (int64_t)runs->n, sd = runs->st[0], sc = runs->st[1];
+    int64_t sx = runs->st[2], sy = runs->st[3];
+
+    for (uint64_t r = 0; r < runs->rows; r++) {
+        float *d = TRN_ROW(runs, 0, r, float);
+        const float *x = TRN_ROW(runs, 2, r, const float);
+        const float *y = TRN_ROW(runs, 3, r, const float);
+
+        if (e->src[0].dtype == NISA_F32) {
+            const float *c = TRN_ROW(runs, 1, r, const float);
+
+            for (int64_t j = 0; j < n; j++) {
+                d[j * sd] = trn_to_f32(c[j * sc] != 0 ? x[j * sx] : y[j * sy]);
+            }
+        } else {
+            const uint8_t *c = TRN_ROW(runs, 1, r, const uint8_t);
+
+            for (int64_t j = 0; j < n; j++) {
+                d[j * sd] = trn_to_f32(c[j * sc] != 0 ? x[j * sx] : y[j * sy]);
+            }
+        }
+    }
+}
+
+/* Which run function takes @e, if any. */
+static TrnRunFn *trn_f32_kind(const TrnEw *e)
+{
+    uint8_t c = e->nsrc ? e->src[0].dtype : NISA_F32;
+
+    for (unsigned i = e->op == NISA_INSN_WHERE ? 1 : 0; i < e->nsrc; i++) {
+        if (e->src[i].dtype != NISA_F32) {
+            return NULL;
+        }
+    }
+    switch (e->op) {
+    case NISA_INSN_FILL:
+    case NISA_INSN_COPY:
+    case NISA_INSN_UNARY:
+    case NISA_INSN_BINARY:
+        return e->dst.dtype == NISA_F32 ? trn_f32_run : NULL;
+    case NISA_INSN_COMPARE:
+        return e->dst.dtype == NISA_BOOL ? trn_f32_compare_run : NULL;
+    case NISA_INSN_WHERE:
+        return e->dst.dtype == NISA_F32 &&
+               (c == NISA_F32 || c == NISA_BOOL || c == NISA_U8)
+               ? trn_f32_where_run : NULL;
+    TRN_NOT_ELEMENTWISE:
+    default:
+        return NULL;
+    }
+}
+
 bool trn_ew_f32(TrnKernel *k, const TrnEw *e, uint32_t *err)
 {
     const TrnView *views[TRN_ITER_OPS] = { &e->dst };
+    TrnRunFn *fn = trn_f32_kind(e);
     TrnIter it;
 
-    if ((e->op != NISA_INSN_FILL && e->op != NISA_INSN_COPY &&
-         e->op != NISA_INSN_UNARY && e->op != NISA_INSN_BINARY) ||
-        e->dst.dtype != NISA_F32) {
+    if (!fn) {
         return false;
     }
     for (unsigned i = 0; i < e->nsrc; i++) {
-        if (e->src[i].dtype != NISA_F32) {
-            return false;
-        }
         views[1 + i] = &e->src[i];
     }
     trn_iter_init(&it, views, 1 + e->nsrc);
-    *err = trn_iter_runs(k, &it, trn_f32_run, (void *)e) ? NISA_ERR_ABORTED
-                                                           : NISA_ERR_NONE;
+    *err = trn_iter_runs(k, &it, fn, (void *)e) ? NISA_ERR_ABORTED
+                                                 : NISA_ERR_NONE;
     return true;
 }

@@ -11,6 +11,23 @@
 
 #include "trainium-isa.h"
 
+/* The opcodes trn_insn_elementwise() is never called with. */
+#define TRN_NOT_ELEMENTWISE                                                 \
+    case NISA_INSN_NOP:                                                      \
+    case NISA_INSN_REDUCE:                                                   \
+    case NISA_INSN_SOFTMAX:                                                  \
+    case NISA_INSN_MATMUL:                                                   \
+    case NISA_INSN_GATHER:                                                   \
+    case NISA_INSN_SCATTER_ADD:                                              \
+    case NISA_INSN_TIMESTAMP:                                                \
+    case NISA_INSN_RANDOM:                                                   \
+    case NISA_INSN_LINALG:                                                   \
+    case NISA_INSN_SORT:                                                     \
+    case NISA_INSN_SCAN:                                                     \
+    case NISA_INSN_SCATTER:                                                  \
+    case NISA_INSN_IOTA:                                                     \
+    case NISA_NUM_OPCODES
+
 /* One elementwise instruction, its operands checked. */
 typedef struct TrnEw {
     enum nisa_opcode op;
@@ -26,7 +43,9 @@ typedef struct TrnEw {
 
 /*
  * Run @e straight from device memory when it is a FILL, COPY, UNARY or
- * BINARY whose destination and sources are all float32, with the same
+ * BINARY whose destination and sources are all float32, a COMPARE of
+ * float32 sources, or a WHERE choosing between float32 sources (its
+ * condition BOOL, U8 or F32) into float32, with the same
  * arithmetic as the general engine (trainium-ew-ops.h, rounded once by
  * trn_to_f32()): true with *@err set if it did, false (nothing written)
  * when the instruction is not of that form.

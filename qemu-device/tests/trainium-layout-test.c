@@ -1,6 +1,7 @@
 /*
  * qtest for the float32 elementwise path over operand layouts: BINARY
- * (tensor, REVERSE, SCALAR, SCALAR | REVERSE), COPY, FILL and UNARY with
+ * (tensor, REVERSE, SCALAR, SCALAR | REVERSE), COPY, FILL, UNARY, COMPARE
+ * (into bool) and WHERE (a bool or float32 condition) with
  * every pairing of contiguous, transposed, broadcast and windowed operands,
  * and in place. Each result must be bit for bit what docs/hardware.md
  * ("Numerics") defines -- the operation in double on the loaded values,
@@ -46,16 +47,22 @@ static bool writable(const Layout *l)
     return l->st[0] && l->st[1] && l->st[2] && l->st[3];
 }
 
-static struct nisa_tensor view(unsigned slot, const Layout *l)
+static struct nisa_tensor view_of(unsigned slot, unsigned dtype,
+                                  const Layout *l)
 {
-    struct nisa_tensor t = { .slot = slot, .dtype = NISA_F32, .ndim = 4,
-                             .offset = l->off * 4,
+    struct nisa_tensor t = { .slot = slot, .dtype = dtype, .ndim = 4,
+                             .offset = l->off * (dtype == NISA_F32 ? 4 : 1),
                              .shape = { D0, D1, D2, D3 } };
 
     for (unsigned d = 0; d < 4; d++) {
         t.strides[d] = l->st[d];
     }
     return t;
+}
+
+static struct nisa_tensor view(unsigned slot, const Layout *l)
+{
+    return view_of(slot, NISA_F32, l);
 }
 
 static float round_f32(double x)
@@ -310,11 +317,157 @@ static void test_in_place(void)
     core_stop(r->c);
 }
 
+static bool compare(unsigned cmp, double x, double y)
+{
+    switch (cmp) {
+    case NISA_CMP_EQ:
+        return x == y;
+    case NISA_CMP_LT:
+        return x < y;
+    case NISA_CMP_GE:
+        return x >= y;
+    default:
+        return x != 0 || y != 0;        /* LOR: NaN is true */
+    }
+}
+
+/* COMPARE of float32 operands in every layout into a bool dst. */
+static void test_compare_layouts(void)
+{
+    static const unsigned cmps[] = { NISA_CMP_EQ, NISA_CMP_LT, NISA_CMP_GE,
+                                     NISA_CMP_LOR };
+    g_autofree Run *r = g_new0(Run, 1);
+    uint8_t got[BACKING], want[BACKING];
+
+    r->c = core_start();
+    fill_values(r->x, 6);
+    fill_values(r->y, 7);
+    for (unsigned p = 0; p < BACKING; p += 5) {
+        r->y[p] = r->x[p];              /* some equal pairs */
+    }
+    put(r->c, 0, 0, r->x, sizeof(r->x));
+    put(r->c, 1, 0, r->y, sizeof(r->y));
+    for (unsigned w = 0; w < ARRAY_SIZE(cmps); w++) {
+        for (unsigned sc = 0; sc < 2; sc++) {
+            for (unsigned a = 0; a < ARRAY_SIZE(layouts); a++) {
+                for (unsigned b = 0; b < (sc ? 1 : ARRAY_SIZE(layouts)); b++) {
+                    for (unsigned d = 0; d < ARRAY_SIZE(layouts); d++) {
+                        const Layout *la = &layouts[a], *lb = &layouts[b];
+                        const Layout *ld = &layouts[d];
+                        struct nisa_insn in = {
+                            .opcode = NISA_INSN_COMPARE, .subop = cmps[w],
+                            .flags = sc ? NISA_IF_SCALAR : 0,
+                            .scalar = f64bits(0.25),
+                            .dst = view_of(2, NISA_BOOL, ld),
+                            .src = { view(0, la), view(1, lb) } };
+
+                        if (!writable(ld)) {
+                            continue;
+                        }
+                        memset(want, 0xa5, sizeof(want));
+                        put(r->c, 2, 0, want, sizeof(want));
+                        for (unsigned i = 0; i < D0; i++) {
+                            for (unsigned j = 0; j < D1; j++) {
+                                for (unsigned k = 0; k < D2; k++) {
+                                    for (unsigned m = 0; m < D3; m++) {
+                                        double x = r->x[at(la, i, j, k, m)];
+                                        double y = sc ? 0.25 :
+                                                   r->y[at(lb, i, j, k, m)];
+
+                                        want[at(ld, i, j, k, m)] =
+                                            compare(cmps[w], x, y);
+                                    }
+                                }
+                            }
+                        }
+                        g_assert_cmphex(run1(r->c, in), ==, OK);
+                        get(r->c, 2, 0, got, sizeof(got));
+                        if (memcmp(got, want, sizeof(got))) {
+                            g_error("compare %u%s: %s, %s -> %s differs", cmps[w],
+                                    sc ? " scalar" : "", la->name, lb->name,
+                                    ld->name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    core_stop(r->c);
+}
+
+/* WHERE between float32 operands, the condition bool or float32. */
+static void test_where_layouts(void)
+{
+    g_autofree Run *r = g_new0(Run, 1);
+    uint8_t cb[BACKING];
+    float cf[BACKING], want[NEL];
+
+    r->c = core_start();
+    fill_values(r->x, 8);
+    fill_values(r->y, 9);
+    fill_values(cf, 10);
+    for (unsigned p = 0; p < BACKING; p++) {
+        cb[p] = (p * 7) % 3 == 0;
+        if (p % 4 == 0) {
+            cf[p] = p % 8 ? 0.0f : -0.0f;       /* false, either sign */
+        }
+    }
+    put(r->c, 0, 0, r->x, sizeof(r->x));
+    put(r->c, 1, 0, r->y, sizeof(r->y));
+    for (unsigned cd = 0; cd < 2; cd++) {
+        if (cd) {
+            put(r->c, 3, 0, cf, sizeof(cf));
+        } else {
+            put(r->c, 3, 0, cb, sizeof(cb));
+        }
+        for (unsigned c = 0; c < ARRAY_SIZE(layouts); c++) {
+            for (unsigned a = 0; a < ARRAY_SIZE(layouts); a++) {
+                for (unsigned d = 0; d < ARRAY_SIZE(layouts); d++) {
+                    const Layout *lc = &layouts[c], *la = &layouts[a];
+                    const Layout *ld = &layouts[d], *lb = &layouts[(a + 1) % 5];
+                    struct nisa_insn in = { .opcode = NISA_INSN_WHERE,
+                        .dst = view(2, ld),
+                        .src = { view_of(3, cd ? NISA_F32 : NISA_BOOL, lc),
+                                 view(0, la), view(1, lb) } };
+                    g_autofree char *what = g_strdup_printf(
+                        "where (%s %s) %s : %s -> %s", cd ? "f32" : "bool",
+                        lc->name, la->name, lb->name, ld->name);
+                    unsigned e = 0;
+
+                    if (!writable(ld)) {
+                        continue;
+                    }
+                    for (unsigned i = 0; i < D0; i++) {
+                        for (unsigned j = 0; j < D1; j++) {
+                            for (unsigned k = 0; k < D2; k++) {
+                                for (unsigned m = 0; m < D3; m++, e++) {
+                                    uint64_t pc = at(lc, i, j, k, m);
+                                    bool t = cd ? cf[pc] != 0 : cb[pc] != 0;
+
+                                    want[e] = round_f32(t ?
+                                        r->x[at(la, i, j, k, m)] :
+                                        r->y[at(lb, i, j, k, m)]);
+                                }
+                            }
+                        }
+                    }
+                    reset_dst(r);
+                    g_assert_cmphex(run1(r->c, in), ==, OK);
+                    check_dst(r, ld, want, what, false);
+                }
+            }
+        }
+    }
+    core_stop(r->c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/layout/binary", test_binary_layouts);
     qtest_add_func("/trainium/layout/unary-copy-fill", test_unary_layouts);
     qtest_add_func("/trainium/layout/in-place", test_in_place);
+    qtest_add_func("/trainium/layout/compare", test_compare_layouts);
+    qtest_add_func("/trainium/layout/where", test_where_layouts);
     return g_test_run();
 }
