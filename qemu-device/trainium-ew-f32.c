@@ -17,6 +17,20 @@
 #include "trainium-iter.h"
 
 /*
+ * The run functions are built twice, for the host's AVX2 (4 doubles per
+ * vector instruction, twice SSE2's: the conversions and the double
+ * arithmetic are what these loops spend their time on) and for the
+ * baseline; the loader picks one (an ifunc). Their helpers are inlined
+ * into both.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TRN_F32_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TRN_F32_CLONES
+#endif
+#define TRN_F32_INLINE static inline __attribute__((always_inline))
+
+/*
  * The runs of one call: row r of operand o starts at o + r * ro (elements);
  * in a row, element j of d, a, b is d[j * sd], a[j * sa], b[j * sb]. A
  * BINARY's @b may be broadcast along the row (@bcast: its first element is
@@ -81,7 +95,7 @@ typedef struct TrnF32Run {
 #define TRN_F32_UN_BITS(N, n) case NISA_UN_##N: break;
 #define TRN_F32_UNCASE(N, n, kind) TRN_F32_UN_##kind(N, n)
 
-static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
+TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
                           double q)
 {
     switch (fn) {
@@ -115,7 +129,7 @@ static void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
 #define TRN_F32_BIN_BITS(N, n) case NISA_BIN_##N: break;
 #define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
 
-static void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
+TRN_F32_INLINE void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
                            unsigned form, double al)
 {
     switch (op) {
@@ -127,7 +141,7 @@ static void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
 }
 
 /* A BINARY's runs: a source with stride 0 along the rows is a scalar. */
-static void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
+TRN_F32_INLINE void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
 {
     bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
     unsigned form;
@@ -171,7 +185,7 @@ static void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
     trn_f32_binary(r, e->sub, form, e->alpha);
 }
 
-static void trn_f32_run(void *opaque, const TrnRuns *runs)
+TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     TrnF32Run r = {
@@ -231,7 +245,7 @@ static void trn_f32_run(void *opaque, const TrnRuns *runs)
 #define TRN_F32_CMPCASE(N, n, kind) TRN_F32_CMP(N, n)
 
 /* COMPARE of float32 sources (or one and the scalar) into a BOOL dst. */
-static void trn_f32_compare_run(void *opaque, const TrnRuns *runs)
+TRN_F32_CLONES static void trn_f32_compare_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     bool scalar = e->flags & NISA_IF_SCALAR;
@@ -248,7 +262,7 @@ static void trn_f32_compare_run(void *opaque, const TrnRuns *runs)
 }
 
 /* WHERE into float32: the condition BOOL, U8 or F32 (true if not 0). */
-static void trn_f32_where_run(void *opaque, const TrnRuns *runs)
+TRN_F32_CLONES static void trn_f32_where_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     int64_t n = (int64_t)runs->n, sd = runs->st[0], sc = runs->st[1];
