@@ -17,6 +17,7 @@
 // transposed convolution is the input gradient of the forward one (and its
 // backward the forward and weight-gradient paths). Products accumulate in
 // float32, also for bfloat16 tensors, rounded once at the end.
+#include "NeuronDesc.h"
 #include "NeuronWindows.h"
 
 namespace torch_neuron {
@@ -94,14 +95,6 @@ int64_t prod(at::IntArrayRef v) {
   return n;
 }
 
-// The input with its zero padding (itself, any strides, when there is none).
-at::Tensor padded_input(const at::Tensor& x, const Geometry& g) {
-  for (int64_t p : g.padding)
-    if (p)
-      return padded(x, g.padding, g.padding, 0.0, x.scalar_type());
-  return x;
-}
-
 // Batch entries per chunk: a chunk's columns (@per_entry elements per batch
 // entry) stay within kColumnBudget elements, whatever the batch size.
 constexpr int64_t kColumnBudget = int64_t(4) << 20;
@@ -110,28 +103,117 @@ int64_t chunk_of(int64_t n, int64_t per_entry) {
   return std::max<int64_t>(1, std::min<int64_t>(n, kColumnBudget / std::max<int64_t>(per_entry, 1)));
 }
 
-// The columns of the padded input @xp [n, C, *Sp] at every kernel offset:
-// [C, KK, n, *out] contiguous, one copy per offset; seen as [g, C/g * KK,
-// n * L] it is the right operand of the weight [g, O/g, C/g * KK].
-at::Tensor im2col(const at::Tensor& xp, at::IntArrayRef K, const std::vector<int64_t>& out_sp,
-                  const Geometry& g) {
-  std::vector<int64_t> shape{xp.size(1), prod(K), xp.size(0)};
-  shape.insert(shape.end(), out_sp.begin(), out_sp.end());
-  at::Tensor col = empty_neuron(shape, xp.scalar_type(), xp.device());
-  int64_t flat = 0;
-  for (const auto& k : offsets(K))
-    copy_into(col.select(1, flat++).transpose(0, 1),
-              window(xp, k, out_sp, g.stride, g.dilation));
-  return col;
+// The loops below issue their copies, sums and products themselves, on
+// descriptors (NeuronDesc.h) of a few buffers allocated once per call: the
+// window at each kernel offset and each offset's columns are computed
+// views, not ATen ones (one conv of a 3x3 kernel took ~40 ATen view ops).
+
+// @d [n, ...] without its first @n0 entries of dim 0, @n of them.
+nrn_tensor_desc narrow0(nrn_tensor_desc d, int64_t n0, int64_t n) {
+  d.offset += static_cast<uint64_t>(n0 * d.strides[0]) * nisa_dtype_size(d.dtype);
+  d.shape[0] = n;
+  return d;
 }
 
-// Batch entries [@n0, @n0 + @n) of @t [N, Ch, *sp] (contiguous) as a
-// contiguous [g, Ch/g, n * L] copy (batch folded into the columns).
-at::Tensor batch_as_columns(const at::Tensor& t, int64_t n0, int64_t n, int64_t groups) {
-  int64_t ch = t.size(1), L = prod(t.sizes().slice(2));
-  at::Tensor cols = empty_neuron({ch, n, L}, t.scalar_type(), t.device());
-  copy_into(cols.permute({1, 0, 2}), t.narrow(0, n0, n).view({n, ch, L}));
-  return cols.view({groups, ch / groups, n * L});
+// A contiguous @sizes view of the buffer @base (its first elements).
+nrn_tensor_desc contig(const nrn_tensor_desc& base, at::IntArrayRef sizes) {
+  return view_desc(base, sizes, row_major(sizes));
+}
+
+// The window at kernel offset @k of the (padded) [n, C, *Sp] operand @d,
+// for every output position: [n, C, *out], reading d[.., k * dilation +
+// o * stride].
+nrn_tensor_desc window_desc(const nrn_tensor_desc& d, const std::vector<int64_t>& k,
+                            const std::vector<int64_t>& out, const Geometry& g) {
+  nrn_tensor_desc w = d;
+  int64_t off = 0;
+  for (int64_t i = 0; i < g.nsp(); i++) {
+    int64_t st = d.strides[2 + i];
+    off += k[i] * g.dilation[i] * st;
+    w.shape[2 + i] = out[i];
+    w.strides[2 + i] = g.stride[i] * st;
+  }
+  w.offset += static_cast<uint64_t>(off) * nisa_dtype_size(d.dtype);
+  return w;
+}
+
+// The columns [C, KK, n, *out] @col of kernel offset @f, as [n, C, *out].
+nrn_tensor_desc column_desc(const nrn_tensor_desc& col, int64_t f) {
+  nrn_tensor_desc c = col;
+  c.shape[0] = col.shape[2];
+  c.strides[0] = col.strides[2];
+  c.shape[1] = col.shape[0];
+  c.strides[1] = col.strides[0];
+  for (unsigned j = 3; j < col.ndim; j++) {
+    c.shape[j - 1] = col.shape[j];
+    c.strides[j - 1] = col.strides[j];
+  }
+  c.ndim = col.ndim - 1;
+  c.shape[c.ndim] = 0;
+  c.strides[c.ndim] = 0;
+  c.offset += static_cast<uint64_t>(f * col.strides[1]) * nisa_dtype_size(col.dtype);
+  return c;
+}
+
+// The shape of the columns of @n batch entries: [C, KK, n, *out].
+std::vector<int64_t> col_shape(int64_t C, int64_t KK, int64_t n, const std::vector<int64_t>& out) {
+  std::vector<int64_t> shape{C, KK, n};
+  shape.insert(shape.end(), out.begin(), out.end());
+  return shape;
+}
+
+// Columns of the [n, C, *S] input @x at every kernel offset, into the
+// contiguous [C, KK, n, *out] @col: one copy per offset, from @x itself or
+// from its zero-padded copy (a fill and a copy into @pad_buf's first
+// elements, which must hold n * C * prod(S + 2 * padding)).
+void im2col(const Card& card, const nrn_tensor_desc& col, const nrn_tensor_desc& x,
+            const nrn_tensor_desc& pad_buf, at::IntArrayRef K,
+            const std::vector<int64_t>& out_sp, const Geometry& g) {
+  nrn_tensor_desc xp = x;
+  bool pad = false;
+  for (int64_t p : g.padding)
+    pad = pad || p;
+  if (pad) {
+    std::vector<int64_t> sizes(x.shape, x.shape + x.ndim);
+    int64_t inner = 0;
+    for (int64_t i = 0; i < g.nsp(); i++)
+      sizes[2 + i] += 2 * g.padding[i];
+    xp = contig(pad_buf, sizes);
+    for (int64_t i = 0; i < g.nsp(); i++)
+      inner += g.padding[i] * xp.strides[2 + i];
+    card.fill(xp, 0.0);
+    card.copy(view_desc(xp, at::IntArrayRef(x.shape, x.ndim),
+                        at::IntArrayRef(xp.strides, xp.ndim), inner), x);
+  }
+  int64_t f = 0;
+  for (const auto& k : offsets(K))
+    card.copy(column_desc(col, f++), window_desc(xp, k, out_sp, g));
+}
+
+// Room for the padded copy of @n entries of @x [N, C, *S] (undefined: no
+// padding).
+at::Tensor pad_buffer(const at::Tensor& x, int64_t n, const Geometry& g) {
+  bool pad = false;
+  int64_t e = n * x.size(1);
+  for (int64_t i = 0; i < g.nsp(); i++) {
+    pad = pad || g.padding[i];
+    e *= x.size(2 + i) + 2 * g.padding[i];
+  }
+  return pad ? empty_neuron({e}, x.scalar_type(), x.device()) : at::Tensor();
+}
+
+nrn_tensor_desc buf_desc(const at::Tensor& t) {
+  return t.defined() ? desc(t) : nrn_tensor_desc{};
+}
+
+// Batch entries [@n0, @n0 + @n) of @t [N, Ch, L] (contiguous, descriptor)
+// copied into @buf as [Ch, n, L]; returned as [g, Ch/g, n * L] (the batch
+// folded into the columns).
+nrn_tensor_desc batch_as_columns(const Card& card, const nrn_tensor_desc& t, const nrn_tensor_desc& buf,
+                                 int64_t n0, int64_t n, int64_t groups) {
+  int64_t ch = t.shape[1], L = t.shape[2];
+  card.copy(view_desc(buf, {n, ch, L}, {L, n * L, 1}), narrow0(t, n0, n));
+  return contig(buf, {groups, ch / groups, n * L});
 }
 
 // Forward: x [N, C, *S], w [O, C/g, *K] -> [N, O, *out]. Per chunk of the
@@ -160,18 +242,28 @@ at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
   at::Tensor out = empty_neuron(out_shape, x.scalar_type(), x.device());
   if (out.numel() == 0)
     return out;
+  Card card(x);
   int64_t L = prod(out_sp), KK = prod(K), og = O / G, cg = C / G;
-  at::Tensor wm = w.contiguous().view({G, og, cg * KK});
+  at::Tensor wc = w.contiguous();
+  nrn_tensor_desc wm = contig(desc(wc), {G, og, cg * KK}), xd = desc(x), od = desc(out);
   int64_t nc = chunk_of(N, C * KK * L);
+  at::Tensor col = empty_neuron({C * KK * nc * L}, x.scalar_type(), x.device());
+  at::Tensor acc = empty_neuron({G * og * nc * L}, acc_type(), x.device());
+  at::Tensor pad = pad_buffer(x, nc, g);
+  nrn_tensor_desc colb = desc(col), accb = desc(acc), padb = buf_desc(pad), bd{};
+  if (bias)
+    bd = desc(*bias);
   for (int64_t n0 = 0; n0 < N; n0 += nc) {
     int64_t n = std::min(nc, N - n0);
-    at::Tensor col = im2col(padded_input(x.narrow(0, n0, n), g), K, out_sp, g);
-    at::Tensor acc = empty_neuron({G, og, n * L}, acc_type(), x.device());
-    at::Tensor bias_m;
+    nrn_tensor_desc cd = contig(colb, col_shape(C, KK, n, out_sp));
+    im2col(card, cd, narrow0(xd, n0, n), padb, K, out_sp, g);
+    nrn_tensor_desc bm{};
     if (bias)
-      bias_m = strided(*bias, {G, og, n * L}, {og * bias->stride(0), bias->stride(0), 0});
-    matmul_acc(acc, wm, col.view({G, cg * KK, n * L}), bias ? &bias_m : nullptr, false);
-    copy_into(out.narrow(0, n0, n).view({n, O, L}), acc.view({O, n, L}).permute({1, 0, 2}));
+      bm = view_desc(bd, {G, og, n * L}, {og * bias->stride(0), bias->stride(0), 0});
+    nrn_tensor_desc ad = contig(accb, {G, og, n * L});
+    card.matmul(ad, wm, contig(colb, {G, cg * KK, n * L}), bias ? &bm : nullptr, false);
+    card.copy(view_desc(od, {n, O, L}, {O * L, L, 1}, n0 * O * L),
+              view_desc(accb, {n, O, L}, {L, n * L, 1}));
   }
   return out;
 }
@@ -195,36 +287,47 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
   at::Tensor gi = empty_neuron(shape, dtype, go_in.device());
   if (gi.numel() == 0)
     return gi;
+  Card card(go_in);
   at::Tensor go = go_in.contiguous();
-  at::Tensor gp = at::zeros(padded_shape, go.options().dtype(acc_type()));
+  at::Tensor gp = empty_neuron(padded_shape, acc_type(), go.device());
+  nrn_tensor_desc gpd = desc(gp);
+  card.fill(gpd, 0.0);
   int64_t L = prod(out_sp), KK = prod(K);
   if (go.numel() > 0) {
-    at::Tensor wt = w.contiguous().view({G, og, cg * KK}).transpose(1, 2);
+    at::Tensor wc = w.contiguous();
+    nrn_tensor_desc wt = view_desc(desc(wc), {G, cg * KK, og}, {og * cg * KK, 1, cg * KK});
+    nrn_tensor_desc god = view_desc(desc(go), {N, O, L}, {O * L, L, 1});
     int64_t nc = chunk_of(N, C * KK * L);
+    at::Tensor col = empty_neuron({C * KK * nc * L}, acc_type(), go.device());
+    at::Tensor cols = empty_neuron({O * nc * L}, go.scalar_type(), go.device());
+    nrn_tensor_desc colb = desc(col), colsb = desc(cols);
     for (int64_t n0 = 0; n0 < N; n0 += nc) {
       int64_t n = std::min(nc, N - n0);
-      std::vector<int64_t> col_shape{C, KK, n};
-      col_shape.insert(col_shape.end(), out_sp.begin(), out_sp.end());
-      at::Tensor col = empty_neuron(col_shape, acc_type(), go.device());
-      matmul_acc(col.view({G, cg * KK, n * L}), wt, batch_as_columns(go, n0, n, G),
-                 nullptr, false);
-      at::Tensor gpn = gp.narrow(0, n0, n);
-      int64_t flat = 0;
+      nrn_tensor_desc cd = contig(colb, col_shape(C, KK, n, out_sp));
+      card.matmul(contig(colb, {G, cg * KK, n * L}), wt,
+                  batch_as_columns(card, god, colsb, n0, n, G), nullptr, false);
+      nrn_tensor_desc gpn = narrow0(gpd, n0, n);
+      int64_t f = 0;
       for (const auto& k : offsets(K)) {
-        at::Tensor win = window(gpn, k, out_sp, g.stride, g.dilation);
-        add_into(win, win, col.select(1, flat++).transpose(0, 1));
+        nrn_tensor_desc win = window_desc(gpn, k, out_sp, g);
+        card.bin(NISA_BIN_ADD, win, win, column_desc(cd, f++));
       }
     }
   }
-  at::Tensor inner = gp;
-  for (int64_t i = 0; i < nsp; i++)
-    inner = inner.narrow(2 + i, g.padding[i], in_sp[i]);
-  if (bias) {
-    std::vector<int64_t> bshape(nsp + 1, 1);
-    bshape[0] = C;
-    add_into(inner, inner, bias->view(bshape));
+  nrn_tensor_desc inner = gpd;
+  int64_t off = 0;
+  for (int64_t i = 0; i < nsp; i++) {
+    off += g.padding[i] * gpd.strides[2 + i];
+    inner.shape[2 + i] = in_sp[i];
   }
-  copy_into(gi, inner);
+  inner.offset += static_cast<uint64_t>(off) * nisa_dtype_size(gpd.dtype);
+  if (bias) {
+    std::vector<int64_t> bshape(nsp + 2, 1), bstrides(nsp + 2, 0);
+    bshape[1] = C;
+    bstrides[1] = bias->stride(0);
+    card.bin(NISA_BIN_ADD, inner, inner, view_desc(desc(*bias), bshape, bstrides));
+  }
+  card.copy(desc(gi), inner);
   return gi;
 }
 
@@ -241,23 +344,32 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
   at::Tensor gw = empty_neuron(wsizes, x.scalar_type(), x.device());
   if (gw.numel() == 0)
     return gw;
+  Card card(x);
   at::Tensor acc = x.scalar_type() == acc_type() ? gw
                                                   : empty_neuron(wsizes, acc_type(), x.device());
+  nrn_tensor_desc accd = desc(acc);
   if (N * L == 0) {
-    acc.zero_();
+    card.fill(accd, 0.0);
   } else {
     at::Tensor go = go_in.contiguous();
-    at::Tensor acc_m = acc.view({G, og, cg * KK});
+    nrn_tensor_desc acc_m = contig(accd, {G, og, cg * KK}), xd = desc(x);
+    nrn_tensor_desc god = view_desc(desc(go), {N, O, L}, {O * L, L, 1});
     int64_t nc = chunk_of(N, C * KK * L);
+    at::Tensor col = empty_neuron({C * KK * nc * L}, x.scalar_type(), x.device());
+    at::Tensor cols = empty_neuron({O * nc * L}, go.scalar_type(), x.device());
+    at::Tensor pad = pad_buffer(x, nc, g);
+    nrn_tensor_desc colb = desc(col), colsb = desc(cols), padb = buf_desc(pad);
     for (int64_t n0 = 0; n0 < N; n0 += nc) {
       int64_t n = std::min(nc, N - n0);
-      at::Tensor col = im2col(padded_input(x.narrow(0, n0, n), g), K, out_sp, g);
-      matmul_acc(acc_m, batch_as_columns(go, n0, n, G),
-                 col.view({G, cg * KK, n * L}).transpose(1, 2), nullptr, n0 > 0);
+      im2col(card, contig(colb, col_shape(C, KK, n, out_sp)), narrow0(xd, n0, n), padb, K,
+             out_sp, g);
+      nrn_tensor_desc colt = view_desc(colb, {G, n * L, cg * KK},
+                                       {cg * KK * n * L, 1, n * L});
+      card.matmul(acc_m, batch_as_columns(card, god, colsb, n0, n, G), colt, nullptr, n0 > 0);
     }
   }
   if (!acc.is_same(gw))
-    copy_into(gw, acc);
+    card.copy(desc(gw), accd);
   return gw;
 }
 
