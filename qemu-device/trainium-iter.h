@@ -5,7 +5,9 @@
  * dimensions that every operand lays out as one are merged, so a
  * contiguous, in-place or broadcast instruction is a few long runs, and a
  * strided one (a window, a transpose) advances pointers between runs
- * instead of recomputing coordinates.
+ * instead of recomputing coordinates. Runs stay in row-major order of
+ * the innermost dimension; when the rows (the next dimension) and runs
+ * are small, the longest outer dimension is walked as the rows instead.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -15,6 +17,9 @@
 #include "trainium-isa.h"
 
 #define TRN_ITER_OPS 4          /* dst and up to three sources */
+
+/* Fewer elements than this per call: the longest outer dim is the rows. */
+#define TRN_ITER_BLOCK 64
 
 /* A run cut into pieces of at most this many elements (reset checks). */
 #define TRN_ITER_RUN_MAX (1u << 16)
@@ -46,7 +51,7 @@ typedef void TrnRunFn(void *opaque, const TrnRuns *runs);
 void trn_iter_init(TrnIter *it, const TrnView *const views[], unsigned n);
 
 /*
- * Call @fn on every block of runs, in row-major order of the operands' shape,
+ * Call @fn on every block of runs (every element once),
  * accounting the work with trn_tick(). Returns true if the queue is being
  * reset (the walk stopped part way), false when every element was visited.
  */
