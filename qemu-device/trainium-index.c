@@ -214,42 +214,66 @@ static void trn_select_row(TrnIndexed *x, uint64_t big, uint64_t small,
                  n, r->a, r->b, r->ia, r->ib);
 }
 
-/* gather / scatter_add: element by element over the index tensor. */
+/*
+ * gather / scatter_add: element by element over the index tensor, a row
+ * (its last dimension) at a time: the row's pointers are computed once and
+ * stepped by the strides. @at is the tensor addressed at the index
+ * tensor's own coordinates, @ix the one addressed with the index along
+ * the axis.
+ */
 static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
                             uint64_t limit)
 {
     const TrnView *it = &x->idx;
+    const TrnView *at = scatter ? &x->src : &x->dst;
+    const TrnView *ix = scatter ? &x->dst : &x->src;
     bool integer = trn_is_int(x->dst.dtype) && trn_is_int(x->src.dtype);
-    uint64_t c[NISA_MAX_DIMS] = { 0 }, t[NISA_MAX_DIMS];
+    uint64_t c[NISA_MAX_DIMS] = { 0 }, t[NISA_MAX_DIMS], w = it->shape[3];
+    int64_t ist = it->stride[3] * (int64_t)it->esize;
+    int64_t ast = at->stride[3] * (int64_t)at->esize;
+    int64_t xst = x->axis == 3 ? 0 : ix->stride[3] * (int64_t)ix->esize;
+    int64_t xax = ix->stride[x->axis] * (int64_t)ix->esize;
 
-    for (uint64_t e = 0; e < it->numel; e++, trn_step(it, c)) {
-        void *dp, *sp;
+    for (uint64_t e = 0; e < it->numel; e += w) {
+        const uint8_t *ip = trn_elem(it, c);
+        uint8_t *ap = trn_elem(at, c), *xp;
 
-        if (trn_tick(k, 1)) {
-            return NISA_ERR_ABORTED;
-        }
         memcpy(t, c, sizeof(t));
-        if (!trn_index(it, trn_elem(it, c), limit, &t[x->axis])) {
-            return NISA_ERR_BAD_INDEX;
-        }
-        dp = trn_elem(&x->dst, scatter ? t : c);
-        sp = trn_elem(&x->src, scatter ? c : t);
-        if (integer) {
-            int64_t v = trn_load_i64(x->src.dtype, sp);
+        t[x->axis] = 0;
+        xp = trn_elem(ix, t);
+        for (uint64_t j = 0; j < w; j++) {
+            uint8_t *p = ap + (int64_t)j * ast, *q, *dp, *sp;
+            uint64_t v;
 
-            if (scatter) {
-                v = (int64_t)((uint64_t)v +
-                              (uint64_t)trn_load_i64(x->dst.dtype, dp));
+            if (j % TRN_CHUNK_ELEMS == 0 &&
+                trn_tick(k, MIN(TRN_CHUNK_ELEMS, w - j))) {
+                return NISA_ERR_ABORTED;
             }
-            trn_store_i64(x->dst.dtype, dp, v, scatter);
-        } else {
-            double v = trn_load(x->src.dtype, sp);
+            if (!trn_index(it, ip + (int64_t)j * ist, limit, &v)) {
+                return NISA_ERR_BAD_INDEX;
+            }
+            q = xp + (int64_t)j * xst + (int64_t)v * xax;
+            dp = scatter ? q : p;
+            sp = scatter ? p : q;
+            if (integer) {
+                int64_t val = trn_load_i64(x->src.dtype, sp);
 
-            if (scatter) {
-                v += trn_load(x->dst.dtype, dp);
+                if (scatter) {
+                    val = (int64_t)((uint64_t)val +
+                                    (uint64_t)trn_load_i64(x->dst.dtype, dp));
+                }
+                trn_store_i64(x->dst.dtype, dp, val, scatter);
+            } else {
+                double val = trn_load(x->src.dtype, sp);
+
+                if (scatter) {
+                    val += trn_load(x->dst.dtype, dp);
+                }
+                trn_store(x->dst.dtype, dp, val);
             }
-            trn_store(x->dst.dtype, dp, v);
         }
+        c[3] = w - 1;           /* the next row */
+        trn_step(it, c);
     }
     return NISA_ERR_NONE;
 }

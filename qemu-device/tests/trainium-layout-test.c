@@ -1,7 +1,8 @@
 /*
  * qtest for the float32 elementwise path over operand layouts: BINARY
  * (tensor, REVERSE, SCALAR, SCALAR | REVERSE), COPY, FILL, UNARY, COMPARE
- * (into bool) and WHERE (a bool or float32 condition) with
+ * (into bool), WHERE (a bool or float32 condition), and the element forms
+ * of GATHER and SCATTER_ADD along each axis, with
  * every pairing of contiguous, transposed, broadcast and windowed operands,
  * and in place. Each result must be bit for bit what docs/hardware.md
  * ("Numerics") defines -- the operation in double on the loaded values,
@@ -461,6 +462,96 @@ static void test_where_layouts(void)
     core_stop(r->c);
 }
 
+/*
+ * GATHER and SCATTER_ADD, element form (torch.gather, scatter_add_), along
+ * each axis, the tensors in every layout and the indices int64.
+ */
+static void test_gather_scatter_layouts(void)
+{
+    g_autofree Run *r = g_new0(Run, 1);
+    g_autofree int64_t *ix = g_new(int64_t, NEL);
+    const unsigned ext[4] = { D0, D1, D2, D3 };
+    GRand *g = g_rand_new_with_seed(11);
+    float want[NEL];
+
+    r->c = core_start();
+    fill_values(r->x, 12);
+    put(r->c, 0, 0, r->x, sizeof(r->x));
+    for (unsigned axis = 0; axis < 4; axis++) {
+        for (unsigned e = 0; e < NEL; e++) {
+            ix[e] = g_rand_int_range(g, 0, (int32_t)ext[axis]);
+        }
+        put(r->c, 3, 0, ix, NEL * sizeof(int64_t));
+        for (unsigned a = 0; a < ARRAY_SIZE(layouts); a++) {
+            for (unsigned d = 0; d < ARRAY_SIZE(layouts); d++) {
+                const Layout *la = &layouts[a], *ld = &layouts[d];
+                struct nisa_insn in = { .opcode = NISA_INSN_GATHER,
+                    .subop = NISA_IDX_ELEMENT, .axis = axis,
+                    .dst = view(2, ld),
+                    .src = { view(0, la), view_of(3, NISA_I64, &layouts[0]) } };
+                g_autofree char *what = g_strdup_printf("gather axis %u: %s -> %s",
+                                                        axis, la->name, ld->name);
+                unsigned e = 0;
+
+                if (!writable(ld)) {
+                    continue;
+                }
+                for (unsigned i = 0; i < D0; i++) {
+                    for (unsigned j = 0; j < D1; j++) {
+                        for (unsigned k = 0; k < D2; k++) {
+                            for (unsigned m = 0; m < D3; m++, e++) {
+                                unsigned c[4] = { i, j, k, m };
+
+                                c[axis] = (unsigned)ix[e];
+                                want[e] = round_f32(r->x[at(la, c[0], c[1], c[2], c[3])]);
+                            }
+                        }
+                    }
+                }
+                reset_dst(r);
+                g_assert_cmphex(run1(r->c, in), ==, OK);
+                check_dst(r, ld, want, what, false);
+            }
+        }
+        /* scatter_add_ into a zeroed contiguous dst from a windowed src. */
+        {
+            const Layout *ls = &layouts[4], *ld = &layouts[0];
+            struct nisa_insn in = { .opcode = NISA_INSN_SCATTER_ADD,
+                .subop = NISA_IDX_ELEMENT, .axis = axis, .dst = view(2, ld),
+                .src = { view(0, ls), view_of(3, NISA_I64, &layouts[0]) } };
+            double acc[NEL] = { 0 };
+            unsigned e = 0;
+
+            for (unsigned p = 0; p < BACKING; p++) {
+                r->o[p] = p < NEL ? 0.0f : SENTINEL;    /* ld is contiguous */
+            }
+            put(r->c, 2, 0, r->o, sizeof(r->o));
+            for (unsigned i = 0; i < D0; i++) {
+                for (unsigned j = 0; j < D1; j++) {
+                    for (unsigned k = 0; k < D2; k++) {
+                        for (unsigned m = 0; m < D3; m++, e++) {
+                            unsigned c[4] = { i, j, k, m };
+                            float v = r->x[at(ls, i, j, k, m)];
+
+                            c[axis] = (unsigned)ix[e];
+                            /* the device adds in row-major order, rounding each sum */
+                            acc[at(ld, c[0], c[1], c[2], c[3])] = round_f32(
+                                acc[at(ld, c[0], c[1], c[2], c[3])] + v);
+                        }
+                    }
+                }
+            }
+            for (e = 0; e < NEL; e++) {
+                want[e] = (float)acc[e];
+            }
+            g_assert_cmphex(run1(r->c, in), ==, OK);
+            check_dst(r, ld, want, "scatter_add", true);
+        }
+    }
+    g_rand_free(g);
+    core_stop(r->c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -469,5 +560,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/layout/in-place", test_in_place);
     qtest_add_func("/trainium/layout/compare", test_compare_layouts);
     qtest_add_func("/trainium/layout/where", test_where_layouts);
+    qtest_add_func("/trainium/layout/gather-scatter", test_gather_scatter_layouts);
     return g_test_run();
 }
