@@ -140,6 +140,58 @@ TRN_F32_INLINE void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
     g_assert_not_reached();     /* checked: a float bits function is refused */
 }
 
+/* A float32 result stored as trn_to_f32() stores it (a NaN made quiet). */
+static inline float trn_f32_quiet(float f)
+{
+    return isnan(f) ? (signbit(f) ? -NAN : NAN) : f;
+}
+
+/* One of +, -, *, / in float32, in each form (see trn_f32_exact()). */
+#define TRN_F32_EXACT(r, form, OP)                                           \
+    do {                                                                     \
+        if ((form) == 0) {                                                   \
+            TRN_F32_FOR(r, trn_f32_quiet(a[j] OP b[j]),                      \
+                        trn_f32_quiet(a[j * (r)->sa] OP b[j * (r)->sb]));    \
+        } else if ((form) == 1) {                                            \
+            TRN_F32_FOR(r, trn_f32_quiet(a[j] OP (float)s),                  \
+                        trn_f32_quiet(a[j * (r)->sa] OP (float)s));          \
+        } else {                                                             \
+            TRN_F32_FOR(r, trn_f32_quiet((float)s OP a[j]),                  \
+                        trn_f32_quiet((float)s OP a[j * (r)->sa]));          \
+        }                                                                    \
+    } while (0)
+
+/*
+ * x + y, x - y, x * y and x / y of float32 values (the scalar, if any, a
+ * float32 value too, and alpha 1 for + and -) computed in float32: the same
+ * bits as in double rounded once to float32, since double's 53 bits are at
+ * least 2 * 24 + 2 (double rounding is then innocuous for these operations,
+ * S. A. Figueroa, 1995), with twice the elements per vector instruction
+ * and no conversions. False for anything else (computed in double).
+ */
+TRN_F32_INLINE bool trn_f32_exact(const TrnF32Run *r, enum nisa_binary op,
+                                  unsigned form, double al)
+{
+    if (form != 0 && !r->bcast && (double)(float)r->s != r->s) {
+        return false;           /* a scalar float32 cannot hold */
+    }
+    if ((op == NISA_BIN_ADD || op == NISA_BIN_SUB) && al != 1.0) {
+        return false;
+    }
+    if (op == NISA_BIN_ADD) {
+        TRN_F32_EXACT(r, form, +);
+    } else if (op == NISA_BIN_SUB) {
+        TRN_F32_EXACT(r, form, -);
+    } else if (op == NISA_BIN_MUL) {
+        TRN_F32_EXACT(r, form, *);
+    } else if (op == NISA_BIN_DIV) {
+        TRN_F32_EXACT(r, form, /);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* A BINARY's runs: a source with stride 0 along the rows is a scalar. */
 TRN_F32_INLINE void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
 {
@@ -182,7 +234,9 @@ TRN_F32_INLINE void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
         }
     }
     r->contig = r->sd == 1 && r->sa == 1 && (form != 0 || r->sb == 1);
-    trn_f32_binary(r, e->sub, form, e->alpha);
+    if (!trn_f32_exact(r, e->sub, form, e->alpha)) {
+        trn_f32_binary(r, e->sub, form, e->alpha);
+    }
 }
 
 TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
@@ -208,7 +262,7 @@ TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
     if (e->op == NISA_INSN_FILL) {
         float v = trn_to_f32(e->scalar);
 
-        TRN_F32_FOR(&r, v, v);
+        TRN_F32_FOR(&r, ((void)j, v), ((void)j, v));
     } else if (e->op == NISA_INSN_COPY) {
         /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
         TRN_F32_FOR(&r, trn_to_f32(a[j]), trn_to_f32(a[j * r.sa]));
