@@ -18,7 +18,10 @@ per op go to OUT (JSON); the summary lines are
   moduleinfo: N of M modules pass on neuron with no fallback (...)
 
 Usage: sweep.py [--samples K] [--only ops|modules] [--filter REGEX]
-                [--item-timeout S] --out DIR
+                [--item-timeout S] [--shards N] [--card I] --out DIR
+
+--card I runs the samples on card I ("neuron" is then neuron:I): `make
+check` sweeps card 1 while its other tests use card 0.
 """
 import argparse
 import copy
@@ -232,6 +235,7 @@ def child(argv):
     import torch_neuron
     import warnings
     warnings.filterwarnings("ignore")
+    torch.neuron.set_device(a.card)
     runner = Runner(torch, torch_neuron)
     if a.only == "ops":
         from torch.testing._internal.common_methods_invocations import op_db
@@ -277,6 +281,8 @@ def parse(argv):
     p.add_argument("--shard", type=int, default=0)
     p.add_argument("--shards", type=int, default=2,
                    help="processes per kind (the guest has two CPUs)")
+    p.add_argument("--card", type=int, default=0,
+                   help='the card that "neuron" means in the samples')
     p.add_argument("--progress")
     p.add_argument("--filter", help="only the ops/modules whose name matches this regex")
     return p.parse_args(argv)
@@ -295,6 +301,7 @@ def drive(kind, shard, a):
                         "--samples", str(a.samples), "--start", str(start),
                         "--item-timeout", str(a.item_timeout),
                         "--shard", str(shard), "--shards", str(a.shards),
+                        "--card", str(a.card),
                         "--progress", progress]
                        + (["--filter", a.filter] if a.filter else []), check=False)
         last = None
