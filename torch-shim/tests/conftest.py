@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Shared helpers of the torch_neuron tests (one Python process runs them all)."""
+import atexit
+import subprocess
+import tempfile
+
 import pytest
 import torch
 import torch_neuron
@@ -28,6 +32,59 @@ def pytest_runtest_call(item):
                     + "; give them kernels, or name them in @pytest.mark.allow_fallback",
                     pytrace=False)
     return result
+
+
+class Spawned:
+    """A subprocess.Popen whose output goes to temporary files (a full pipe
+    cannot stall it while nobody reads) and that is killed when pytest exits
+    without having waited for it."""
+
+    def __init__(self, args, **kw):
+        self.out, self.err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.err, text=True, **kw)
+        atexit.register(self._kill)
+
+    def _kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def result(self, timeout=900):
+        """subprocess.run's CompletedProcess (output captured as text)."""
+        self.proc.wait(timeout=timeout)
+        self.out.seek(0)
+        self.err.seek(0)
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode,
+                                           self.out.read(), self.err.read())
+
+
+def spawn_early(start):
+    """Decorator of a test that runs new Python interpreters: start() starts
+    them (returning Spawned objects) as soon as pytest has selected the tests,
+    so that their import of PyTorch (most of their cost under TCG) overlaps
+    the tests that run before; the test gets start()'s result as `early`."""
+    def mark(test):
+        test.spawn_early = start
+        return test
+    return mark
+
+
+_early = {}
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        start = getattr(getattr(item, "function", None), "spawn_early", None)
+        if start is not None:
+            _early[item.nodeid] = start()
+
+
+@pytest.fixture
+def early(request):
+    if request.node.nodeid in _early:
+        return _early.pop(request.node.nodeid)
+    return request.function.spawn_early()
 
 
 @pytest.fixture(autouse=True)

@@ -2,26 +2,32 @@
 # SPDX-License-Identifier: MIT
 """Device "neuron": registration, tensors in device memory, the fallback."""
 import os
-import subprocess
 import sys
 import warnings
 
 import pytest
 import torch
 import torch_neuron
+from conftest import Spawned, spawn_early
 
 
-def test_autoload_in_fresh_interpreter():
-    """A fresh Python finds device "neuron" with no import; autoload can be disabled."""
-    code = "import torch; print(torch.device('neuron').type, torch.neuron.device_count())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["neuron", str(torch.neuron.device_count())]
+def _autoload_interpreters():
+    with_autoload = Spawned([sys.executable, "-c", "import torch; print(torch.device("
+                             "'neuron').type, torch.neuron.device_count())"])
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    code = "import torch; print(hasattr(torch, 'neuron'))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env).stdout.strip()
-    assert out == "False"
+    without = Spawned([sys.executable, "-c", "import torch; print(hasattr(torch, 'neuron'))"],
+                      env=env)
+    return with_autoload, without
+
+
+@spawn_early(_autoload_interpreters)
+def test_autoload_in_fresh_interpreter(early):
+    """A fresh Python finds device "neuron" with no import; autoload can be disabled."""
+    with_autoload, without = (p.result() for p in early)
+    assert with_autoload.returncode == 0, with_autoload.stderr
+    assert with_autoload.stdout.split() == ["neuron", str(torch.neuron.device_count())]
+    assert without.returncode == 0, without.stderr
+    assert without.stdout.strip() == "False"
 
 
 def test_device_module():
@@ -104,17 +110,20 @@ def test_module_and_tensor_methods():
     assert next(m.parameters()).device.type == "neuron"
 
 
-def test_missing_kernel_fails_the_tests_using_it(tmp_path):
+def _pytest_without_relu():
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, TORCH_NEURON_DISABLE_KERNELS="aten::relu")
+    return Spawned([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "--rootdir", here, os.path.join(here, "test_ops.py"),
+                    "-k", "test_unary and (relu or neg)"], env=env)
+
+
+@spawn_early(_pytest_without_relu)
+def test_missing_kernel_fails_the_tests_using_it(early):
     """With a kernel removed (TORCH_NEURON_DISABLE_KERNELS=aten::relu), the
     op still gives CPU numbers through the fallback, and the suite's fallback
     check fails exactly the tests that use it."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, TORCH_NEURON_DISABLE_KERNELS="aten::relu")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--rootdir", here, os.path.join(here, "test_ops.py"),
-         "-k", "test_unary and (relu or neg)"],
-        env=env, capture_output=True, text=True, timeout=900)
+    proc = early.result(timeout=900)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "2 failed, 2 passed" in out, out  # relu fails, neg passes (2 dtypes each)
