@@ -190,21 +190,42 @@ void im2col(const Card& card, const nrn_tensor_desc& col, const nrn_tensor_desc&
     card.copy(column_desc(col, f++), window_desc(xp, k, out_sp, g));
 }
 
-// Room for the padded copy of @n entries of @x [N, C, *S] (undefined: no
-// padding).
-at::Tensor pad_buffer(const at::Tensor& x, int64_t n, const Geometry& g) {
+// Elements of the padded copy of @n entries of @x [N, C, *S] (0: no padding).
+int64_t padded_numel(const at::Tensor& x, int64_t n, const Geometry& g) {
   bool pad = false;
   int64_t e = n * x.size(1);
   for (int64_t i = 0; i < g.nsp(); i++) {
     pad = pad || g.padding[i];
     e *= x.size(2 + i) + 2 * g.padding[i];
   }
-  return pad ? empty_neuron({e}, x.scalar_type(), x.device()) : at::Tensor();
+  return pad ? e : 0;
 }
 
-nrn_tensor_desc buf_desc(const at::Tensor& t) {
-  return t.defined() ? desc(t) : nrn_tensor_desc{};
-}
+// A call's temporaries (of several dtypes) in one allocation: add() the
+// parts, alloc(), then part(i) is the i-th one's first element, 64-byte
+// aligned.
+struct Workspace {
+  std::vector<std::pair<int64_t, at::ScalarType>> parts;  // byte offset, dtype
+  int64_t bytes = 0;
+  at::Tensor buf;
+  nrn_tensor_desc base{};
+
+  int add(int64_t numel, at::ScalarType dt) {
+    parts.emplace_back(bytes, dt);
+    bytes += (numel * static_cast<int64_t>(c10::elementSize(dt)) + 63) / 64 * 64;
+    return static_cast<int>(parts.size()) - 1;
+  }
+  void alloc(const at::Device& dev) {
+    buf = empty_neuron({std::max<int64_t>(bytes, 1)}, at::kByte, dev);
+    base = desc(buf);
+  }
+  nrn_tensor_desc part(int i) const {
+    nrn_tensor_desc d = base;
+    d.offset += static_cast<uint64_t>(parts[i].first);
+    d.dtype = to_nrn(parts[i].second);
+    return d;
+  }
+};
 
 // Batch entries [@n0, @n0 + @n) of @t [N, Ch, L] (contiguous, descriptor)
 // copied into @buf as [Ch, n, L]; returned as [g, Ch/g, n * L] (the batch
@@ -247,10 +268,11 @@ at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
   at::Tensor wc = w.contiguous();
   nrn_tensor_desc wm = contig(desc(wc), {G, og, cg * KK}), xd = desc(x), od = desc(out);
   int64_t nc = chunk_of(N, C * KK * L);
-  at::Tensor col = empty_neuron({C * KK * nc * L}, x.scalar_type(), x.device());
-  at::Tensor acc = empty_neuron({G * og * nc * L}, acc_type(), x.device());
-  at::Tensor pad = pad_buffer(x, nc, g);
-  nrn_tensor_desc colb = desc(col), accb = desc(acc), padb = buf_desc(pad), bd{};
+  Workspace ws;
+  int icol = ws.add(C * KK * nc * L, x.scalar_type()), iacc = ws.add(G * og * nc * L, acc_type());
+  int ipad = ws.add(padded_numel(x, nc, g), x.scalar_type());
+  ws.alloc(x.device());
+  nrn_tensor_desc colb = ws.part(icol), accb = ws.part(iacc), padb = ws.part(ipad), bd{};
   if (bias)
     bd = desc(*bias);
   for (int64_t n0 = 0; n0 < N; n0 += nc) {
@@ -289,18 +311,19 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
     return gi;
   Card card(go_in);
   at::Tensor go = go_in.contiguous();
-  at::Tensor gp = empty_neuron(padded_shape, acc_type(), go.device());
-  nrn_tensor_desc gpd = desc(gp);
+  int64_t L = prod(out_sp), KK = prod(K), nc = chunk_of(N, C * KK * L);
+  Workspace ws;
+  int igp = ws.add(prod(padded_shape), acc_type());
+  int icol = ws.add(go.numel() ? C * KK * nc * L : 0, acc_type());
+  int icols = ws.add(go.numel() ? O * nc * L : 0, go.scalar_type());
+  ws.alloc(go.device());
+  nrn_tensor_desc gpd = contig(ws.part(igp), padded_shape);
   card.fill(gpd, 0.0);
-  int64_t L = prod(out_sp), KK = prod(K);
   if (go.numel() > 0) {
     at::Tensor wc = w.contiguous();
     nrn_tensor_desc wt = view_desc(desc(wc), {G, cg * KK, og}, {og * cg * KK, 1, cg * KK});
     nrn_tensor_desc god = view_desc(desc(go), {N, O, L}, {O * L, L, 1});
-    int64_t nc = chunk_of(N, C * KK * L);
-    at::Tensor col = empty_neuron({C * KK * nc * L}, acc_type(), go.device());
-    at::Tensor cols = empty_neuron({O * nc * L}, go.scalar_type(), go.device());
-    nrn_tensor_desc colb = desc(col), colsb = desc(cols);
+    nrn_tensor_desc colb = ws.part(icol), colsb = ws.part(icols);
     for (int64_t n0 = 0; n0 < N; n0 += nc) {
       int64_t n = std::min(nc, N - n0);
       nrn_tensor_desc cd = contig(colb, col_shape(C, KK, n, out_sp));
@@ -345,20 +368,22 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
   if (gw.numel() == 0)
     return gw;
   Card card(x);
-  at::Tensor acc = x.scalar_type() == acc_type() ? gw
-                                                  : empty_neuron(wsizes, acc_type(), x.device());
-  nrn_tensor_desc accd = desc(acc);
+  bool f32 = x.scalar_type() == acc_type();
+  int64_t nc = chunk_of(N, C * KK * L), work = N * L != 0 ? 1 : 0;
+  at::Tensor go = go_in.contiguous();
+  Workspace ws;
+  int iacc = ws.add(f32 ? 0 : gw.numel(), acc_type());
+  int icol = ws.add(work * C * KK * nc * L, x.scalar_type());
+  int icols = ws.add(work * O * nc * L, go.scalar_type());
+  int ipad = ws.add(work * padded_numel(x, nc, g), x.scalar_type());
+  ws.alloc(x.device());
+  nrn_tensor_desc accd = f32 ? desc(gw) : contig(ws.part(iacc), wsizes);
   if (N * L == 0) {
     card.fill(accd, 0.0);
   } else {
-    at::Tensor go = go_in.contiguous();
     nrn_tensor_desc acc_m = contig(accd, {G, og, cg * KK}), xd = desc(x);
     nrn_tensor_desc god = view_desc(desc(go), {N, O, L}, {O * L, L, 1});
-    int64_t nc = chunk_of(N, C * KK * L);
-    at::Tensor col = empty_neuron({C * KK * nc * L}, x.scalar_type(), x.device());
-    at::Tensor cols = empty_neuron({O * nc * L}, go.scalar_type(), x.device());
-    at::Tensor pad = pad_buffer(x, nc, g);
-    nrn_tensor_desc colb = desc(col), colsb = desc(cols), padb = buf_desc(pad);
+    nrn_tensor_desc colb = ws.part(icol), colsb = ws.part(icols), padb = ws.part(ipad);
     for (int64_t n0 = 0; n0 < N; n0 += nc) {
       int64_t n = std::min(nc, N - n0);
       im2col(card, contig(colb, col_shape(C, KK, n, out_sp)), narrow0(xd, n0, n), padb, K,
@@ -368,7 +393,7 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
       card.matmul(acc_m, batch_as_columns(card, god, colsb, n0, n, G), colt, nullptr, n0 > 0);
     }
   }
-  if (!acc.is_same(gw))
+  if (!f32)
     card.copy(desc(gw), accd);
   return gw;
 }
@@ -460,11 +485,25 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   return {gi, gw, gb};
 }
 
+// aten::convolution_backward itself (ConvolutionBackward0 calls it), so
+// that its generic kernel -- parameter checks, 1-d convolutions viewed as
+// 2-d, a backend choice -- is not run before ours on every step. The bias
+// gradient is ours either way (bias_grad).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_direct(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    at::OptionalSymIntArrayRef bias_sizes, c10::SymIntArrayRef stride,
+    c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed,
+    c10::SymIntArrayRef output_padding, c10::SymInt groups, std::array<bool, 3> mask) {
+  return convolution_backward(grad_output, input, weight, stride, padding, dilation,
+                              transposed, output_padding, std::move(groups), mask);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
+  m.impl("convolution_backward", convolution_backward_direct);
 }
 
 }  // namespace torch_neuron
