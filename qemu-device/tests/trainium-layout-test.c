@@ -35,6 +35,16 @@ static const Layout layouts[] = {
     { "window", 12, { 3 * 8 * 11, 8 * 11, 2 * 11, 2 } },
 };
 
+/*
+ * For each element of the operands' shape, in row-major order: its
+ * coordinates i, j, k, m and its index e.
+ */
+#define FOR_EACH_ELEMENT(i, j, k, m, e)                                     \
+    for (unsigned e = 0, i, j, k, m;                                        \
+         e < NEL && (i = e / (D1 * D2 * D3), j = e / (D2 * D3) % D1,        \
+                     k = e / D3 % D2, m = e % D3, true);                    \
+         e++)
+
 static uint64_t at(const Layout *l, unsigned i, unsigned j, unsigned k,
                    unsigned m)
 {
@@ -131,20 +141,13 @@ static void check_dst(Run *r, const Layout *lo, const float *want,
                       const char *what, bool loose)
 {
     g_autofree bool *hit = g_new0(bool, BACKING);
-    unsigned e = 0;
 
     get(r->c, 2, 0, r->o, sizeof(r->o));
-    for (unsigned i = 0; i < D0; i++) {
-        for (unsigned j = 0; j < D1; j++) {
-            for (unsigned k = 0; k < D2; k++) {
-                for (unsigned m = 0; m < D3; m++, e++) {
-                    uint64_t p = at(lo, i, j, k, m);
+    FOR_EACH_ELEMENT(i, j, k, m, e) {
+        uint64_t p = at(lo, i, j, k, m);
 
-                    hit[p] = true;
-                    same_bits(r->o[p], want[e], what, loose);
-                }
-            }
-        }
+        hit[p] = true;
+        same_bits(r->o[p], want[e], what, loose);
     }
     for (unsigned p = 0; p < BACKING; p++) {
         if (!hit[p]) {
@@ -159,6 +162,15 @@ static void reset_dst(Run *r)
         r->o[p] = SENTINEL;
     }
     put(r->c, 2, 0, r->o, sizeof(r->o));
+}
+
+/* Run @in over a sentinel-filled destination and check it. */
+static void run_check(Run *r, struct nisa_insn in, const Layout *ld,
+                      const float *want, const char *what, bool loose)
+{
+    reset_dst(r);
+    g_assert_cmphex(run1(r->c, in), ==, OK);
+    check_dst(r, ld, want, what, loose);
 }
 
 static void test_binary_layouts(void)
@@ -199,29 +211,20 @@ static void test_binary_layouts(void)
                         g_autofree char *what = g_strdup_printf(
                             "op %u form %u: %s, %s -> %s", ops[o], forms[f],
                             la->name, sc ? "scalar" : lb->name, ld->name);
-                        unsigned e = 0;
 
                         if (!writable(ld)) {
                             continue;
                         }
-                        for (unsigned i = 0; i < D0; i++) {
-                            for (unsigned j = 0; j < D1; j++) {
-                                for (unsigned k = 0; k < D2; k++) {
-                                    for (unsigned m = 0; m < D3; m++, e++) {
-                                        double x = r->x[at(la, i, j, k, m)];
-                                        double y = sc ? scalar :
-                                                   r->y[at(lb, i, j, k, m)];
+                        FOR_EACH_ELEMENT(i, j, k, m, e) {
+                            double x = r->x[at(la, i, j, k, m)];
+                            double y = sc ? scalar :
+                                       r->y[at(lb, i, j, k, m)];
 
-                                        want[e] = round_f32(rev ?
-                                            binary(ops[o], y, x, al ? alpha : 1) :
-                                            binary(ops[o], x, y, al ? alpha : 1));
-                                    }
-                                }
-                            }
+                            want[e] = round_f32(rev ?
+                                binary(ops[o], y, x, al ? alpha : 1) :
+                                binary(ops[o], x, y, al ? alpha : 1));
                         }
-                        reset_dst(r);
-                        g_assert_cmphex(run1(r->c, in), ==, OK);
-                        check_dst(r, ld, want, what, true);
+                        run_check(r, in, ld, want, what, true);
                     }
                 }
             }
@@ -257,29 +260,20 @@ static void test_unary_layouts(void)
                     .dst = view(2, ld), .src = { view(0, la) } };
                 g_autofree char *what = g_strdup_printf("opcode %u fn %u: %s -> %s",
                     kinds[w].op, kinds[w].fn, la->name, ld->name);
-                unsigned e = 0;
 
                 if (kinds[w].op == NISA_INSN_FILL) {
                     memset(&in.src[0], 0, sizeof(in.src[0]));
                 }
-                for (unsigned i = 0; i < D0; i++) {
-                    for (unsigned j = 0; j < D1; j++) {
-                        for (unsigned k = 0; k < D2; k++) {
-                            for (unsigned m = 0; m < D3; m++, e++) {
-                                double x = r->x[at(la, i, j, k, m)];
+                FOR_EACH_ELEMENT(i, j, k, m, e) {
+                    double x = r->x[at(la, i, j, k, m)];
 
-                                want[e] = round_f32(
-                                    kinds[w].op == NISA_INSN_COPY ? x :
-                                    kinds[w].op == NISA_INSN_FILL ? -0.1 :
-                                    kinds[w].fn == NISA_UN_RELU ? (x <= 0 ? 0.0 : x) :
-                                    kinds[w].fn == NISA_UN_NEG ? -x : x * x);
-                            }
-                        }
-                    }
+                    want[e] = round_f32(
+                        kinds[w].op == NISA_INSN_COPY ? x :
+                        kinds[w].op == NISA_INSN_FILL ? -0.1 :
+                        kinds[w].fn == NISA_UN_RELU ? (x <= 0 ? 0.0 : x) :
+                        kinds[w].fn == NISA_UN_NEG ? -x : x * x);
                 }
-                reset_dst(r);
-                g_assert_cmphex(run1(r->c, in), ==, OK);
-                check_dst(r, ld, want, what, kinds[w].fn == NISA_UN_SQUARE);
+                run_check(r, in, ld, want, what, kinds[w].fn == NISA_UN_SQUARE);
             }
         }
     }
@@ -295,7 +289,6 @@ static void test_in_place(void)
                             .alpha = f64bits(0.5), .dst = view(2, lw),
                             .src = { view(2, lw), view(1, lt) } };
     float want[NEL];
-    unsigned e = 0;
 
     r->c = core_start();
     fill_values(r->x, 4);
@@ -303,18 +296,12 @@ static void test_in_place(void)
     for (unsigned p = 0; p < BACKING; p++) {
         r->o[p] = SENTINEL;
     }
-    for (unsigned i = 0; i < D0; i++) {
-        for (unsigned j = 0; j < D1; j++) {
-            for (unsigned k = 0; k < D2; k++) {
-                for (unsigned m = 0; m < D3; m++, e++) {
-                    uint64_t p = at(lw, i, j, k, m);
+    FOR_EACH_ELEMENT(i, j, k, m, e) {
+        uint64_t p = at(lw, i, j, k, m);
 
-                    r->o[p] = r->x[p];
-                    want[e] = round_f32((double)r->x[p] +
-                                        0.5 * r->y[at(lt, i, j, k, m)]);
-                }
-            }
-        }
+        r->o[p] = r->x[p];
+        want[e] = round_f32((double)r->x[p] +
+                            0.5 * r->y[at(lt, i, j, k, m)]);
     }
     put(r->c, 2, 0, r->o, sizeof(r->o));
     put(r->c, 1, 0, r->y, sizeof(r->y));
@@ -372,19 +359,13 @@ static void test_compare_layouts(void)
                         }
                         memset(want, 0xa5, sizeof(want));
                         put(r->c, 2, 0, want, sizeof(want));
-                        for (unsigned i = 0; i < D0; i++) {
-                            for (unsigned j = 0; j < D1; j++) {
-                                for (unsigned k = 0; k < D2; k++) {
-                                    for (unsigned m = 0; m < D3; m++) {
-                                        double x = r->x[at(la, i, j, k, m)];
-                                        double y = sc ? 0.25 :
-                                                   r->y[at(lb, i, j, k, m)];
+                        FOR_EACH_ELEMENT(i, j, k, m, e) {
+                            double x = r->x[at(la, i, j, k, m)];
+                            double y = sc ? 0.25 :
+                                       r->y[at(lb, i, j, k, m)];
 
-                                        want[at(ld, i, j, k, m)] =
-                                            compare(cmps[w], x, y);
-                                    }
-                                }
-                            }
+                            want[at(ld, i, j, k, m)] =
+                                compare(cmps[w], x, y);
                         }
                         g_assert_cmphex(run1(r->c, in), ==, OK);
                         get(r->c, 2, 0, got, sizeof(got));
@@ -438,28 +419,19 @@ static void test_where_layouts(void)
                     g_autofree char *what = g_strdup_printf(
                         "where (%s %s) %s : %s -> %s", cd ? "f32" : "bool",
                         lc->name, la->name, lb->name, ld->name);
-                    unsigned e = 0;
 
                     if (!writable(ld)) {
                         continue;
                     }
-                    for (unsigned i = 0; i < D0; i++) {
-                        for (unsigned j = 0; j < D1; j++) {
-                            for (unsigned k = 0; k < D2; k++) {
-                                for (unsigned m = 0; m < D3; m++, e++) {
-                                    uint64_t pc = at(lc, i, j, k, m);
-                                    bool t = cd ? cf[pc] != 0 : cb[pc] != 0;
+                    FOR_EACH_ELEMENT(i, j, k, m, e) {
+                        uint64_t pc = at(lc, i, j, k, m);
+                        bool t = cd ? cf[pc] != 0 : cb[pc] != 0;
 
-                                    want[e] = round_f32(t ?
-                                        r->x[at(la, i, j, k, m)] :
-                                        r->y[at(lb, i, j, k, m)]);
-                                }
-                            }
-                        }
+                        want[e] = round_f32(t ?
+                            r->x[at(la, i, j, k, m)] :
+                            r->y[at(lb, i, j, k, m)]);
                     }
-                    reset_dst(r);
-                    g_assert_cmphex(run1(r->c, in), ==, OK);
-                    check_dst(r, ld, want, what, false);
+                    run_check(r, in, ld, want, what, false);
                 }
             }
         }
@@ -496,26 +468,17 @@ static void test_gather_scatter_layouts(void)
                     .src = { view(0, la), view_of(3, NISA_I64, &layouts[0]) } };
                 g_autofree char *what = g_strdup_printf("gather axis %u: %s -> %s",
                                                         axis, la->name, ld->name);
-                unsigned e = 0;
 
                 if (!writable(ld)) {
                     continue;
                 }
-                for (unsigned i = 0; i < D0; i++) {
-                    for (unsigned j = 0; j < D1; j++) {
-                        for (unsigned k = 0; k < D2; k++) {
-                            for (unsigned m = 0; m < D3; m++, e++) {
-                                unsigned c[4] = { i, j, k, m };
+                FOR_EACH_ELEMENT(i, j, k, m, e) {
+                    unsigned c[4] = { i, j, k, m };
 
-                                c[axis] = (unsigned)ix[e];
-                                want[e] = round_f32(r->x[at(la, c[0], c[1], c[2], c[3])]);
-                            }
-                        }
-                    }
+                    c[axis] = (unsigned)ix[e];
+                    want[e] = round_f32(r->x[at(la, c[0], c[1], c[2], c[3])]);
                 }
-                reset_dst(r);
-                g_assert_cmphex(run1(r->c, in), ==, OK);
-                check_dst(r, ld, want, what, false);
+                run_check(r, in, ld, want, what, false);
             }
         }
         /* scatter_add_ into a zeroed contiguous dst from a windowed src. */
@@ -525,28 +488,21 @@ static void test_gather_scatter_layouts(void)
                 .subop = NISA_IDX_ELEMENT, .axis = axis, .dst = view(2, ld),
                 .src = { view(0, ls), view_of(3, NISA_I64, &layouts[0]) } };
             double acc[NEL] = { 0 };
-            unsigned e = 0;
 
             for (unsigned p = 0; p < BACKING; p++) {
                 r->o[p] = p < NEL ? 0.0f : SENTINEL;    /* ld is contiguous */
             }
             put(r->c, 2, 0, r->o, sizeof(r->o));
-            for (unsigned i = 0; i < D0; i++) {
-                for (unsigned j = 0; j < D1; j++) {
-                    for (unsigned k = 0; k < D2; k++) {
-                        for (unsigned m = 0; m < D3; m++, e++) {
-                            unsigned c[4] = { i, j, k, m };
-                            float v = r->x[at(ls, i, j, k, m)];
+            FOR_EACH_ELEMENT(i, j, k, m, e) {
+                unsigned c[4] = { i, j, k, m };
+                float v = r->x[at(ls, i, j, k, m)];
 
-                            c[axis] = (unsigned)ix[e];
-                            /* the device adds in row-major order, rounding each sum */
-                            acc[at(ld, c[0], c[1], c[2], c[3])] = round_f32(
-                                acc[at(ld, c[0], c[1], c[2], c[3])] + v);
-                        }
-                    }
-                }
+                c[axis] = (unsigned)ix[e];
+                /* the device adds in row-major order, rounding each sum */
+                acc[at(ld, c[0], c[1], c[2], c[3])] = round_f32(
+                    acc[at(ld, c[0], c[1], c[2], c[3])] + v);
             }
-            for (e = 0; e < NEL; e++) {
+            for (unsigned e = 0; e < NEL; e++) {
                 want[e] = (float)acc[e];
             }
             g_assert_cmphex(run1(r->c, in), ==, OK);
