@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Batch norm (training: batch statistics and the running-stat update with
 // momentum and the unbiased variance; eval: the running statistics) and
-// group norm, forward and backward, composed from the card's reductions and
-// elementwise instructions (ATen operators that dispatch to the neuron
-// kernels). Instance norm reaches batch norm through a reshape. bfloat16
-// tensors are normalized in float32 and rounded once, as on the CPU.
-#include "NeuronOps.h"
+// group norm, forward and backward, from the card's reductions and
+// elementwise instructions: batch norm (on ResNets' hot path) issues them
+// itself on descriptors, group norm through ATen operators that dispatch to
+// the neuron kernels. Instance norm reaches batch norm through a reshape.
+// bfloat16 tensors are normalized in float32 and rounded once, as on the CPU.
+#include "NeuronDesc.h"
 
 namespace torch_neuron {
 namespace {
@@ -37,16 +38,76 @@ at::Tensor per_channel(const at::Tensor& t, int64_t C, const at::Tensor& x, cons
   return t.to(kAcc).reshape({1, C, 1});
 }
 
-// @x [N, C, *] as float32 [N, C, L].
-at::Tensor as_ncl(const at::Tensor& x) {
-  return x.to(kAcc).reshape({x.size(0), x.size(1), -1});
-}
-
 // The dtype of the statistics: the running stats', the weight's, or the input's.
 at::ScalarType stat_dtype(const at::Tensor& x, const at::Tensor* w, const at::Tensor* rm) {
   if (rm)
     return rm->scalar_type();
   return w ? w->scalar_type() : x.scalar_type();
+}
+
+// Batch norm issues its instructions itself, on descriptors of a few
+// buffers (NeuronDesc.h): the same instructions, in the same order and
+// with the same roundings, as the ATen operators it was first written
+// with, without their dispatch, views and allocations. [C] vectors
+// broadcast over [N, C, L] as [1, C, 1] descriptors of stride 0.
+
+// A per-channel vector @t of @C elements (the running stats, weight, bias,
+// saved statistics; any dtype of the card) as a [C] operand.
+nrn_tensor_desc vec_desc(const at::Tensor& t, int64_t C, const at::Tensor& x, const char* what) {
+  check_device(x, t);
+  TORCH_CHECK(t.numel() == C, "neuron: batch_norm: ", what, " should contain ", C,
+              " elements not ", t.numel());
+  TORCH_CHECK(t.dim() == 1 || t.is_contiguous(), "neuron: batch_norm: ", what,
+              " must be 1-d or contiguous, got sizes ", t.sizes(), " strides ", t.strides());
+  nrn_tensor_desc d = desc(t);
+  return view_desc(d, {C}, {t.dim() == 1 ? t.stride(0) : 1});
+}
+
+// A [C] operand seen as [1, C, 1].
+nrn_tensor_desc chan(const nrn_tensor_desc& v) {
+  return view_desc(v, {1, v.shape[0], 1}, {0, v.strides[0], 0});
+}
+
+// A contiguous tensor of @x's sizes [N, C, *] as [N, C, L].
+nrn_tensor_desc ncl(const at::Tensor& t, int64_t N, int64_t C, int64_t L) {
+  return view_desc(desc(t), {N, C, L}, {C * L, L, 1});
+}
+
+// @x [N, C, *] as a float32 [N, C, L] operand: itself when it is float32
+// and its spatial dims merge into one (contiguous or channels-last), else
+// a contiguous float32 copy, kept alive in @keep.
+nrn_tensor_desc ncl_f32(const Card& card, const at::Tensor& x, at::Tensor& keep) {
+  int64_t N = x.size(0), C = x.size(1), L = x.numel() / (N * C), Ls = 1, next = 0;
+  bool merge = true, first = true;  // Ls may be 0 (an expanded gradient)
+  for (int64_t d = x.dim() - 1; d >= 2; d--) {
+    if (x.size(d) == 1)
+      continue;
+    if (first)
+      Ls = x.stride(d);
+    else if (x.stride(d) != next)
+      merge = false;
+    first = false;
+    next = x.stride(d) * x.size(d);
+  }
+  if (x.scalar_type() == kAcc && merge)
+    return view_desc(desc(x), {N, C, L}, {x.stride(0), x.stride(1), Ls});
+  keep = empty_neuron(x.sizes(), kAcc, x.device());
+  nrn_tensor_desc k = desc(keep);
+  card.copy(k, desc(x));
+  return view_desc(k, {N, C, L}, {C * L, L, 1});
+}
+
+void check_nonempty(const at::Tensor& x) {
+  TORCH_CHECK(x.numel() > 0, "input tensor must have at least one element, but got "
+              "input_sizes = ", x.sizes());
+}
+
+// @s = sum of @src [N, C, L] over N and L (through @part [1, C, L]), as
+// the ATen sum over dims (0, 2): dim 0 first, each rounded to float32.
+void sum_nl(const Card& card, const nrn_tensor_desc& s, const nrn_tensor_desc& src,
+            const nrn_tensor_desc& part) {
+  card.reduce(NISA_RED_SUM, part, src, 0);
+  card.reduce(NISA_RED_SUM, chan(s), part, 2);
 }
 
 Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight_opt,
@@ -55,43 +116,76 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
                     const std::optional<at::Tensor>& rvar_opt, bool training,
                     double momentum, double eps) {
   check_norm_input(input, "batch_norm");
+  check_nonempty(input);
   const at::Tensor *w = opt(weight_opt), *b = opt(bias_opt);
   const at::Tensor *rm = opt(rmean_opt), *rv = opt(rvar_opt);
-  int64_t C = input.size(1);
+  int64_t N = input.size(0), C = input.size(1), L = input.numel() / (N * C);
   at::ScalarType sdt = stat_dtype(input, w, rm);
-  at::Tensor x = as_ncl(input), mean, invstd;
+  at::Device dev = input.device();
+  Card card(input);
+  at::Tensor xkeep, mean, invstd = empty_neuron({C}, kAcc, dev);
+  nrn_tensor_desc x = ncl_f32(card, input, xkeep), I = desc(invstd), M;
+  at::Tensor a = empty_neuron(input.sizes(), kAcc, dev);  // x - mean, then y in float32
+  nrn_tensor_desc A = ncl(a, N, C, L);
   if (training) {
-    int64_t n = input.numel() / std::max<int64_t>(C, 1);
-    mean = x.mean(kNL);
-    at::Tensor xc = x - mean.view({1, C, 1});
-    at::Tensor sq = (xc * xc).sum(kNL);
-    invstd = sq.div(static_cast<double>(n)).add_(eps).rsqrt_();
+    double n = static_cast<double>(N * L);
+    mean = empty_neuron({C}, kAcc, dev);
+    M = desc(mean);
+    // Work space: the partial sums [1, C, L], sum of squares, two [C] temporaries.
+    at::Tensor ws = empty_neuron({C * L + 3 * C}, kAcc, dev);
+    nrn_tensor_desc W = desc(ws), P = view_desc(W, {1, C, L}, {C * L, L, 1});
+    nrn_tensor_desc SQ = view_desc(W, {C}, {1}, C * L), TA = view_desc(W, {C}, {1}, C * L + C);
+    nrn_tensor_desc TB = view_desc(W, {C}, {1}, C * L + 2 * C);
+    sum_nl(card, M, x, P);
+    card.scalar(NISA_BIN_DIV, M, M, n);  // mean
+    card.bin(NISA_BIN_SUB, A, x, chan(M));
+    {
+      at::Tensor sq = empty_neuron(input.sizes(), kAcc, dev);
+      nrn_tensor_desc S = ncl(sq, N, C, L);
+      card.bin(NISA_BIN_MUL, S, A, A);
+      sum_nl(card, SQ, S, P);
+    }
+    card.scalar(NISA_BIN_DIV, I, SQ, n);
+    card.scalar(NISA_BIN_ADD, I, I, eps);
+    card.unary(NISA_UN_RSQRT, I, I);
+    // running = running * (1 - momentum) + batch statistic * momentum,
+    // rounded to float32 and then to the running stat's dtype.
     if (rm) {
-      at::Tensor upd = per_channel(*rm, C, input, "running_mean").view({C}) * (1 - momentum) +
-                       mean * momentum;
-      rm->copy_(upd.view(rm->sizes()));
+      nrn_tensor_desc R = vec_desc(*rm, C, input, "running_mean");
+      card.scalar(NISA_BIN_MUL, TA, R, 1 - momentum);
+      card.scalar(NISA_BIN_MUL, TB, M, momentum);
+      card.bin(NISA_BIN_ADD, R, TA, TB);
     }
     if (rv) {
-      at::Tensor unbiased = sq.div(static_cast<double>(n - 1));
-      at::Tensor upd = per_channel(*rv, C, input, "running_var").view({C}) * (1 - momentum) +
-                       unbiased * momentum;
-      rv->copy_(upd.view(rv->sizes()));
+      nrn_tensor_desc R = vec_desc(*rv, C, input, "running_var");
+      card.scalar(NISA_BIN_DIV, TB, SQ, n - 1);  // the unbiased variance
+      card.scalar(NISA_BIN_MUL, TA, R, 1 - momentum);
+      card.scalar(NISA_BIN_MUL, TB, TB, momentum);
+      card.bin(NISA_BIN_ADD, R, TA, TB);
     }
   } else {
     TORCH_CHECK(rm && rv, "neuron: batch_norm: running_mean and running_var must be "
                 "defined in evaluation mode");
-    mean = per_channel(*rm, C, input, "running_mean").view({C});
-    invstd = per_channel(*rv, C, input, "running_var").view({C}).add(eps).rsqrt_();
+    M = vec_desc(*rm, C, input, "running_mean");
+    card.scalar(NISA_BIN_ADD, I, vec_desc(*rv, C, input, "running_var"), eps);
+    card.unary(NISA_UN_RSQRT, I, I);
+    card.bin(NISA_BIN_SUB, A, x, chan(M));
   }
-  at::Tensor y = (x - mean.view({1, C, 1})).mul_(invstd.view({1, C, 1}));
+  // y = (x - mean) * invstd (* weight) (+ bias); the last product or sum is
+  // stored straight in the output's dtype (rounded to float32 first).
+  bool f32 = input.scalar_type() == kAcc;
+  at::Tensor out = f32 ? a : empty_neuron(input.sizes(), input.scalar_type(), dev);
+  nrn_tensor_desc Y = f32 ? A : ncl(out, N, C, L);
+  card.bin(NISA_BIN_MUL, w || b ? A : Y, A, chan(I));
   if (w)
-    y.mul_(per_channel(*w, C, input, "weight"));
+    card.bin(NISA_BIN_MUL, b ? A : Y, A, chan(vec_desc(*w, C, input, "weight")));
   if (b)
-    y.add_(per_channel(*b, C, input, "bias"));
-  at::Tensor out = y.to(input.scalar_type()).view(input.sizes());
+    card.bin(NISA_BIN_ADD, Y, A, chan(vec_desc(*b, C, input, "bias")));
   if (!training)
-    return {out, empty_neuron({0}, sdt, input.device()), empty_neuron({0}, sdt, input.device())};
-  return {out, mean.to(sdt), invstd.to(sdt)};
+    return {out, empty_neuron({0}, sdt, dev), empty_neuron({0}, sdt, dev)};
+  if (sdt != kAcc)
+    return {out, mean.to(sdt), invstd.to(sdt)};
+  return {out, mean, invstd};
 }
 
 Tensors3 batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input,
@@ -103,39 +197,73 @@ Tensors3 batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
                              double eps, std::array<bool, 3> mask) {
   check_norm_input(input, "batch_norm_backward");
   check_device(input, grad_out);
+  check_nonempty(input);
+  TORCH_CHECK(grad_out.sizes() == input.sizes(), "neuron: batch_norm_backward: "
+              "grad_output ", grad_out.sizes(), " and input ", input.sizes(),
+              " differ in shape");
   const at::Tensor *w = opt(weight_opt), *rm = opt(rmean_opt), *rv = opt(rvar_opt);
   const at::Tensor *sm = opt(smean_opt), *si = opt(sinvstd_opt);
-  int64_t C = input.size(1), n = input.numel() / std::max<int64_t>(C, 1);
-  at::Tensor mean, invstd;
+  int64_t N = input.size(0), C = input.size(1), L = input.numel() / (N * C);
+  at::Device dev = input.device();
+  Card card(input);
+  // Work space: partial sums [1, C, L], and [C]: 1/sqrt(var + eps) in
+  // evaluation, weight * invstd, the two mean terms.
+  at::Tensor ws = empty_neuron({C * L + 4 * C}, kAcc, dev);
+  nrn_tensor_desc W = desc(ws), P = view_desc(W, {1, C, L}, {C * L, L, 1});
+  nrn_tensor_desc EI = view_desc(W, {C}, {1}, C * L), SC = view_desc(W, {C}, {1}, C * L + C);
+  nrn_tensor_desc A1 = view_desc(W, {C}, {1}, C * L + 2 * C);
+  nrn_tensor_desc A2 = view_desc(W, {C}, {1}, C * L + 3 * C);
+  nrn_tensor_desc M, I;
   if (train) {
     TORCH_CHECK(sm && si, "neuron: batch_norm_backward: save_mean and save_invstd are "
                 "needed in training mode");
-    mean = per_channel(*sm, C, input, "save_mean");
-    invstd = per_channel(*si, C, input, "save_invstd");
+    M = vec_desc(*sm, C, input, "save_mean");
+    I = vec_desc(*si, C, input, "save_invstd");
   } else {
     TORCH_CHECK(rm && rv, "neuron: batch_norm_backward: running_mean and running_var "
                 "are needed in evaluation mode");
-    mean = per_channel(*rm, C, input, "running_mean");
-    invstd = per_channel(*rv, C, input, "running_var").add(eps).rsqrt_();
+    M = vec_desc(*rm, C, input, "running_mean");
+    card.scalar(NISA_BIN_ADD, EI, vec_desc(*rv, C, input, "running_var"), eps);
+    card.unary(NISA_UN_RSQRT, EI, EI);
+    I = EI;
   }
-  at::Tensor x = as_ncl(input), g = as_ncl(grad_out);
-  at::Tensor xhat = (x - mean).mul_(invstd);
-  at::Tensor gsum = g.sum(kNL), gxsum = (g * xhat).sum(kNL);
+  at::Tensor xkeep, gkeep;
+  nrn_tensor_desc x = ncl_f32(card, input, xkeep), g = ncl_f32(card, grad_out, gkeep);
+  at::Tensor xh = empty_neuron(input.sizes(), kAcc, dev), t = empty_neuron(input.sizes(), kAcc, dev);
+  at::Tensor gsum = empty_neuron({C}, kAcc, dev), gxsum = empty_neuron({C}, kAcc, dev);
+  nrn_tensor_desc X = ncl(xh, N, C, L), T = ncl(t, N, C, L), GS = desc(gsum), GX = desc(gxsum);
+  card.bin(NISA_BIN_SUB, X, x, chan(M));
+  card.bin(NISA_BIN_MUL, X, X, chan(I));  // xhat
+  sum_nl(card, GS, g, P);
+  card.bin(NISA_BIN_MUL, T, g, X);
+  sum_nl(card, GX, T, P);
   at::ScalarType pdt = w ? w->scalar_type() : stat_dtype(input, nullptr, rm);
   at::Tensor gi, gw, gb;
   if (mask[0]) {
-    at::Tensor scale = w ? invstd * per_channel(*w, C, input, "weight") : invstd;
-    at::Tensor t = g;
-    if (train) {
-      double inv_n = 1.0 / static_cast<double>(n);
-      t = g - gsum.view({1, C, 1}).mul(inv_n) - xhat * gxsum.view({1, C, 1}).mul(inv_n);
+    nrn_tensor_desc scale = I;
+    if (w) {
+      card.bin(NISA_BIN_MUL, chan(SC), chan(I), chan(vec_desc(*w, C, input, "weight")));
+      scale = SC;
     }
-    gi = (t * scale).to(input.scalar_type()).view(input.sizes());
+    nrn_tensor_desc src = g;
+    if (train) {
+      // (g - gsum / n - xhat * gxsum / n) * scale
+      double inv_n = 1.0 / static_cast<double>(N * L);
+      card.scalar(NISA_BIN_MUL, A1, GS, inv_n);
+      card.bin(NISA_BIN_SUB, T, g, chan(A1));
+      card.scalar(NISA_BIN_MUL, A2, GX, inv_n);
+      card.bin(NISA_BIN_MUL, X, X, chan(A2));
+      card.bin(NISA_BIN_SUB, T, T, X);
+      src = T;
+    }
+    bool reuse = train && input.scalar_type() == kAcc;
+    gi = reuse ? t : empty_neuron(input.sizes(), input.scalar_type(), dev);
+    card.bin(NISA_BIN_MUL, reuse ? T : ncl(gi, N, C, L), src, chan(scale));
   }
   if (mask[1])
-    gw = gxsum.to(pdt);
+    gw = pdt == kAcc ? gxsum : gxsum.to(pdt);
   if (mask[2])
-    gb = gsum.to(pdt);
+    gb = pdt == kAcc ? gsum : gsum.to(pdt);
   return {gi, gw, gb};
 }
 
