@@ -95,8 +95,8 @@ typedef struct TrnF32Run {
 #define TRN_F32_UN_BITS(N, n) case NISA_UN_##N: break;
 #define TRN_F32_UNCASE(N, n, kind) TRN_F32_UN_##kind(N, n)
 
-TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double p,
-                          double q)
+TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn,
+                                  double p, double q)
 {
     switch (fn) {
     NISA_UNARY_OPS(TRN_F32_UNCASE)
@@ -130,7 +130,7 @@ TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn, double
 #define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
 
 TRN_F32_INLINE void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
-                           unsigned form, double al)
+                                   unsigned form, double al)
 {
     switch (op) {
     NISA_BINARY_OPS(TRN_F32_BINCASE)
@@ -299,7 +299,8 @@ TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
 #define TRN_F32_CMPCASE(N, n, kind) TRN_F32_CMP(N, n)
 
 /* COMPARE of float32 sources (or one and the scalar) into a BOOL dst. */
-TRN_F32_CLONES static void trn_f32_compare_run(void *opaque, const TrnRuns *runs)
+TRN_F32_CLONES static void trn_f32_compare_run(void *opaque,
+                                               const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     bool scalar = e->flags & NISA_IF_SCALAR;
