@@ -353,6 +353,131 @@ int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
 int nrn_op_iota(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		double start, double step);
 
+/* ---- Captured graphs ------------------------------------------------------ */
+
+/*
+ * Compiled mode: CAPTURE the instructions a sequence of operations encodes,
+ * COMPILE them into a graph whose operands are relocated onto ARGUMENTS
+ * (byte regions the caller names) and a planned scratch ARENA, and LAUNCH
+ * the graph on other buffers, many times, with one call.
+ *
+ * While a stream captures, the instructions that work issued on it encodes
+ * (nrn_op_*, nrn_kernel_launch, nrn_graph_launch, and buffer-to-buffer
+ * copies, which become byte COPY instructions) are recorded, not submitted:
+ * nothing runs and no buffer changes. Bytes copied from user memory with
+ * nrn_stream_copy_h2d() are taken into the capture as CONSTANTS (the graph
+ * owns them and carries them in its serialized form). Anything that would
+ * observe or depend on results that do not exist yet, or that cannot be
+ * replayed, fails with the error below AND is remembered as the capture's
+ * error, which nrn_stream_end_capture() returns:
+ *   -EBUSY    nrn_stream_sync(), nrn_stream_copy_d2h(), nrn_event_record()
+ *             and nrn_stream_wait_event() on the capturing stream, the
+ *             synchronous nrn_copy_*() helpers when the device's stream
+ *             captures, an h2d copy into host memory; "the stream is
+ *             capturing: this call cannot be recorded";
+ *   -ENOTSUP  RANDOM and TIMESTAMP instructions (a replay would repeat the
+ *             seed / the clock is not a result), copies touching host
+ *             memory.
+ * nrn_stream_flush() of a capturing stream is a no-op that returns 0.
+ * Work issued on other streams runs as usual. The capture holds a reference
+ * to every buffer it names until nrn_capture_destroy().
+ */
+struct nrn_capture;
+struct nrn_graph;
+
+/*
+ * Start capturing on @s (work batched before the call is submitted first).
+ * -EBUSY if @s already captures.
+ */
+int nrn_stream_begin_capture(struct nrn_stream *s);
+/*
+ * Stop capturing. On success *@cp is the capture (the caller destroys it);
+ * if any call failed during the capture, that first error is returned, the
+ * capture is discarded and *@cp is NULL. -EINVAL if @s does not capture.
+ * Either way @s is an ordinary stream again.
+ */
+int nrn_stream_end_capture(struct nrn_stream *s, struct nrn_capture **cp);
+/* 1 if @s captures, 0 if not. */
+int nrn_stream_is_capturing(struct nrn_stream *s);
+void nrn_capture_destroy(struct nrn_capture *c);
+/* Instructions recorded. */
+unsigned int nrn_capture_count(const struct nrn_capture *c);
+
+/* A byte region of a buffer: a graph's argument. */
+struct nrn_graph_arg {
+	struct nrn_buffer *buf;		/* may be NULL only when @size is 0 */
+	uint64_t offset;
+	uint64_t size;
+};
+
+/* nrn_graph_compile() flags. */
+#define NRN_GRAPH_FUSE	0x1	/* fuse elementwise chains into EXPR instructions */
+
+/*
+ * Compile capture @c. @args are the byte regions, at capture time, of the
+ * graph's inputs and outputs (in an order of the caller's choice; the same
+ * order at launch). Every operand of every instruction must lie within one
+ * argument region (it is relocated: offset - region offset) or touch memory
+ * of no argument: SCRATCH, which the graph produces itself and which is
+ * placed in an arena planned by liveness (scratch extents that overlap in
+ * a buffer form one object, live from its first to its last use, 64-byte
+ * aligned; objects whose lives do not overlap share bytes). -EINVAL: an
+ * operand straddles an argument's boundary, argument regions overlap, or
+ * scratch memory is read before the graph wrote it (the graph would read
+ * memory that is neither an argument nor its own result). With
+ * NRN_GRAPH_FUSE, chains of elementwise instructions whose intermediates
+ * are scratch used only inside the chain become one EXPR instruction each
+ * (before arena planning: fused-away intermediates take no arena space);
+ * other flags: -EINVAL. The graph does not refer to @c or its buffers.
+ */
+int nrn_graph_compile(const struct nrn_capture *c, const struct nrn_graph_arg *args,
+		      unsigned int nargs, unsigned int flags, struct nrn_graph **gp);
+void nrn_graph_destroy(struct nrn_graph *g);
+
+struct nrn_graph_info {
+	unsigned int nargs;		/* arguments */
+	unsigned int insns;		/* instructions a launch issues */
+	unsigned int captured_insns;	/* instructions captured */
+	unsigned int fused;		/* captured instructions merged by fusion */
+	uint64_t arena_size;		/* bytes of scratch arena a launch needs */
+	uint64_t const_size;		/* bytes of constants the graph owns */
+};
+int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *info);
+/*
+ * How the graph accesses argument @i: NISA_ACCESS_READ and/or
+ * NISA_ACCESS_WRITE (0: not at all), in *@access. -EINVAL if i >= nargs.
+ * The size of argument @i as compiled goes to *@size if not NULL.
+ */
+int nrn_graph_arg_access(const struct nrn_graph *g, unsigned int i,
+			 uint32_t *access, uint64_t *size);
+
+/*
+ * Issue @g on @s: argument i is bound to (@args[i].buf, @args[i].offset)
+ * (@args[i].size must equal the compiled size; device memory of @s's card;
+ * the offset must keep the compiled operands' element alignment), the arena
+ * to (@arena, @arena_off) (64-byte aligned, at least arena_size bytes; NULL
+ * when arena_size is 0); else -EINVAL. A written argument overlapping
+ * another argument or the arena: -EINVAL. Every instruction goes through
+ * the stream's normal batching (flushing at NRN_BATCH_MAX_OPS instructions
+ * or when the batch's buffer table is full), in order after earlier work;
+ * asynchronous like any operation. An arena may serve one launch at a time
+ * (in stream order). Launching on a capturing stream records the launch
+ * (graphs nest; the constants go into the outer capture).
+ */
+int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
+		     const struct nrn_graph_arg *args, struct nrn_buffer *arena,
+		     uint64_t arena_off);
+
+/*
+ * The graph's disk format: a header (magic, format version,
+ * NISA_ISA_VERSION, total length, checksum over everything), the argument
+ * table, arena size, constants and instructions. *@bufp is malloc()ed, the
+ * caller frees it. A corrupt, truncated or other-version blob is -EBADMSG
+ * (nothing is loaded).
+ */
+int nrn_graph_serialize(const struct nrn_graph *g, void **bufp, size_t *lenp);
+int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_graph **gp);
+
 /* ---- Errors ----------------------------------------------------------- */
 
 /* A message for a negative errno returned by libneuron (never NULL). */

@@ -89,6 +89,13 @@ struct nrn_stream {
 
 	struct nrn_ring code;
 	struct nrn_ring staging;
+
+	/*
+	 * While capturing (graph.h): instructions and copies are recorded
+	 * here, nothing is submitted; the batch's slots are bound one per
+	 * operand (not shared) and released at each recorded instruction.
+	 */
+	struct nrn_capture *capture;
 };
 
 /* ioctl() that retries EINTR/EAGAIN and returns 0 or -errno. */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Captured graphs inside libneuron: the capture a stream records, the IR
+ * between capture and emission (what passes such as fusion work on), and
+ * the compiled graph a launch issues.
+ *
+ * Pipeline (graph-compile.c): capture -> IR (every operand assigned to a
+ * REGION: an argument, the constants, or a scratch object) -> checks ->
+ * optional nrn_graph_fuse() -> liveness -> arena planning -> graph.
+ */
+#ifndef NRN_GRAPH_H
+#define NRN_GRAPH_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+/* Operands of an instruction: 0 = dst, 1..3 = src[0..2]. */
+#define NRN_GRAPH_OPNDS 4
+/* Region / buffer index of an operand the instruction does not use. */
+#define NRN_GRAPH_NONE UINT32_MAX
+
+/* ---- The capture (graph-capture.c) ---- */
+
+/* Buffer index of a captured operand that reads the capture's constants. */
+#define NRN_CAPTURE_CONST (UINT32_MAX - 1)
+
+struct nrn_capture_insn {
+	/* Operand offsets are offsets into their buffer; slots unused (0). */
+	struct nisa_insn insn;
+	/* Index into nrn_capture.bufs, NRN_CAPTURE_CONST or NRN_GRAPH_NONE. */
+	uint32_t buf[NRN_GRAPH_OPNDS];
+	uint32_t access[NRN_GRAPH_OPNDS];	/* NISA_ACCESS_* */
+};
+
+struct nrn_capture {
+	struct nrn_device *dev;
+	int error;			/* the first error of a refused call */
+	struct nrn_capture_insn *insns;
+	unsigned int count, cap;
+	struct nrn_buffer **bufs;	/* each holds a reference */
+	unsigned int nbufs, bufs_cap;
+	uint8_t *consts;		/* constants, each 64-byte aligned */
+	uint64_t const_size, const_cap;
+};
+
+/* All with the capturing stream's lock held. */
+/* Remember @err as the capture's error (the first one wins); returns @err. */
+int nrn_capture_fail(struct nrn_capture *c, int err);
+/*
+ * Record @insn with its operands' buffers (NULL: unused, or @is_const[i]
+ * set: the operand's offset is into the capture's constants), access.
+ */
+int nrn_capture_record(struct nrn_capture *c, const struct nisa_insn *insn,
+		       struct nrn_buffer *const *bufs, const bool *is_const,
+		       const uint32_t *access);
+/* Append @len bytes of constants; their offset in the pool into *@off. */
+int nrn_capture_add_const(struct nrn_capture *c, const void *p, uint64_t len,
+			  uint64_t *off);
+/* Record a byte copy (COPY instructions of U8 elements). */
+int nrn_capture_copy(struct nrn_capture *c, struct nrn_buffer *dst,
+		     uint64_t dst_off, struct nrn_buffer *src, bool src_const,
+		     uint64_t src_off, uint64_t len);
+/* stream.c: the stream's capture, fails it with @err; -EBUSY etc. */
+int nrn_stream_refuse_locked(struct nrn_stream *s, int err);
+
+/* ---- The IR (graph-compile.c builds it, passes rewrite it) ---- */
+
+enum nrn_region_kind {
+	NRN_REGION_ARG = 0,	/* argument @arg: bound at launch */
+	NRN_REGION_CONST,	/* the graph's constants */
+	NRN_REGION_SCRATCH,	/* produced and consumed by the graph: arena */
+};
+
+struct nrn_graph_region {
+	enum nrn_region_kind kind;
+	unsigned int arg;	/* NRN_REGION_ARG: the argument index */
+	/*
+	 * Bytes of the region. ARG: the argument's size; CONST: the pool's;
+	 * SCRATCH: the object's size, a multiple of 64.
+	 */
+	uint64_t size;
+	/*
+	 * Liveness, recomputed by nrn_graph_ir_liveness(): the first and last
+	 * instruction (index into ir->insns) with an operand in the region
+	 * (-1 when none), the number of such operands, and the union of
+	 * their access.
+	 */
+	int first, last;
+	unsigned int uses;
+	uint32_t access;
+	/* SCRATCH after planning: the object's offset in the arena. */
+	uint64_t arena_off;
+};
+
+struct nrn_graph_insn {
+	/*
+	 * The instruction. Each used operand's @offset is relative to the
+	 * start of its region (which, for an argument, is the argument's
+	 * offset; for scratch, the object's first byte; for constants, the
+	 * pool's start); @slot is meaningless here (0).
+	 */
+	struct nisa_insn insn;
+	/* Region index per operand (dst, src0..2), NRN_GRAPH_NONE if unused. */
+	uint32_t region[NRN_GRAPH_OPNDS];
+	uint32_t access[NRN_GRAPH_OPNDS];	/* NISA_ACCESS_* per operand */
+};
+
+struct nrn_graph_ir {
+	struct nrn_graph_insn *insns;	/* malloc()ed, @ninsns of them */
+	unsigned int ninsns;
+	unsigned int captured;		/* instructions captured */
+	struct nrn_graph_region *regions;
+	unsigned int nregions;
+	unsigned int nargs;		/* regions 0 .. nargs-1 are the arguments */
+	/* Captured instructions merged away by passes (fusion sets it). */
+	unsigned int fused;
+};
+
+/* Recompute every region's first/last/uses/access from ir->insns. */
+void nrn_graph_ir_liveness(struct nrn_graph_ir *ir);
+
+/*
+ * The fusion pass (graph-fuse.c, if linked in; a weak symbol until then):
+ * replaces chains of elementwise instructions whose intermediates are
+ * SCRATCH regions used only inside the chain with EXPR instructions. It may
+ * rewrite instructions in place and compact ir->insns (ninsns may only
+ * shrink: the array is not reallocated) and must set each operand's region
+ * and access; it adds the number of instructions it merged away to
+ * ir->fused. Liveness is valid on entry (nrn_graph_ir_liveness() was
+ * called) and recomputed after the pass, before the arena is planned; a
+ * scratch region left without uses takes no arena space. 0 or -errno (the
+ * compilation then fails with it).
+ */
+int nrn_graph_fuse(struct nrn_graph_ir *ir) __attribute__((weak));
+
+/* ---- The compiled graph (graph.c launches, graph-file.c serializes) ---- */
+
+/* Operand bases of a compiled instruction besides argument indices. */
+#define NRN_GRAPH_BASE_ARENA (UINT32_MAX - 1)
+#define NRN_GRAPH_BASE_CONST (UINT32_MAX - 2)
+
+struct nrn_graph_argi {
+	uint64_t size;
+	uint32_t access;	/* NISA_ACCESS_* union */
+	uint32_t align;		/* launch offsets must be == phase mod align */
+	uint32_t phase;
+	uint32_t rsvd;
+};
+
+struct nrn_graph_op {
+	/* Per operand: an argument index, NRN_GRAPH_BASE_*, or NRN_GRAPH_NONE. */
+	uint32_t base[NRN_GRAPH_OPNDS];
+	uint32_t access[NRN_GRAPH_OPNDS];
+};
+
+/* A device's copy of the constants. */
+struct nrn_graph_cbuf {
+	struct nrn_device *dev;
+	struct nrn_buffer *buf;
+	struct nrn_graph_cbuf *next;
+};
+
+struct nrn_graph {
+	unsigned int nargs, ninsns, captured, fused;
+	uint64_t arena_size;
+	struct nrn_graph_argi *args;
+	/* Operand offsets relative to their base (argument, arena, pool). */
+	struct nisa_insn *insns;
+	struct nrn_graph_op *ops;
+	uint8_t *consts;
+	uint64_t const_size;
+	/* Protects @cbufs, created on first launch on a device. */
+	pthread_mutex_t lock;
+	struct nrn_graph_cbuf *cbufs;
+};
+
+/* Byte extent [*lo, *hi) an operand touches; false if it touches nothing. */
+bool nrn_tensor_extent(const struct nisa_tensor *t, int64_t *lo, int64_t *hi);
+/* An empty graph of these sizes (arrays allocated, zeroed); NULL: -ENOMEM. */
+struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
+				  uint64_t const_size);
+/*
+ * Check a graph's contents (every operand's extent within its base, bases
+ * valid): -EBADMSG if not. Used on deserialized graphs.
+ */
+int nrn_graph_validate(const struct nrn_graph *g);
+
+#endif /* NRN_GRAPH_H */
