@@ -111,6 +111,13 @@ int nrn_stream_flush(struct nrn_stream *s);
 int nrn_stream_sync(struct nrn_stream *s);
 /* The device's stream used by the synchronous helpers below. */
 int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp);
+/*
+ * The NeuronCore that runs @s's compute and the DMA queue that runs its
+ * copies (0 .. num_cores - 1, 0 .. num_dma_queues - 1 of nrn_device_info),
+ * fixed for the stream's life; 0 or -EINVAL.
+ */
+int nrn_stream_queues(const struct nrn_stream *s, unsigned int *core,
+		      unsigned int *dma);
 
 int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp);
 /*
