@@ -131,6 +131,8 @@ enum nisa_opcode {
 	NISA_INSN_SCAN		= 16,	/* dst = inclusive scan of src0 along @axis */
 	NISA_INSN_SCATTER	= 17,	/* dst op= src0 at src1, reduce @subop */
 	NISA_INSN_IOTA		= 18,	/* dst[i] = @scalar + i * @alpha */
+	NISA_INSN_EXPR		= 19,	/* dst = a program of elementwise steps */
+	NISA_INSN_EXPR_DATA	= 20,	/* the operands/steps of the EXPR before */
 	NISA_NUM_OPCODES
 };
 
@@ -387,6 +389,79 @@ enum nisa_linalg {
 #define NISA_IF_LA_FULL		0x100000	/* GESDD: full U and Vh */
 #define NISA_IF_LA_NOVEC	0x200000	/* GESDD, SYEVD: values only */
 #define NISA_IF_LA_LOG		0x400000	/* LUDET: log|det| and sign */
+
+/*
+ * NISA_INSN_EXPR (docs/hardware.md, "EXPR"): dst = P(in0 .. in(n-1))
+ * elementwise, one pass over memory. Every input broadcasts to dst's shape
+ * the NumPy way (right-aligned; an extent of 1 repeats). P is a
+ * straight-line program of @subop steps over NISA_EXPR_NUM_REGS registers;
+ * register i starts as input i (its dtype); each step is one elementwise
+ * instruction (FILL, COPY, UNARY, BINARY, COMPARE, WHERE with their subops,
+ * flags, scalar and alpha) whose result is rounded to the step's @dtype
+ * exactly as that instruction storing into a tensor of @dtype would round
+ * it, so a program gives the bits of the unfused instructions. dst (of the
+ * last step's dtype) receives the last step's register.
+ *
+ * The EXPR instruction: @subop = step count (1 .. NISA_EXPR_MAX_STEPS),
+ * @axis = input count (0 .. NISA_EXPR_MAX_INPUTS), @flags, @scalar,
+ * @alpha 0; dst; src[0..2] = inputs 0..2 (unused ones all zero). It is
+ * followed by its continuations, NISA_INSN_EXPR_DATA instructions: first
+ * the INPUTS ones (dst, src[0..2] = the next four inputs) while inputs
+ * remain, then the STEPS ones (struct nisa_expr_steps, eight steps each).
+ * A continuation anywhere else is NISA_ERR_BAD_INSN.
+ */
+#define NISA_EXPR_MAX_INPUTS	8
+#define NISA_EXPR_MAX_STEPS	32
+#define NISA_EXPR_NUM_REGS	16
+#define NISA_EXPR_INPUTS_PER_DATA	4
+#define NISA_EXPR_STEPS_PER_DATA	8
+
+/* NISA_INSN_EXPR_DATA kinds (@subop). */
+enum nisa_expr_data {
+	NISA_EXPR_DATA_INPUTS = 0,	/* a struct nisa_insn: dst, src[] are inputs */
+	NISA_EXPR_DATA_STEPS = 1,	/* a struct nisa_expr_steps */
+	NISA_NUM_EXPR_DATA
+};
+
+/**
+ * struct nisa_expr_step - one step of an EXPR program (32 bytes)
+ *
+ * reg[@dst] = @op(reg[@src[0]], reg[@src[1]], reg[@src[2]]) rounded to
+ * @dtype; @op takes as many sources as the instruction does (FILL none,
+ * BINARY and COMPARE one with NISA_IF_SCALAR), the others must be 0.
+ */
+struct nisa_expr_step {
+	__u8 op;		/* NISA_INSN_FILL .. NISA_INSN_WHERE */
+	__u8 dtype;		/* enum nisa_dtype: the result's rounding */
+	__u8 dst;		/* register */
+	__u8 src[3];		/* registers */
+	__u16 subop;		/* as the instruction's */
+	__u32 flags;		/* NISA_IF_SCALAR, NISA_IF_REVERSE as the instruction's */
+	__u32 rsvd;		/* must be zero */
+	__u64 scalar;		/* as the instruction's */
+	__u64 alpha;		/* as the instruction's */
+};
+
+/* A NISA_EXPR_DATA_STEPS continuation (288 bytes, a struct nisa_insn's size). */
+struct nisa_expr_steps {
+	__u16 opcode;		/* NISA_INSN_EXPR_DATA */
+	__u16 subop;		/* NISA_EXPR_DATA_STEPS */
+	__u32 rsvd0;		/* must be zero */
+	__u64 rsvd[3];		/* must be zero */
+	struct nisa_expr_step step[NISA_EXPR_STEPS_PER_DATA]; /* unused: zero */
+};
+
+/* Instructions an EXPR of @nsteps steps and @ninputs inputs occupies. */
+static inline unsigned int nisa_expr_length(unsigned int nsteps,
+					    unsigned int ninputs)
+{
+	unsigned int more = ninputs > 3 ? ninputs - 3 : 0;
+
+	return 1 + (more + NISA_EXPR_INPUTS_PER_DATA - 1) /
+		   NISA_EXPR_INPUTS_PER_DATA +
+	       (nsteps + NISA_EXPR_STEPS_PER_DATA - 1) /
+		   NISA_EXPR_STEPS_PER_DATA;
+}
 
 /* Instruction flags. */
 #define NISA_IF_SCALAR		0x1	/* BINARY, COMPARE: src1 is @scalar, not a tensor */
