@@ -3,11 +3,15 @@
  * Copies on a stream. Buffer to buffer is one DMA job. Ordinary (pageable)
  * user memory goes through the stream's host staging ring, in chunks, so
  * that the CPU's memcpy of one chunk overlaps the DMA of the previous one.
+ *
+ * On a capturing stream (graph.h) a buffer-to-buffer copy is recorded as
+ * COPY instructions, bytes from user memory become the capture's constants
+ * (and a COPY from them), and a copy to user memory is refused (-EBUSY).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "graph.h"
 
 #define NRN_STAGING_SIZE (8u << 20)
 #define NRN_STAGING_CHUNK (2u << 20)
@@ -56,7 +60,12 @@ NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
 	if (!len)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	ret = nrn_dma_locked(s, dst, dst_off, src, src_off, len);
+	if (s->capture && (dst->mem != NRN_MEM_DEVICE || src->mem != NRN_MEM_DEVICE))
+		ret = nrn_stream_refuse_locked(s, -ENOTSUP); /* operands: device memory */
+	else if (s->capture)
+		ret = nrn_capture_copy(s->capture, dst, dst_off, src, false, src_off, len);
+	else
+		ret = nrn_dma_locked(s, dst, dst_off, src, src_off, len);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
@@ -107,6 +116,20 @@ NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
 	if (!len)
 		return 0;
 	pthread_mutex_lock(&s->lock);
+	if (s->capture) {
+		uint64_t coff;
+
+		/* A host buffer would change now, not when the graph runs. */
+		if (dst->mem != NRN_MEM_DEVICE)
+			ret = nrn_stream_refuse_locked(s, -EBUSY);
+		else
+			ret = nrn_capture_add_const(s->capture, src, len, &coff);
+		if (!ret)
+			ret = nrn_capture_copy(s->capture, dst, dst_off, NULL, true,
+					       coff, len);
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
 	if (dst->mem == NRN_MEM_HOST) {
 		ret = nrn_host_copy_locked(s, dst, dst_off, (void *)src, len, true);
 		pthread_mutex_unlock(&s->lock);
@@ -154,6 +177,11 @@ NRN_EXPORT int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst,
 	if (!dst && len)
 		return -EFAULT;
 	pthread_mutex_lock(&s->lock);
+	if (s->capture) {
+		ret = nrn_stream_refuse_locked(s, -EBUSY);
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
 	if (src->mem == NRN_MEM_HOST) {
 		ret = nrn_host_copy_locked(s, src, src_off, dst, len, false);
 		pthread_mutex_unlock(&s->lock);
@@ -197,11 +225,24 @@ NRN_EXPORT int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst,
 	return ret;
 }
 
+/*
+ * The device's stream of @buf for a synchronous helper; a capturing one
+ * refuses it (-EBUSY: the helper waits for results that do not exist).
+ */
 static int nrn_default_stream(struct nrn_buffer *buf, struct nrn_stream **sp)
 {
+	int ret;
+
 	if (!buf)
 		return -EINVAL;
-	return nrn_device_stream(buf->dev, sp);
+	ret = nrn_device_stream(buf->dev, sp);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&(*sp)->lock);
+	if ((*sp)->capture)
+		ret = nrn_stream_refuse_locked(*sp, -EBUSY);
+	pthread_mutex_unlock(&(*sp)->lock);
+	return ret;
 }
 
 NRN_EXPORT int nrn_copy_h2d(struct nrn_buffer *dst, size_t dst_off,

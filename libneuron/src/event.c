@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "graph.h"
 
 struct nrn_event {
 	struct nrn_device *dev;
@@ -136,7 +136,10 @@ NRN_EXPORT int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s)
 			return ret;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (ev->flags & NRN_EVENT_TIMING)
+	/* A capturing stream's point would never be reached. */
+	if (s->capture)
+		ret = nrn_stream_refuse_locked(s, -EBUSY);
+	if (!ret && (ev->flags & NRN_EVENT_TIMING))
 		ret = nrn_event_stamp_locked(ev, s);
 	if (!ret)
 		ret = nrn_stream_flush_locked(s);
@@ -211,8 +214,11 @@ NRN_EXPORT int nrn_stream_wait_event(struct nrn_stream *s, struct nrn_event *ev)
 		return ret;
 	}
 	pthread_mutex_lock(&s->lock);
+	/* A graph cannot depend on other streams' work: not recordable. */
+	ret = s->capture ? nrn_stream_refuse_locked(s, -EBUSY) : 0;
 	/* Work already batched was issued before the wait: it goes first. */
-	ret = nrn_stream_flush_locked(s);
+	if (!ret)
+		ret = nrn_stream_flush_locked(s);
 	if (!ret && s->nwaits == NRN_ARRAY_SIZE(s->waits))
 		ret = -ENOSPC;
 	if (!ret)

@@ -61,8 +61,9 @@ int nrn_capture_add_const(struct nrn_capture *c, const void *p, uint64_t len,
 int nrn_capture_copy(struct nrn_capture *c, struct nrn_buffer *dst,
 		     uint64_t dst_off, struct nrn_buffer *src, bool src_const,
 		     uint64_t src_off, uint64_t len);
-/* stream.c: the stream's capture, fails it with @err; -EBUSY etc. */
-int nrn_stream_refuse_locked(struct nrn_stream *s, int err);
+/* Record the instructions of kernel @k launched with @bufs / @access. */
+int nrn_capture_kernel(struct nrn_capture *c, const struct nrn_kernel *k,
+		       struct nrn_buffer *const *bufs, const uint32_t *access);
 
 /* ---- The IR (graph-compile.c builds it, passes rewrite it) ---- */
 

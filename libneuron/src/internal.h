@@ -129,6 +129,11 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 			   uint32_t access, unsigned int *slot);
 /* Append one instruction to the batch (flushing when it is full). */
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn);
+/*
+ * A call that cannot be recorded on a capturing stream: remembers @err as
+ * the capture's error (graph.h) and returns it.
+ */
+int nrn_stream_refuse_locked(struct nrn_stream *s, int err);
 
 /*
  * ops.c, for the other ops-*.c files: check a descriptor against @s, and

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "graph.h"
 
 #define NRN_KERNEL_MAGIC "NRNKERN"	/* 8 bytes with its NUL */
 #define NRN_KERNEL_FORMAT 1
@@ -276,6 +276,11 @@ NRN_EXPORT int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *
 	}
 	len = (size_t)k->count * sizeof(struct nisa_insn);
 	pthread_mutex_lock(&s->lock);
+	if (s->capture) {
+		ret = nrn_capture_kernel(s->capture, k, bufs, access);
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
 	/* Batched operations come first, in issue order. */
 	ret = nrn_stream_flush_locked(s);
 	if (!ret)

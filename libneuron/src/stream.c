@@ -6,13 +6,18 @@
  * passes down the chain (the driver does not run a job whose input failed)
  * and is reported by the next synchronisation, which then starts a fresh
  * chain. Compute operations are batched into one kernel per submission.
+ *
+ * A capturing stream (graph-capture.c) submits nothing: each operand an
+ * operation binds gets a slot of its own (so its access is exact), and
+ * each instruction pushed is recorded with its operands' buffers, after
+ * which the bindings end (as after a flush: callers bind again).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "graph.h"
 
 #define NRN_CODE_RING_SIZE (4u << 20)
 
@@ -80,6 +85,14 @@ NRN_EXPORT __cold void nrn_stream_destroy(struct nrn_stream *s)
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
+	if (s->capture) {
+		struct nrn_capture *c = s->capture;
+
+		/* An unfinished capture is abandoned. */
+		nrn_stream_flush_locked(s);
+		s->capture = NULL;
+		nrn_capture_destroy(c);
+	}
 	nrn_stream_sync_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	nrn_buffer_free(s->code.buf);
@@ -130,6 +143,8 @@ int nrn_stream_submit_locked(struct nrn_stream *s,
 	unsigned int n = 0, i;
 	int ret;
 
+	if (s->capture)	/* every submitting path records instead */
+		return nrn_stream_refuse_locked(s, -EBUSY);
 	if (s->dep)
 		in[n++] = (struct drm_neuron_sync){ .handle = s->timeline,
 						    .point = s->dep };
@@ -205,6 +220,14 @@ int nrn_stream_flush_locked(struct nrn_stream *s)
 	unsigned int i;
 	int ret;
 
+	if (s->capture) {
+		/* Nothing to submit: end the bindings. */
+		for (i = 0; i < s->batch.nslots; i++)
+			nrn_buffer_put(s->slots[i]);
+		s->batch.nslots = 0;
+		s->batch.count = 0;
+		return 0;
+	}
 	if (!s->batch.count)
 		return 0;
 	ret = nrn_ring_alloc_locked(s, &s->code, len, 64, &off);
@@ -239,6 +262,8 @@ int nrn_stream_sync_locked(struct nrn_stream *s)
 	unsigned int device_error = 0;
 	int ret;
 
+	if (s->capture)
+		return nrn_stream_refuse_locked(s, -EBUSY);
 	ret = nrn_stream_flush_locked(s);
 	if (ret)
 		return ret;
@@ -289,7 +314,7 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 {
 	unsigned int i;
 
-	for (i = 0; i < s->batch.nslots; i++) {
+	for (i = 0; i < s->batch.nslots && !s->capture; i++) {
 		if (s->slots[i] == buf) {
 			s->access[i] |= access;
 			*slot = i;
@@ -306,9 +331,58 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 	return 0;
 }
 
+int nrn_stream_refuse_locked(struct nrn_stream *s, int err)
+{
+	return nrn_capture_fail(s->capture, err);
+}
+
+/*
+ * Record @insn: operand i (dst, src0..2) uses the slot bound for it. The
+ * operations bind their operands in operand order, one slot each, so a used
+ * operand's slot is the first unclaimed one it names; an unused source
+ * (zero: slot 0) names a claimed one. Every binding must be claimed.
+ */
+static int nrn_capture_push_locked(struct nrn_stream *s,
+				   const struct nisa_insn *insn)
+{
+	const struct nisa_tensor *t[NRN_GRAPH_OPNDS] = {
+		&insn->dst, &insn->src[0], &insn->src[1], &insn->src[2] };
+	struct nrn_buffer *bufs[NRN_GRAPH_OPNDS] = { NULL };
+	uint32_t access[NRN_GRAPH_OPNDS] = { 0 };
+	bool claimed[DRM_NEURON_MAX_BOS] = { false };
+	unsigned int i, nclaimed = 0;
+	int ret = 0;
+
+	for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
+		unsigned int slot = t[i]->slot;
+
+		if (slot >= s->batch.nslots || claimed[slot]) {
+			if (!i)
+				ret = -EINVAL;
+			continue;
+		}
+		claimed[slot] = true;
+		nclaimed++;
+		bufs[i] = s->slots[slot];
+		access[i] = s->access[slot];
+	}
+	if (!ret && nclaimed != s->batch.nslots)
+		ret = -EINVAL;	/* a binding no operand names */
+	if (ret)
+		nrn_capture_fail(s->capture, ret);
+	else
+		ret = nrn_capture_record(s->capture, insn, bufs, NULL, access);
+	nrn_stream_flush_locked(s);	/* the bindings end */
+	return ret;
+}
+
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 {
-	int ret = nrn_kernel_push(&s->batch, insn);
+	int ret;
+
+	if (s->capture)
+		return nrn_capture_push_locked(s, insn);
+	ret = nrn_kernel_push(&s->batch, insn);
 
 	if (!ret && s->batch.count >= NRN_BATCH_MAX_OPS)
 		ret = nrn_stream_flush_locked(s);

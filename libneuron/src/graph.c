@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Compiled graphs: their lifetime, what they tell about themselves, and
+ * LAUNCH. A launch relocates each instruction's operands (bases: an
+ * argument, the arena, the constants) onto the caller's buffers and issues
+ * it through the stream's batching, like an operation would; on a
+ * capturing stream it is recorded instead (graphs nest).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+bool nrn_tensor_extent(const struct nisa_tensor *t, int64_t *lo, int64_t *hi)
+{
+	int64_t e = nisa_dtype_size(t->dtype), l = (int64_t)t->offset, h;
+
+	if (t->offset > INT64_MAX / 2 || !e)
+		return false;
+	h = l + e;
+	for (unsigned int d = 0; d < t->ndim && d < NISA_MAX_DIMS; d++) {
+		int64_t span;
+
+		if (!t->shape[d])
+			return false;
+		span = (int64_t)(t->shape[d] - 1) * t->strides[d] * e;
+		if (span < 0)
+			l += span;
+		else
+			h += span;
+	}
+	*lo = l;
+	*hi = h;
+	return true;
+}
+
+struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
+				  uint64_t const_size)
+{
+	struct nrn_graph *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->nargs = nargs;
+	g->ninsns = ninsns;
+	g->const_size = const_size;
+	g->args = calloc(nargs ? nargs : 1, sizeof(*g->args));
+	g->insns = calloc(ninsns ? ninsns : 1, sizeof(*g->insns));
+	g->ops = calloc(ninsns ? ninsns : 1, sizeof(*g->ops));
+	g->consts = const_size ? malloc(const_size) : NULL;
+	pthread_mutex_init(&g->lock, NULL);
+	if (!g->args || !g->insns || !g->ops || (const_size && !g->consts)) {
+		nrn_graph_destroy(g);
+		return NULL;
+	}
+	return g;
+}
+
+NRN_EXPORT void nrn_graph_destroy(struct nrn_graph *g)
+{
+	struct nrn_graph_cbuf *cb, *next;
+
+	if (!g)
+		return;
+	/* Work in flight holds its own references to the constants. */
+	for (cb = g->cbufs; cb; cb = next) {
+		next = cb->next;
+		nrn_buffer_free(cb->buf);
+		free(cb);
+	}
+	pthread_mutex_destroy(&g->lock);
+	free(g->args);
+	free(g->insns);
+	free(g->ops);
+	free(g->consts);
+	free(g);
+}
+
+NRN_EXPORT int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *info)
+{
+	if (!g || !info)
+		return -EINVAL;
+	*info = (struct nrn_graph_info){
+		.nargs = g->nargs, .insns = g->ninsns, .captured_insns = g->captured,
+		.fused = g->fused, .arena_size = g->arena_size,
+		.const_size = g->const_size,
+	};
+	return 0;
+}
+
+NRN_EXPORT int nrn_graph_arg_access(const struct nrn_graph *g, unsigned int i,
+				    uint32_t *access, uint64_t *size)
+{
+	if (!g || !access || i >= g->nargs)
+		return -EINVAL;
+	*access = g->args[i].access;
+	if (size)
+		*size = g->args[i].size;
+	return 0;
+}
+
+int nrn_graph_validate(const struct nrn_graph *g)
+{
+	for (unsigned int i = 0; i < g->nargs; i++) {
+		const struct nrn_graph_argi *a = &g->args[i];
+
+		if (!a->align || a->align > 64 || (a->align & (a->align - 1)) ||
+		    a->phase >= a->align || a->rsvd ||
+		    (a->access & ~(uint32_t)(NISA_ACCESS_READ | NISA_ACCESS_WRITE)))
+			return -EBADMSG;
+	}
+	for (unsigned int n = 0; n < g->ninsns; n++) {
+		const struct nisa_insn *in = &g->insns[n];
+		const struct nisa_tensor *t[NRN_GRAPH_OPNDS] = {
+			&in->dst, &in->src[0], &in->src[1], &in->src[2] };
+		const struct nrn_graph_op *op = &g->ops[n];
+
+		if (op->base[0] == NRN_GRAPH_NONE)
+			return -EBADMSG;
+		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
+			uint32_t b = op->base[i];
+			uint64_t limit, phase = 0;
+			int64_t lo, hi;
+
+			if (b == NRN_GRAPH_NONE)
+				continue;
+			if (b == NRN_GRAPH_BASE_ARENA) {
+				limit = g->arena_size;
+			} else if (b == NRN_GRAPH_BASE_CONST) {
+				limit = g->const_size;
+			} else if (b < g->nargs) {
+				limit = g->args[b].size;
+				phase = g->args[b].phase;
+				if (nisa_dtype_size(t[i]->dtype) > g->args[b].align)
+					return -EBADMSG;
+			} else {
+				return -EBADMSG;
+			}
+			if (!op->access[i] || (op->access[i] &
+			    ~(uint32_t)(NISA_ACCESS_READ | NISA_ACCESS_WRITE)))
+				return -EBADMSG;
+			if (!nrn_tensor_extent(t[i], &lo, &hi) || lo < 0 ||
+			    (uint64_t)hi > limit ||
+			    (t[i]->offset + phase) % nisa_dtype_size(t[i]->dtype))
+				return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* The constants on @dev, uploaded on first use. */
+static int nrn_graph_consts(const struct nrn_graph *cg, struct nrn_device *dev,
+			    struct nrn_buffer **bufp)
+{
+	struct nrn_graph *g = (struct nrn_graph *)cg; /* the cache only */
+	struct nrn_graph_cbuf *cb;
+	void *map;
+	int ret = 0;
+
+	pthread_mutex_lock(&g->lock);
+	for (cb = g->cbufs; cb && cb->dev != dev; cb = cb->next)
+		;
+	if (!cb) {
+		cb = calloc(1, sizeof(*cb));
+		ret = cb ? nrn_buffer_alloc(dev, g->const_size, NRN_MEM_DEVICE,
+					    &cb->buf) : -ENOMEM;
+		if (!ret)
+			ret = nrn_buffer_map(cb->buf, &map);
+		if (!ret) {
+			memcpy(map, g->consts, g->const_size);
+			/* The writes land before any job that reads them. */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			cb->dev = dev;
+			cb->next = g->cbufs;
+			g->cbufs = cb;
+		} else if (cb) {
+			nrn_buffer_free(cb->buf);
+			free(cb);
+			cb = NULL;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (cb)
+		*bufp = cb->buf;
+	return ret;
+}
+
+static bool nrn_ranges_overlap(const struct nrn_buffer *a, uint64_t aoff,
+			       uint64_t alen, const struct nrn_buffer *b,
+			       uint64_t boff, uint64_t blen)
+{
+	return a && a == b && alen && blen && aoff < boff + blen && boff < aoff + alen;
+}
+
+static int nrn_graph_check_launch(struct nrn_stream *s, const struct nrn_graph *g,
+				  const struct nrn_graph_arg *args,
+				  struct nrn_buffer *arena, uint64_t arena_off)
+{
+	if (g->nargs && !args)
+		return -EINVAL;
+	if (g->arena_size && (!arena || arena->dev != s->dev ||
+			      arena->mem != NRN_MEM_DEVICE || arena_off % 64 ||
+			      arena_off > arena->size ||
+			      g->arena_size > arena->size - arena_off))
+		return -EINVAL;
+	for (unsigned int i = 0; i < g->nargs; i++) {
+		const struct nrn_graph_arg *a = &args[i];
+		const struct nrn_graph_argi *ai = &g->args[i];
+
+		if (a->size != ai->size)
+			return -EINVAL;
+		if (!a->size)
+			continue;
+		if (!a->buf || a->buf->dev != s->dev || a->buf->mem != NRN_MEM_DEVICE ||
+		    a->offset > a->buf->size || a->size > a->buf->size - a->offset ||
+		    a->offset % ai->align != ai->phase)
+			return -EINVAL;
+		if (!(ai->access & NISA_ACCESS_WRITE))
+			continue;
+		/* What the graph writes must not change what else it touches. */
+		if (g->arena_size && nrn_ranges_overlap(a->buf, a->offset, a->size,
+							arena, arena_off, g->arena_size))
+			return -EINVAL;
+		for (unsigned int j = 0; j < g->nargs; j++)
+			if (j != i && nrn_ranges_overlap(a->buf, a->offset, a->size,
+							 args[j].buf, args[j].offset,
+							 args[j].size))
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/* Operand @i of instruction @n, relocated: its buffer and offset. */
+static void nrn_graph_bind(const struct nrn_graph *g, unsigned int n, unsigned int i,
+			   const struct nrn_graph_arg *args, struct nrn_buffer *arena,
+			   uint64_t arena_off, struct nrn_buffer *consts,
+			   uint64_t const_off, struct nrn_buffer **buf, uint64_t *off)
+{
+	uint32_t b = g->ops[n].base[i];
+
+	if (b == NRN_GRAPH_BASE_ARENA) {
+		*buf = arena;
+		*off = arena_off;
+	} else if (b == NRN_GRAPH_BASE_CONST) {
+		*buf = consts;
+		*off = const_off;
+	} else {
+		*buf = args[b].buf;
+		*off = args[b].offset;
+	}
+}
+
+static struct nisa_tensor *nrn_opnd(struct nisa_insn *in, unsigned int i)
+{
+	return i ? &in->src[i - 1] : &in->dst;
+}
+
+/* Record the launch into @s's capture. */
+static int nrn_graph_record_locked(struct nrn_stream *s, const struct nrn_graph *g,
+				   const struct nrn_graph_arg *args,
+				   struct nrn_buffer *arena, uint64_t arena_off)
+{
+	uint64_t coff = 0;
+	int ret = 0;
+
+	if (g->const_size)
+		ret = nrn_capture_add_const(s->capture, g->consts, g->const_size, &coff);
+	for (unsigned int n = 0; !ret && n < g->ninsns; n++) {
+		struct nrn_buffer *bufs[NRN_GRAPH_OPNDS] = { NULL };
+		bool is_const[NRN_GRAPH_OPNDS] = { false };
+		struct nisa_insn in = g->insns[n];
+
+		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
+			uint64_t off;
+
+			if (g->ops[n].base[i] == NRN_GRAPH_NONE)
+				continue;
+			nrn_graph_bind(g, n, i, args, arena, arena_off, NULL, coff,
+				       &bufs[i], &off);
+			is_const[i] = g->ops[n].base[i] == NRN_GRAPH_BASE_CONST;
+			nrn_opnd(&in, i)->offset += off;
+		}
+		ret = nrn_capture_record(s->capture, &in, bufs, is_const,
+					 g->ops[n].access);
+	}
+	return ret;
+}
+
+static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *g,
+				  const struct nrn_graph_arg *args,
+				  struct nrn_buffer *arena, uint64_t arena_off,
+				  struct nrn_buffer *consts)
+{
+	int ret = 0;
+
+	for (unsigned int n = 0; !ret && n < g->ninsns; n++) {
+		struct nrn_buffer *bufs[NRN_GRAPH_OPNDS] = { NULL };
+		struct nisa_insn in = g->insns[n];
+		unsigned int fresh = 0, i, j, slot;
+
+		for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
+			uint64_t off;
+			bool bound = false;
+
+			if (g->ops[n].base[i] == NRN_GRAPH_NONE)
+				continue;
+			nrn_graph_bind(g, n, i, args, arena, arena_off, consts, 0,
+				       &bufs[i], &off);
+			nrn_opnd(&in, i)->offset += off;
+			for (j = 0; j < s->batch.nslots && !bound; j++)
+				bound = s->slots[j] == bufs[i];
+			for (j = 0; j < i && !bound; j++)
+				bound = bufs[j] == bufs[i];
+			fresh += !bound;
+		}
+		if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS)
+			ret = nrn_stream_flush_locked(s);
+		for (i = 0; !ret && i < NRN_GRAPH_OPNDS; i++) {
+			if (!bufs[i])
+				continue;
+			ret = nrn_stream_slot_locked(s, bufs[i], g->ops[n].access[i], &slot);
+			nrn_opnd(&in, i)->slot = (uint8_t)slot;
+		}
+		if (!ret)
+			ret = nrn_stream_push_locked(s, &in);
+	}
+	return ret;
+}
+
+NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
+				const struct nrn_graph_arg *args,
+				struct nrn_buffer *arena, uint64_t arena_off)
+{
+	struct nrn_buffer *consts = NULL;
+	int ret;
+
+	if (!s || !g)
+		return -EINVAL;
+	ret = nrn_graph_check_launch(s, g, args, arena, arena_off);
+	if (ret)
+		return ret;
+	/* Before the stream's lock: it may allocate (once per device). */
+	if (g->const_size) {
+		ret = nrn_graph_consts(g, s->dev, &consts);
+		if (ret)
+			return ret;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->capture)
+		ret = nrn_graph_record_locked(s, g, args, arena, arena_off);
+	else
+		ret = nrn_graph_issue_locked(s, g, args, arena, arena_off, consts);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
