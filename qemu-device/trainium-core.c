@@ -79,8 +79,10 @@ static uint32_t trn_insn_timestamp(TrnKernel *k, const struct nisa_insn *in)
     return NISA_ERR_NONE;
 }
 
-static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
+/* Instruction @at; *@len is how many instructions it took (EXPR: more). */
+static uint32_t trn_insn_exec(TrnKernel *k, uint64_t at, uint64_t *len)
 {
+    const struct nisa_insn *in = &k->code[at];
     enum nisa_opcode op = le16_to_cpu(in->opcode);
 
     if (in->rsvd) {
@@ -120,6 +122,10 @@ static uint32_t trn_insn_exec(TrnKernel *k, const struct nisa_insn *in)
         return trn_insn_scan(k, in);
     case NISA_INSN_IOTA:
         return trn_insn_iota(k, in);
+    case NISA_INSN_EXPR:
+        return trn_insn_expr(k, at, len);
+    case NISA_INSN_EXPR_DATA:
+        return trn_bad_insn(k, "EXPR_DATA not after an EXPR");
     case NISA_NUM_OPCODES:
         break;
     }
@@ -199,6 +205,16 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
         const struct nisa_insn *in = &k->code[i];
         uint64_t c = trn_numel(&in->dst);
 
+        if (le16_to_cpu(in->opcode) == NISA_INSN_EXPR_DATA &&
+            le16_to_cpu(in->subop) == NISA_EXPR_DATA_STEPS) {
+            c = 1;      /* program steps, no tensors */
+        }
+        if (le16_to_cpu(in->opcode) == NISA_INSN_EXPR &&
+            umul64_overflow(c, MAX(MIN(le16_to_cpu(in->subop),
+                                       NISA_EXPR_MAX_STEPS), 1), &c)) {
+            return UINT64_MAX;
+        }
+
         for (unsigned j = 0; j < ARRAY_SIZE(in->src); j++) {
             c = MAX(c, trn_numel(&in->src[j]));
         }
@@ -229,7 +245,7 @@ uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d)
     if (err) {
         return err;
     }
-    for (uint64_t i = 0; i < k->ninsns; i++) {
+    for (uint64_t i = 0, len = 1; i < k->ninsns; i += len) {
         const struct nisa_insn *in = &k->code[i];
 
         if (trn_queue_aborting(q)) {
@@ -238,7 +254,8 @@ uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d)
         trace_trainium_insn(q->idx, i, le16_to_cpu(in->opcode),
                             le16_to_cpu(in->subop));
         k->dirty_lo = k->dirty_hi = 0;
-        err = trn_insn_exec(k, in);
+        len = 1;
+        err = trn_insn_exec(k, i, &len);
         if (k->dirty_hi > k->dirty_lo) {
             /* Written without the memory API: tell migration. */
             memory_region_set_dirty(&k->s->mem, k->dirty_lo,

@@ -201,7 +201,7 @@ static bool trn_f64_to_i64(double d, int64_t *out)
 }
 
 /* How many tensor sources, and which flags, each opcode takes. */
-static uint32_t trn_ew_check(TrnKernel *k, const struct nisa_insn *in,
+uint32_t trn_ew_check(TrnKernel *k, const struct nisa_insn *in,
                              unsigned *nsrc)
 {
     enum nisa_opcode op = le16_to_cpu(in->opcode);
@@ -265,7 +265,7 @@ typedef struct TrnEwBufs {
  * are integers, and the function has an integer form. The bitwise
  * functions have only that form.
  */
-static bool trn_ew_integer(TrnEw *e)
+bool trn_ew_integer(TrnEw *e)
 {
     unsigned first = e->op == NISA_INSN_WHERE ? 1 : 0;
     bool use_scalar = (e->op == NISA_INSN_BINARY ||
@@ -273,6 +273,11 @@ static bool trn_ew_integer(TrnEw *e)
                       (e->flags & NISA_IF_SCALAR);
     int64_t dummy[1] = { 0 };
 
+    /* UNARY's parameters are @scalar and @alpha; BINARY's alpha scales src1. */
+    if (e->op != NISA_INSN_UNARY && (e->op != NISA_INSN_BINARY ||
+        (e->sub != NISA_BIN_ADD && e->sub != NISA_BIN_SUB))) {
+        e->alpha = 1.0;
+    }
     if (e->op == NISA_INSN_FILL || !trn_is_int(e->dst.dtype)) {
         return false;
     }
@@ -305,17 +310,61 @@ static bool trn_ew_integer(TrnEw *e)
     }
 }
 
-static bool trn_ew_bitwise(const TrnEw *e)
+bool trn_ew_bitwise(const TrnEw *e)
 {
     return (e->op == NISA_INSN_UNARY && trn_unary_bits(e->sub)) ||
            (e->op == NISA_INSN_BINARY && trn_binary_bits(e->sub));
+}
+
+void trn_ew_apply_i64(const TrnEw *e, const double *cond,
+                      const int64_t *const src[3], int64_t *sbuf,
+                      int64_t *o, uint64_t n)
+{
+    const int64_t *x = src[0], *y = src[1];
+
+    if ((e->op == NISA_INSN_BINARY || e->op == NISA_INSN_COMPARE) &&
+        (e->flags & NISA_IF_SCALAR)) {
+        for (uint64_t j = 0; j < n; j++) {
+            sbuf[j] = e->iscalar;
+        }
+        y = sbuf;
+    }
+    if (e->flags & NISA_IF_REVERSE) {
+        const int64_t *t = x;
+
+        x = y;
+        y = t;
+    }
+    switch (e->op) {
+    case NISA_INSN_COPY:
+        memmove(o, src[0], n * sizeof(int64_t));
+        break;
+    case NISA_INSN_UNARY:
+        trn_unary_i64(e->sub, e->src[0].dtype == NISA_BOOL, src[0], o, n);
+        break;
+    case NISA_INSN_BINARY:
+        trn_binary_i64(e->sub, x, y, e->ialpha, o, n);
+        break;
+    case NISA_INSN_COMPARE:
+        trn_compare_i64(e->sub, x, y, o, n);  /* no REVERSE form */
+        break;
+    case NISA_INSN_WHERE:
+        for (uint64_t j = 0; j < n; j++) {
+            o[j] = cond[j] != 0 ? src[1][j] : src[2][j];
+        }
+        break;
+    case NISA_INSN_FILL:
+    TRN_NOT_ELEMENTWISE:
+    default:
+        g_assert_not_reached(); /* trn_ew_integer() admitted only these */
+    }
 }
 
 /* One chunk of @n elements from @start, exactly on int64. */
 static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
                              uint64_t n)
 {
-    int64_t *x = buf->ia, *y = buf->ib;
+    const int64_t *src[3] = { buf->ia, buf->ib, buf->ic };
     unsigned i;
 
     for (i = 0; i < e->nsrc; i++) {
@@ -326,92 +375,70 @@ static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
         trn_gather_i64(&e->src[i], start, n,
                        i == 0 ? buf->ia : i == 1 ? buf->ib : buf->ic);
     }
-    if ((e->op == NISA_INSN_BINARY || e->op == NISA_INSN_COMPARE) &&
-        (e->flags & NISA_IF_SCALAR)) {
-        for (uint64_t j = 0; j < n; j++) {
-            buf->ib[j] = e->iscalar;
-        }
-    }
-    if (e->flags & NISA_IF_REVERSE) {
-        x = buf->ib;
-        y = buf->ia;
-    }
-    switch (e->op) {
-    case NISA_INSN_COPY:
-        memcpy(buf->io, buf->ia, n * sizeof(int64_t));
-        break;
-    case NISA_INSN_UNARY:
-        trn_unary_i64(e->sub, e->src[0].dtype == NISA_BOOL, buf->ia, buf->io,
-                      n);
-        break;
-    case NISA_INSN_BINARY:
-        trn_binary_i64(e->sub, x, y, e->ialpha, buf->io, n);
-        break;
-    case NISA_INSN_COMPARE:
-        trn_compare_i64(e->sub, buf->ia, buf->ib, buf->io, n);
-        break;
-    case NISA_INSN_WHERE:
-        for (uint64_t j = 0; j < n; j++) {
-            buf->io[j] = buf->a[j] != 0 ? buf->ib[j] : buf->ic[j];
-        }
-        break;
-    case NISA_INSN_FILL:
-    TRN_NOT_ELEMENTWISE:
-    default:
-        g_assert_not_reached(); /* trn_ew_integer() admitted only these */
-    }
+    trn_ew_apply_i64(e, buf->a, src, buf->ic, buf->io, n);
     trn_scatter_i64(&e->dst, start, n, buf->io, e->wrap);
 }
 
-/* One chunk of @n elements from @start, in double. */
-static void trn_ew_chunk_f64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
-                             uint64_t n)
+void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
+                      double *sbuf, double *o, uint64_t n)
 {
-    double *x = buf->a, *y = buf->b;
+    const double *x = src[0], *y = src[1];
     uint64_t j;
-    unsigned i;
 
-    for (i = 0; i < e->nsrc; i++) {
-        trn_gather(&e->src[i], start, n, i == 0 ? buf->a :
-                   i == 1 ? buf->b : buf->c);
-    }
     if ((e->op == NISA_INSN_BINARY || e->op == NISA_INSN_COMPARE) &&
         (e->flags & NISA_IF_SCALAR)) {
         for (j = 0; j < n; j++) {
-            buf->b[j] = e->scalar;
+            sbuf[j] = e->scalar;
         }
+        y = sbuf;
     }
     if (e->flags & NISA_IF_REVERSE) {
-        x = buf->b;
-        y = buf->a;
+        const double *t = x;
+
+        x = y;
+        y = t;
     }
     switch (e->op) {
     case NISA_INSN_FILL:
         for (j = 0; j < n; j++) {
-            buf->o[j] = e->scalar;
+            o[j] = e->scalar;
         }
         break;
     case NISA_INSN_COPY:
-        memcpy(buf->o, buf->a, n * sizeof(double));
+        memmove(o, src[0], n * sizeof(double));
         break;
     case NISA_INSN_UNARY:
-        trn_unary(e->sub, buf->a, e->scalar, e->alpha, buf->o, n);
+        trn_unary(e->sub, src[0], e->scalar, e->alpha, o, n);
         break;
     case NISA_INSN_BINARY:
-        trn_binary(e->sub, x, y, e->alpha, buf->o, n);
+        trn_binary(e->sub, x, y, e->alpha, o, n);
         break;
     case NISA_INSN_COMPARE:
-        trn_compare(e->sub, buf->a, buf->b, buf->o, n);
+        trn_compare(e->sub, x, y, o, n);      /* no REVERSE form */
         break;
     case NISA_INSN_WHERE:
         for (j = 0; j < n; j++) {
-            buf->o[j] = buf->a[j] != 0 ? buf->b[j] : buf->c[j];
+            o[j] = src[0][j] != 0 ? src[1][j] : src[2][j];
         }
         break;
     TRN_NOT_ELEMENTWISE:
     default:
         g_assert_not_reached(); /* trn_ew_check() admitted only these */
     }
+}
+
+/* One chunk of @n elements from @start, in double. */
+static void trn_ew_chunk_f64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
+                             uint64_t n)
+{
+    const double *src[3] = { buf->a, buf->b, buf->c };
+    unsigned i;
+
+    for (i = 0; i < e->nsrc; i++) {
+        trn_gather(&e->src[i], start, n, i == 0 ? buf->a :
+                   i == 1 ? buf->b : buf->c);
+    }
+    trn_ew_apply_f64(e, src, buf->c, buf->o, n);
     trn_scatter(&e->dst, start, n, buf->o);
 }
 
@@ -466,11 +493,6 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
     }
     if (err) {
         return err;
-    }
-    /* UNARY's parameters are @scalar and @alpha; BINARY's alpha scales src1. */
-    if (e->op != NISA_INSN_UNARY && (e->op != NISA_INSN_BINARY ||
-        (e->sub != NISA_BIN_ADD && e->sub != NISA_BIN_SUB))) {
-        e->alpha = 1.0;
     }
     e->integer = trn_ew_integer(e);
     if (trn_ew_bitwise(e) && !e->integer) {

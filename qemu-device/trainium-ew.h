@@ -26,6 +26,8 @@
     case NISA_INSN_SCAN:                                                     \
     case NISA_INSN_SCATTER:                                                  \
     case NISA_INSN_IOTA:                                                     \
+    case NISA_INSN_EXPR:                                                     \
+    case NISA_INSN_EXPR_DATA:                                                \
     case NISA_NUM_OPCODES
 
 /* One elementwise instruction, its operands checked. */
@@ -51,5 +53,32 @@ typedef struct TrnEw {
  * when the instruction is not of that form.
  */
 bool trn_ew_f32(TrnKernel *k, const TrnEw *e, uint32_t *err);
+
+/*
+ * The pieces of trn_insn_elementwise() that EXPR (trainium-expr.c) runs
+ * each step of its program through, so that a step computes exactly what
+ * the instruction would:
+ * trn_ew_check() checks @in's opcode, subop and flags and says how many
+ * tensor sources it takes; trn_ew_integer() makes e->alpha 1.0 where the
+ * instruction ignores it, then decides (from @e's op, sub, flags, scalar,
+ * alpha, nsrc and the dtypes of e->dst and e->src[]) whether it computes
+ * exactly on int64, setting e->iscalar, e->ialpha and e->wrap;
+ * trn_ew_bitwise() is true for a function of kind BITS.
+ */
+uint32_t trn_ew_check(TrnKernel *k, const struct nisa_insn *in,
+                      unsigned *nsrc);
+bool trn_ew_integer(TrnEw *e);
+bool trn_ew_bitwise(const TrnEw *e);
+/*
+ * @e's arithmetic on @n elements, in double: @src[0..e->nsrc) in, @o out
+ * (not yet rounded to a dtype); @sbuf (n elements) holds the scalar of a
+ * SCALAR form. The int64 form likewise (e->integer), WHERE's condition
+ * in @cond as doubles.
+ */
+void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
+                      double *sbuf, double *o, uint64_t n);
+void trn_ew_apply_i64(const TrnEw *e, const double *cond,
+                      const int64_t *const src[3], int64_t *sbuf,
+                      int64_t *o, uint64_t n);
 
 #endif

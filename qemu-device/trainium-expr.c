@@ -1,0 +1,339 @@
+/*
+ * Virtual Trainium accelerator: EXPR, an elementwise program in one pass
+ * over memory (docs/hardware.md, "EXPR"). The inputs broadcast to dst's
+ * shape; blocks of TRN_EXPR_BLOCK elements are loaded into a register
+ * file, every step of the program runs over the block through the very
+ * arithmetic of its elementwise instruction (trn_ew_apply_*() of
+ * trainium-elementwise.c) and is rounded to its dtype as that instruction's
+ * store would round it, and the last step's register is stored to dst.
+ * So a program gives the bits of the unfused instructions, intermediate
+ * roundings included.
+ *
+ * A register holds doubles and, when its dtype is an integer type, the
+ * same values as int64 (what the integer instructions compute on).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "trainium-isa.h"
+#include "trainium-ew.h"
+
+/* Elements per block: the registers of a block stay in the host's cache. */
+#define TRN_EXPR_BLOCK 256
+
+QEMU_BUILD_BUG_ON(sizeof(struct nisa_expr_step) != 32);
+QEMU_BUILD_BUG_ON(sizeof(struct nisa_expr_steps) != sizeof(struct nisa_insn));
+
+typedef struct TrnExprStep {
+    TrnEw e;            /* the step as an instruction; views: dtypes only */
+    uint8_t dst, src[3];
+} TrnExprStep;
+
+typedef struct TrnExpr {
+    unsigned nsteps, ninputs;
+    TrnView dst;
+    TrnView in[NISA_EXPR_MAX_INPUTS];
+    TrnExprStep step[NISA_EXPR_MAX_STEPS];
+} TrnExpr;
+
+typedef struct TrnExprRegs {
+    double d[NISA_EXPR_NUM_REGS][TRN_EXPR_BLOCK];
+    int64_t i[NISA_EXPR_NUM_REGS][TRN_EXPR_BLOCK];
+    double od[TRN_EXPR_BLOCK], sd[TRN_EXPR_BLOCK];
+    int64_t oi[TRN_EXPR_BLOCK], si[TRN_EXPR_BLOCK];
+} TrnExprRegs;
+
+static bool trn_tensor_unset(const struct nisa_tensor *t)
+{
+    static const struct nisa_tensor zero;
+
+    return !memcmp(t, &zero, sizeof(zero));
+}
+
+/* Input @i from @t, broadcast to dst's shape (extents of 1 repeat). */
+static uint32_t trn_expr_input(TrnKernel *k, TrnExpr *x, unsigned i,
+                               const struct nisa_tensor *t)
+{
+    TrnView *v = &x->in[i];
+    uint32_t err = trn_view_init(k, t, TRN_READ, v);
+
+    if (err) {
+        return err;
+    }
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        if (v->shape[d] == x->dst.shape[d]) {
+            continue;
+        }
+        if (v->shape[d] != 1) {
+            return trn_bad_insn(k, "EXPR: an input does not broadcast to "
+                                "dst's shape");
+        }
+        v->shape[d] = x->dst.shape[d];
+        v->stride[d] = 0;
+        v->contiguous = false;
+    }
+    v->numel = x->dst.numel;
+    return NISA_ERR_NONE;
+}
+
+/* The inputs: src[0..2] of the EXPR, then four per INPUTS continuation. */
+static uint32_t trn_expr_inputs(TrnKernel *k, TrnExpr *x,
+                                const struct nisa_insn *code)
+{
+    unsigned nrec = x->ninputs > 3 ? (x->ninputs - 3 + 3) / 4 : 0;
+    uint32_t err;
+
+    for (unsigned i = x->ninputs; i < 3; i++) {
+        if (!trn_tensor_unset(&code[0].src[i])) {
+            return trn_bad_insn(k, "EXPR: an unused source is set");
+        }
+    }
+    for (unsigned r = 1; r <= nrec; r++) {
+        const struct nisa_insn *c = &code[r];
+
+        if (le16_to_cpu(c->opcode) != NISA_INSN_EXPR_DATA ||
+            le16_to_cpu(c->subop) != NISA_EXPR_DATA_INPUTS || c->flags ||
+            c->axis || c->rsvd || c->scalar || c->alpha) {
+            return trn_bad_insn(k, "EXPR: malformed INPUTS continuation");
+        }
+        for (unsigned j = 0; j < 4; j++) {
+            unsigned i = 3 + 4 * (r - 1) + j;
+            const struct nisa_tensor *t = j ? &c->src[j - 1] : &c->dst;
+
+            if (i >= x->ninputs && !trn_tensor_unset(t)) {
+                return trn_bad_insn(k, "EXPR: an unused input of an INPUTS "
+                                    "continuation is set");
+            }
+        }
+    }
+    for (unsigned i = 0; i < x->ninputs; i++) {
+        const struct nisa_insn *c = i < 3 ? &code[0] : &code[1 + (i - 3) / 4];
+        unsigned j = i < 3 ? i + 1 : (i - 3) % 4;
+        const struct nisa_tensor *t = j ? &c->src[j - 1] : &c->dst;
+
+        err = trn_expr_input(k, x, i, t);
+        if (err) {
+            return err;
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
+/*
+ * Step @n of the program: an elementwise instruction checked as the
+ * instruction itself would be, reading registers already set.
+ */
+static uint32_t trn_expr_step(TrnKernel *k, TrnExpr *x, unsigned n,
+                              const struct nisa_expr_step *st,
+                              uint8_t *dtype, bool *set)
+{
+    struct nisa_insn as = { .opcode = cpu_to_le16(st->op),
+                            .subop = st->subop, .flags = st->flags };
+    TrnExprStep *s = &x->step[n];
+    TrnEw *e = &s->e;
+    uint32_t err;
+
+    if (st->rsvd) {
+        return trn_bad_insn(k, "EXPR: a step's reserved field is set");
+    }
+    if (st->op < NISA_INSN_FILL || st->op > NISA_INSN_WHERE) {
+        return trn_bad_insn(k, "EXPR: a step is not FILL, COPY, UNARY, "
+                            "BINARY, COMPARE or WHERE");
+    }
+    err = trn_ew_check(k, &as, &e->nsrc);
+    if (err) {
+        return err;
+    }
+    if (st->dtype >= NISA_NUM_DTYPES || st->dst >= NISA_EXPR_NUM_REGS) {
+        return trn_bad_insn(k, "EXPR: a step's dtype or register is invalid");
+    }
+    e->op = st->op;
+    e->sub = le16_to_cpu(st->subop);
+    e->flags = le32_to_cpu(st->flags);
+    e->scalar = trn_f64(le64_to_cpu(st->scalar));
+    e->alpha = trn_f64(le64_to_cpu(st->alpha));
+    e->dst.dtype = st->dtype;
+    for (unsigned j = 0; j < 3; j++) {
+        if (j >= e->nsrc) {
+            if (st->src[j]) {
+                return trn_bad_insn(k, "EXPR: a step names a source it "
+                                    "does not take");
+            }
+            continue;
+        }
+        if (st->src[j] >= NISA_EXPR_NUM_REGS || !set[st->src[j]]) {
+            return trn_bad_insn(k, "EXPR: a step reads a register not set");
+        }
+        e->src[j].dtype = dtype[st->src[j]];
+    }
+    e->integer = trn_ew_integer(e);
+    if (trn_ew_bitwise(e) && !e->integer) {
+        return trn_bad_insn(k, "EXPR: bitwise step on a non-integer operand");
+    }
+    s->dst = st->dst;
+    memcpy(s->src, st->src, sizeof(s->src));
+    dtype[st->dst] = st->dtype;
+    set[st->dst] = true;
+    return NISA_ERR_NONE;
+}
+
+/* The program, from the STEPS continuations at @code. */
+static uint32_t trn_expr_program(TrnKernel *k, TrnExpr *x,
+                                 const struct nisa_insn *code)
+{
+    uint8_t dtype[NISA_EXPR_NUM_REGS] = { 0 };
+    bool set[NISA_EXPR_NUM_REGS] = { false };
+    unsigned nrec = (x->nsteps + 7) / 8;
+    uint32_t err;
+
+    for (unsigned i = 0; i < x->ninputs; i++) {
+        dtype[i] = x->in[i].dtype;
+        set[i] = true;
+    }
+    for (unsigned r = 0; r < nrec; r++) {
+        static const struct nisa_expr_step none;
+        struct nisa_expr_steps rec;
+
+        memcpy(&rec, &code[r], sizeof(rec));
+        if (le16_to_cpu(rec.opcode) != NISA_INSN_EXPR_DATA ||
+            le16_to_cpu(rec.subop) != NISA_EXPR_DATA_STEPS || rec.rsvd0 ||
+            rec.rsvd[0] || rec.rsvd[1] || rec.rsvd[2]) {
+            return trn_bad_insn(k, "EXPR: malformed STEPS continuation");
+        }
+        for (unsigned j = 0; j < NISA_EXPR_STEPS_PER_DATA; j++) {
+            unsigned n = r * NISA_EXPR_STEPS_PER_DATA + j;
+
+            if (n >= x->nsteps) {
+                if (memcmp(&rec.step[j], &none, sizeof(none))) {
+                    return trn_bad_insn(k, "EXPR: a step past the count "
+                                        "is set");
+                }
+                continue;
+            }
+            err = trn_expr_step(k, x, n, &rec.step[j], dtype, set);
+            if (err) {
+                return err;
+            }
+        }
+    }
+    if (x->step[x->nsteps - 1].e.dst.dtype != x->dst.dtype) {
+        return trn_bad_insn(k, "EXPR: dst's dtype is not the last step's");
+    }
+    return NISA_ERR_NONE;
+}
+
+/*
+ * A computed block into register @r of @dtype, as an instruction storing
+ * it into a tensor of @dtype and the next loading it: in double (@od)
+ * or, for an integer step, in int64 (@oi, @wrap as its store).
+ */
+static void trn_expr_round(TrnExprRegs *g, unsigned r, uint8_t dtype,
+                           bool integer, bool wrap, uint64_t n)
+{
+    double *d = g->d[r];
+    int64_t *i = g->i[r];
+    uint8_t tmp[8];
+
+    if (!integer && dtype == NISA_F32) {
+        for (uint64_t j = 0; j < n; j++) {
+            d[j] = trn_to_f32(g->od[j]);
+        }
+        return;
+    }
+    for (uint64_t j = 0; j < n; j++) {
+        if (integer) {
+            trn_store_i64(dtype, tmp, g->oi[j], wrap);
+        } else {
+            trn_store(dtype, tmp, g->od[j]);
+        }
+        d[j] = trn_load(dtype, tmp);
+        if (trn_is_int(dtype)) {
+            i[j] = trn_load_i64(dtype, tmp);
+        }
+    }
+}
+
+static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
+                           uint64_t n)
+{
+    const TrnExprStep *last = &x->step[x->nsteps - 1];
+
+    for (unsigned r = 0; r < x->ninputs; r++) {
+        if (trn_is_int(x->in[r].dtype)) {
+            trn_gather_i64(&x->in[r], start, n, g->i[r]);
+            for (uint64_t j = 0; j < n; j++) {
+                g->d[r][j] = (double)g->i[r][j];  /* as trn_load() */
+            }
+        } else {
+            trn_gather(&x->in[r], start, n, g->d[r]);
+        }
+    }
+    for (unsigned s = 0; s < x->nsteps; s++) {
+        const TrnExprStep *st = &x->step[s];
+        const TrnEw *e = &st->e;
+
+        if (e->integer) {
+            const int64_t *src[3] = { g->i[st->src[0]], g->i[st->src[1]],
+                                      g->i[st->src[2]] };
+
+            trn_ew_apply_i64(e, g->d[st->src[0]], src, g->si, g->oi, n);
+        } else {
+            const double *src[3] = { g->d[st->src[0]], g->d[st->src[1]],
+                                     g->d[st->src[2]] };
+
+            trn_ew_apply_f64(e, src, g->sd, g->od, n);
+        }
+        trn_expr_round(g, st->dst, e->dst.dtype, e->integer, e->wrap, n);
+    }
+    /* Already of dst's dtype: storing it rounds nothing. */
+    if (trn_is_int(x->dst.dtype)) {
+        trn_scatter_i64(&x->dst, start, n, g->i[last->dst], true);
+    } else {
+        trn_scatter(&x->dst, start, n, g->d[last->dst]);
+    }
+}
+
+uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
+{
+    const struct nisa_insn *in = &k->code[at];
+    g_autofree TrnExpr *x = g_new0(TrnExpr, 1);
+    g_autofree TrnExprRegs *g = NULL;
+    int32_t ninputs = (int32_t)le32_to_cpu(in->axis);
+    unsigned nin_rec;
+    uint32_t err;
+
+    x->nsteps = le16_to_cpu(in->subop);
+    if (in->flags || in->scalar || in->alpha) {
+        return trn_bad_insn(k, "EXPR: flags, scalar or alpha set");
+    }
+    if (x->nsteps < 1 || x->nsteps > NISA_EXPR_MAX_STEPS ||
+        ninputs < 0 || ninputs > NISA_EXPR_MAX_INPUTS) {
+        return trn_bad_insn(k, "EXPR: step or input count out of range");
+    }
+    x->ninputs = ninputs;
+    *len = nisa_expr_length(x->nsteps, x->ninputs);
+    if (*len > k->ninsns - at) {
+        return trn_bad_insn(k, "EXPR: its continuations run past the kernel");
+    }
+    nin_rec = x->ninputs > 3 ? (x->ninputs - 3 + 3) / 4 : 0;
+    err = trn_view_init(k, &in->dst, TRN_WRITE, &x->dst);
+    if (!err) {
+        err = trn_expr_inputs(k, x, in);
+    }
+    if (!err) {
+        err = trn_expr_program(k, x, in + 1 + nin_rec);
+    }
+    if (err || !x->dst.numel) {
+        return err;
+    }
+    g = g_new0(TrnExprRegs, 1);
+    for (uint64_t start = 0; start < x->dst.numel; start += TRN_EXPR_BLOCK) {
+        uint64_t n = MIN(TRN_EXPR_BLOCK, x->dst.numel - start);
+
+        if (trn_tick(k, n * x->nsteps)) {
+            return NISA_ERR_ABORTED;
+        }
+        trn_expr_block(x, g, start, n);
+    }
+    return NISA_ERR_NONE;
+}
