@@ -179,11 +179,13 @@ static uint32_t trn_expr_step(TrnKernel *k, TrnExpr *x, unsigned n,
 
 /* The program, from the STEPS continuations at @code. */
 static uint32_t trn_expr_program(TrnKernel *k, TrnExpr *x,
+                                 const struct nisa_tensor *dst,
                                  const struct nisa_insn *code)
 {
     uint8_t dtype[NISA_EXPR_NUM_REGS] = { 0 };
     bool set[NISA_EXPR_NUM_REGS] = { false };
-    unsigned nrec = (x->nsteps + 7) / 8;
+    unsigned nrec = (x->nsteps + NISA_EXPR_STEPS_PER_DATA - 1) /
+                    NISA_EXPR_STEPS_PER_DATA;
     uint32_t err;
 
     for (unsigned i = 0; i < x->ninputs; i++) {
@@ -199,6 +201,10 @@ static uint32_t trn_expr_program(TrnKernel *k, TrnExpr *x,
             le16_to_cpu(rec.subop) != NISA_EXPR_DATA_STEPS || rec.rsvd0 ||
             rec.rsvd[0] || rec.rsvd[1] || rec.rsvd[2]) {
             return trn_bad_insn(k, "EXPR: malformed STEPS continuation");
+        }
+        if (memcmp(&rec.dst, dst, sizeof(rec.dst))) {
+            return trn_bad_insn(k, "EXPR: a STEPS continuation's dst is not "
+                                "the EXPR's");
         }
         for (unsigned j = 0; j < NISA_EXPR_STEPS_PER_DATA; j++) {
             unsigned n = r * NISA_EXPR_STEPS_PER_DATA + j;
@@ -321,7 +327,7 @@ uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
         err = trn_expr_inputs(k, x, in);
     }
     if (!err) {
-        err = trn_expr_program(k, x, in + 1 + nin_rec);
+        err = trn_expr_program(k, x, &in->dst, in + 1 + nin_rec);
     }
     if (err || !x->dst.numel) {
         return err;

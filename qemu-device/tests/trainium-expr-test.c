@@ -38,11 +38,13 @@ static unsigned expr_encode(struct nisa_insn *code, struct nisa_tensor dst,
             }
         }
     }
-    for (unsigned s = 0; s < nst; s += 8, at++) {
+    for (unsigned s = 0; s < nst; s += NISA_EXPR_STEPS_PER_DATA, at++) {
         struct nisa_expr_steps rec = { .opcode = NISA_INSN_EXPR_DATA,
-                                       .subop = NISA_EXPR_DATA_STEPS };
+                                       .subop = NISA_EXPR_DATA_STEPS,
+                                       .dst = dst };
 
-        for (unsigned j = 0; j < 8 && s + j < nst; j++) {
+        for (unsigned j = 0; j < NISA_EXPR_STEPS_PER_DATA && s + j < nst;
+             j++) {
             rec.step[j] = st[s + j];
         }
         memcpy(&code[at], &rec, sizeof(rec));
@@ -360,6 +362,7 @@ static void test_malformed(void)
     BAD(((struct nisa_expr_steps *)&code[1])->step[0] =
         step(NISA_INSN_UNARY, NISA_UN_BITNOT, NISA_F32, 2, 0, 0, 0));
     BAD(((struct nisa_expr_steps *)&code[1])->rsvd[1] = 1);
+    BAD(((struct nisa_expr_steps *)&code[1])->dst.offset = 4);
     BAD(code[1].subop = NISA_EXPR_DATA_INPUTS);
     BAD(code[0].subop = 0);
     BAD(code[0].subop = NISA_EXPR_MAX_STEPS + 1);

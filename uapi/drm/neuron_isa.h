@@ -407,14 +407,15 @@ enum nisa_linalg {
  * @alpha 0; dst; src[0..2] = inputs 0..2 (unused ones all zero). It is
  * followed by its continuations, NISA_INSN_EXPR_DATA instructions: first
  * the INPUTS ones (dst, src[0..2] = the next four inputs) while inputs
- * remain, then the STEPS ones (struct nisa_expr_steps, eight steps each).
- * A continuation anywhere else is NISA_ERR_BAD_INSN.
+ * remain, then the STEPS ones (struct nisa_expr_steps: the EXPR's dst
+ * again, so that every instruction of the group names a tensor in its dst
+ * field, and six steps). A continuation anywhere else is NISA_ERR_BAD_INSN.
  */
 #define NISA_EXPR_MAX_INPUTS	8
 #define NISA_EXPR_MAX_STEPS	32
 #define NISA_EXPR_NUM_REGS	16
 #define NISA_EXPR_INPUTS_PER_DATA	4
-#define NISA_EXPR_STEPS_PER_DATA	8
+#define NISA_EXPR_STEPS_PER_DATA	6
 
 /* NISA_INSN_EXPR_DATA kinds (@subop). */
 enum nisa_expr_data {
@@ -448,6 +449,7 @@ struct nisa_expr_steps {
 	__u16 subop;		/* NISA_EXPR_DATA_STEPS */
 	__u32 rsvd0;		/* must be zero */
 	__u64 rsvd[3];		/* must be zero */
+	struct nisa_tensor dst;	/* the EXPR's dst, byte for byte */
 	struct nisa_expr_step step[NISA_EXPR_STEPS_PER_DATA]; /* unused: zero */
 };
 
