@@ -360,6 +360,77 @@ int nrn_op_random(struct nrn_stream *s, enum nisa_random dist,
 int nrn_op_iota(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		double start, double step);
 
+/*
+ * The card's clock in ns (NISA_INSN_TIMESTAMP) into the int64 at @offset
+ * (8-byte aligned) of @buf (device memory) when @s reaches this point: one
+ * instruction of the stream's batch, executed in the same job as the
+ * operations around it (a timing event's record ends the job instead, so
+ * the card's wait for the next job falls between two events). The value is
+ * read once the stream's work is known complete. For profilers. -EINVAL,
+ * -EXDEV (another card's buffer); a capturing stream refuses it.
+ */
+int nrn_op_timestamp(struct nrn_stream *s, struct nrn_buffer *buf,
+		     uint64_t offset);
+
+/* ---- Expressions ---------------------------------------------------------- */
+
+/*
+ * An elementwise expression: one NISA_INSN_EXPR (docs/hardware.md, "EXPR")
+ * computes a chain of elementwise operations in one pass over memory, with
+ * the bits of the separate operations (each step's result is rounded to its
+ * dtype, as a temporary of that dtype would be). A program of up to
+ * NISA_EXPR_MAX_STEPS steps over NISA_EXPR_NUM_REGS registers; register i
+ * starts as input i (its dtype). Each nrn_expr_* call appends one step:
+ * register @dst = the operation on registers, rounded to @dtype. The
+ * result is the last step's register. The builders return 0, or -EINVAL
+ * (a register out of range or not set before, an unknown function or
+ * dtype) / -E2BIG (more than NISA_EXPR_MAX_STEPS steps); the register
+ * file's input dtypes are only known at nrn_op_expr(), which checks the
+ * whole program again. Not thread-safe (a plain value the caller owns).
+ */
+struct nrn_expr {
+	unsigned int nsteps;
+	unsigned int error;		/* first builder error, as -errno's value */
+	struct nisa_expr_step steps[NISA_EXPR_MAX_STEPS];
+};
+
+void nrn_expr_init(struct nrn_expr *e);
+int nrn_expr_fill(struct nrn_expr *e, unsigned int dst, enum nisa_dtype dtype,
+		  double value);
+int nrn_expr_copy(struct nrn_expr *e, unsigned int dst, enum nisa_dtype dtype,
+		  unsigned int src);
+/* p and q as nrn_op_unary_param() (0 for the functions without). */
+int nrn_expr_unary(struct nrn_expr *e, enum nisa_unary fn, unsigned int dst,
+		   enum nisa_dtype dtype, unsigned int src, double p, double q);
+int nrn_expr_binary(struct nrn_expr *e, enum nisa_binary op, unsigned int dst,
+		    enum nisa_dtype dtype, unsigned int a, unsigned int b,
+		    double alpha);
+int nrn_expr_binary_scalar(struct nrn_expr *e, enum nisa_binary op,
+			   unsigned int dst, enum nisa_dtype dtype,
+			   unsigned int a, double scalar, double alpha,
+			   int reverse);
+int nrn_expr_compare(struct nrn_expr *e, enum nisa_compare cmp,
+		     unsigned int dst, enum nisa_dtype dtype, unsigned int a,
+		     unsigned int b);
+int nrn_expr_compare_scalar(struct nrn_expr *e, enum nisa_compare cmp,
+			    unsigned int dst, enum nisa_dtype dtype,
+			    unsigned int a, double scalar);
+/* dst = cond ? a : b */
+int nrn_expr_where(struct nrn_expr *e, unsigned int dst, enum nisa_dtype dtype,
+		   unsigned int cond, unsigned int a, unsigned int b);
+
+/*
+ * dst = @expr(inputs[0..n)) elementwise, every input broadcast to dst's
+ * shape the NumPy way, any strides (dst may be exactly one of the inputs).
+ * -EINVAL: a builder failed, an empty program, a register read before it
+ * is set, dst's dtype not the last step's, an input that does not
+ * broadcast; -E2BIG: more than NISA_EXPR_MAX_INPUTS inputs. A bitwise
+ * function on a floating register is refused by the card (-EIO, BAD_INSN).
+ */
+int nrn_op_expr(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+		const struct nrn_tensor_desc *const *inputs, unsigned int n,
+		const struct nrn_expr *expr);
+
 /* ---- Captured graphs ------------------------------------------------------ */
 
 /*
