@@ -456,6 +456,8 @@ int nrn_op_expr(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
  *   -ENOTSUP  RANDOM and TIMESTAMP instructions (a replay would repeat the
  *             seed / the clock is not a result), copies touching host
  *             memory.
+ * After such an error the capture keeps nothing more: later work on the
+ * stream is accepted (0) and dropped until nrn_stream_end_capture().
  * nrn_stream_flush() of a capturing stream is a no-op that returns 0.
  * Work issued on other streams runs as usual. The capture holds a reference
  * to every buffer it names until nrn_capture_destroy().

@@ -54,7 +54,7 @@ int nrn_capture_record(struct nrn_capture *c, const struct nisa_insn *insn,
 	int ret;
 
 	if (c->error)
-		return c->error;
+		return 0;	/* failed already: nothing more is kept */
 	if (insn->opcode == NISA_INSN_RANDOM || insn->opcode == NISA_INSN_TIMESTAMP)
 		return nrn_capture_fail(c, -ENOTSUP);
 	if (c->count == c->cap) {
@@ -66,10 +66,9 @@ int nrn_capture_record(struct nrn_capture *c, const struct nisa_insn *insn,
 		c->insns = n;
 		c->cap = cap;
 	}
-	r.insn.dst.slot = 0;
-	for (unsigned int i = 0; i < 3; i++)
-		r.insn.src[i].slot = 0;
 	for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
+		struct nisa_tensor *t = i ? &r.insn.src[i - 1] : &r.insn.dst;
+
 		r.buf[i] = NRN_GRAPH_NONE;
 		r.access[i] = 0;
 		if (is_const && is_const[i]) {
@@ -81,8 +80,9 @@ int nrn_capture_record(struct nrn_capture *c, const struct nisa_insn *insn,
 			if (ret)
 				return nrn_capture_fail(c, ret);
 		} else {
-			continue;
+			continue;	/* untouched: maybe not a tensor (EXPR steps) */
 		}
+		t->slot = 0;
 		r.access[i] = access[i];
 	}
 	if (r.buf[0] == NRN_GRAPH_NONE)
@@ -96,8 +96,10 @@ int nrn_capture_add_const(struct nrn_capture *c, const void *p, uint64_t len,
 {
 	uint64_t start = (c->const_size + 63) & ~(uint64_t)63;
 
-	if (c->error)
-		return c->error;
+	if (c->error) {
+		*off = 0;
+		return 0;
+	}
 	if (start + len > c->const_cap) {
 		uint64_t cap = c->const_cap ? 2 * c->const_cap : 4096;
 		uint8_t *n;
@@ -248,6 +250,13 @@ int nrn_capture_kernel(struct nrn_capture *c, const struct nrn_kernel *k,
 
 		if (in->opcode == NISA_INSN_NOP)
 			continue;
+		/* An EXPR's STEPS continuation: the dst, then step data. */
+		if (in->opcode == NISA_INSN_EXPR_DATA && in->subop == NISA_EXPR_DATA_STEPS) {
+			b[0] = bufs[in->dst.slot];
+			acc[0] = NISA_ACCESS_WRITE;
+			ret = nrn_capture_record(c, in, b, NULL, acc);
+			continue;
+		}
 		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
 			/* The kernel format's rule: a source is used if ndim > 0. */
 			if (i && !t[i]->ndim) {

@@ -365,9 +365,9 @@ static int nrn_ir_emit(const struct nrn_graph_ir *ir, const struct nrn_capture *
 
 			g->ops[n].base[i] = NRN_GRAPH_NONE;
 			g->ops[n].access[i] = gi->access[i];
-			t->slot = 0;
 			if (r == NRN_GRAPH_NONE)
-				continue;
+				continue;	/* untouched: maybe not a tensor */
+			t->slot = 0;
 			rg = &ir->regions[r];
 			if (rg->kind == NRN_REGION_SCRATCH) {
 				g->ops[n].base[i] = NRN_GRAPH_BASE_ARENA;

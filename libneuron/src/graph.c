@@ -287,43 +287,69 @@ static int nrn_graph_record_locked(struct nrn_stream *s, const struct nrn_graph 
 	return ret;
 }
 
+/* Instructions from @n on that one submission must hold: an EXPR's group. */
+static unsigned int nrn_graph_unit(const struct nrn_graph *g, unsigned int n)
+{
+	const struct nisa_insn *in = &g->insns[n];
+	unsigned int len = 1;
+
+	if (in->opcode == NISA_INSN_EXPR && in->subop <= NISA_EXPR_MAX_STEPS &&
+	    in->axis >= 0 && in->axis <= NISA_EXPR_MAX_INPUTS)
+		len = nisa_expr_length(in->subop, (unsigned int)in->axis);
+	return len < g->ninsns - n ? len : g->ninsns - n;
+}
+
 static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *g,
 				  const struct nrn_graph_arg *args,
 				  struct nrn_buffer *arena, uint64_t arena_off,
 				  struct nrn_buffer *consts)
 {
+	enum { MAXU = 1 + NISA_EXPR_MAX_INPUTS + NISA_EXPR_MAX_STEPS };
+	struct nrn_buffer *bufs[MAXU][NRN_GRAPH_OPNDS];
+	struct nisa_insn in[MAXU];
 	int ret = 0;
 
-	for (unsigned int n = 0; !ret && n < g->ninsns; n++) {
-		struct nrn_buffer *bufs[NRN_GRAPH_OPNDS] = { NULL };
-		struct nisa_insn in = g->insns[n];
-		unsigned int fresh = 0, i, j, slot;
+	for (unsigned int n = 0; !ret && n < g->ninsns;) {
+		unsigned int len = nrn_graph_unit(g, n), fresh = 0, u, i, j, slot;
+		struct nrn_buffer *seen[MAXU * NRN_GRAPH_OPNDS];
 
-		for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
-			uint64_t off;
-			bool bound = false;
+		/* Relocate the unit and count the buffers the batch lacks. */
+		for (u = 0; u < len; u++) {
+			in[u] = g->insns[n + u];
+			for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
+				uint64_t off;
+				bool bound = false;
 
-			if (g->ops[n].base[i] == NRN_GRAPH_NONE)
-				continue;
-			nrn_graph_bind(g, n, i, args, arena, arena_off, consts, 0,
-				       &bufs[i], &off);
-			nrn_opnd(&in, i)->offset += off;
-			for (j = 0; j < s->batch.nslots && !bound; j++)
-				bound = s->slots[j] == bufs[i];
-			for (j = 0; j < i && !bound; j++)
-				bound = bufs[j] == bufs[i];
-			fresh += !bound;
+				bufs[u][i] = NULL;
+				if (g->ops[n + u].base[i] == NRN_GRAPH_NONE)
+					continue;
+				nrn_graph_bind(g, n + u, i, args, arena, arena_off, consts,
+					       0, &bufs[u][i], &off);
+				nrn_opnd(&in[u], i)->offset += off;
+				for (j = 0; j < s->batch.nslots && !bound; j++)
+					bound = s->slots[j] == bufs[u][i];
+				for (j = 0; j < fresh && !bound; j++)
+					bound = seen[j] == bufs[u][i];
+				if (!bound)
+					seen[fresh++] = bufs[u][i];
+			}
 		}
-		if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS)
+		/* A unit is never split between two submissions. */
+		if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
+		    s->batch.count + len > NRN_BATCH_MAX_OPS)
 			ret = nrn_stream_flush_locked(s);
-		for (i = 0; !ret && i < NRN_GRAPH_OPNDS; i++) {
-			if (!bufs[i])
-				continue;
-			ret = nrn_stream_slot_locked(s, bufs[i], g->ops[n].access[i], &slot);
-			nrn_opnd(&in, i)->slot = (uint8_t)slot;
+		for (u = 0; !ret && u < len; u++) {
+			for (i = 0; !ret && i < NRN_GRAPH_OPNDS; i++) {
+				if (!bufs[u][i])
+					continue;
+				ret = nrn_stream_slot_locked(s, bufs[u][i],
+							     g->ops[n + u].access[i], &slot);
+				nrn_opnd(&in[u], i)->slot = (uint8_t)slot;
+			}
+			if (!ret)
+				ret = nrn_stream_push_locked(s, &in[u]);
 		}
-		if (!ret)
-			ret = nrn_stream_push_locked(s, &in);
+		n += len;
 	}
 	return ret;
 }

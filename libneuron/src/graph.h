@@ -94,12 +94,20 @@ struct nrn_graph_region {
 	uint64_t arena_off;
 };
 
+/*
+ * An EXPR and its EXPR_DATA continuations are consecutive instructions (a
+ * group: launch never splits it between submissions). An INPUTS
+ * continuation's dst and sources are inputs (access READ); a STEPS
+ * continuation's only operand is its dst -- the EXPR's dst again, same
+ * region, offset and access -- and its sources' bytes are step data, never
+ * touched by relocation (region NRN_GRAPH_NONE).
+ */
 struct nrn_graph_insn {
 	/*
 	 * The instruction. Each used operand's @offset is relative to the
 	 * start of its region (which, for an argument, is the argument's
 	 * offset; for scratch, the object's first byte; for constants, the
-	 * pool's start); @slot is meaningless here (0).
+	 * pool's start); a used operand's @slot is meaningless here (0).
 	 */
 	struct nisa_insn insn;
 	/* Region index per operand (dst, src0..2), NRN_GRAPH_NONE if unused. */
@@ -108,7 +116,7 @@ struct nrn_graph_insn {
 };
 
 struct nrn_graph_ir {
-	struct nrn_graph_insn *insns;	/* malloc()ed, @ninsns of them */
+	struct nrn_graph_insn *insns;	/* malloc()ed (realloc()able), @ninsns */
 	unsigned int ninsns;
 	unsigned int captured;		/* instructions captured */
 	struct nrn_graph_region *regions;
@@ -124,11 +132,11 @@ void nrn_graph_ir_liveness(struct nrn_graph_ir *ir);
 /*
  * The fusion pass (graph-fuse.c, if linked in; a weak symbol until then):
  * replaces chains of elementwise instructions whose intermediates are
- * SCRATCH regions used only inside the chain with EXPR instructions. It may
- * rewrite instructions in place and compact ir->insns (ninsns may only
- * shrink: the array is not reallocated) and must set each operand's region
- * and access; it adds the number of instructions it merged away to
- * ir->fused. Liveness is valid on entry (nrn_graph_ir_liveness() was
+ * SCRATCH regions used only inside the chain with EXPR groups. It may
+ * rewrite, remove and insert instructions (ir->insns may be realloc()ed,
+ * ir->ninsns changes) and must set each operand's region and access (the
+ * offsets relative to the regions, as above); it adds the number of
+ * captured instructions it merged into EXPRs to ir->fused. Liveness is valid on entry (nrn_graph_ir_liveness() was
  * called) and recomputed after the pass, before the arena is planned; a
  * scratch region left without uses takes no arena space. 0 or -errno (the
  * compilation then fails with it).

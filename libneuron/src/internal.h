@@ -96,6 +96,10 @@ struct nrn_stream {
 	 * operand (not shared) and released at each recorded instruction.
 	 */
 	struct nrn_capture *capture;
+	/* Instructions of the EXPR group being recorded still to come. */
+	unsigned int cap_group;
+	/* Bindings (slots) an operand of the instruction/group has named. */
+	uint64_t cap_claimed;
 };
 
 /* ioctl() that retries EINTR/EAGAIN and returns 0 or -errno. */

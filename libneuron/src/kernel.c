@@ -107,6 +107,9 @@ static int nrn_insn_check_slots(const struct nrn_kernel *k,
 		return 0;
 	if (insn->dst.slot >= k->nslots)
 		return -EINVAL;
+	/* An EXPR's STEPS continuation holds steps where sources would be. */
+	if (insn->opcode == NISA_INSN_EXPR_DATA && insn->subop == NISA_EXPR_DATA_STEPS)
+		return 0;
 	for (unsigned int i = 0; i < 3; i++)
 		if (insn->src[i].ndim && insn->src[i].slot >= k->nslots)
 			return -EINVAL;

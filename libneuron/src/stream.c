@@ -221,11 +221,13 @@ int nrn_stream_flush_locked(struct nrn_stream *s)
 	int ret;
 
 	if (s->capture) {
-		/* Nothing to submit: end the bindings. */
+		/* Nothing to submit: end the bindings (and any open group). */
 		for (i = 0; i < s->batch.nslots; i++)
 			nrn_buffer_put(s->slots[i]);
 		s->batch.nslots = 0;
 		s->batch.count = 0;
+		s->cap_group = 0;
+		s->cap_claimed = 0;
 		return 0;
 	}
 	if (!s->batch.count)
@@ -323,6 +325,7 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 	}
 	if (s->batch.nslots == DRM_NEURON_MAX_BOS)
 		return -ENOSPC;
+	i = s->batch.nslots;
 	nrn_buffer_get(buf);
 	s->slots[i] = buf;
 	s->access[i] = access;
@@ -340,39 +343,66 @@ int nrn_stream_refuse_locked(struct nrn_stream *s, int err)
  * Record @insn: operand i (dst, src0..2) uses the slot bound for it. The
  * operations bind their operands in operand order, one slot each, so a used
  * operand's slot is the first unclaimed one it names; an unused source
- * (zero: slot 0) names a claimed one. Every binding must be claimed.
+ * (zero: slot 0) names a claimed one. An EXPR and its continuations (a
+ * group, which is never split) share the bindings made before the EXPR;
+ * a STEPS continuation's only operand is its dst, the EXPR's again. When
+ * the instruction (group) is recorded, every binding must have been
+ * claimed, and the bindings end.
  */
 static int nrn_capture_push_locked(struct nrn_stream *s,
 				   const struct nisa_insn *insn)
 {
 	const struct nisa_tensor *t[NRN_GRAPH_OPNDS] = {
 		&insn->dst, &insn->src[0], &insn->src[1], &insn->src[2] };
+	bool steps = insn->opcode == NISA_INSN_EXPR_DATA &&
+		     insn->subop == NISA_EXPR_DATA_STEPS;
 	struct nrn_buffer *bufs[NRN_GRAPH_OPNDS] = { NULL };
 	uint32_t access[NRN_GRAPH_OPNDS] = { 0 };
-	bool claimed[DRM_NEURON_MAX_BOS] = { false };
-	unsigned int i, nclaimed = 0;
+	unsigned int i;
 	int ret = 0;
 
-	for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
+	if (insn->opcode == NISA_INSN_EXPR) {
+		if (s->cap_group || !insn->subop || insn->subop > NISA_EXPR_MAX_STEPS ||
+		    insn->axis < 0 || insn->axis > NISA_EXPR_MAX_INPUTS)
+			ret = -EINVAL;
+		else
+			s->cap_group = nisa_expr_length(insn->subop, insn->axis);
+	} else if (insn->opcode == NISA_INSN_EXPR_DATA ? !s->cap_group : !!s->cap_group) {
+		ret = -EINVAL;	/* a continuation alone, or a group cut short */
+	}
+	if (!ret && s->cap_group)
+		s->cap_group--;
+	if (insn->opcode == NISA_INSN_EXPR)
+		s->cap_claimed = 0;
+	for (i = 0; !ret && i < (steps ? 1u : NRN_GRAPH_OPNDS); i++) {
 		unsigned int slot = t[i]->slot;
 
-		if (slot >= s->batch.nslots || claimed[slot]) {
+		if (steps) {
+			if (slot >= s->batch.nslots)
+				ret = -EINVAL;
+			else
+				bufs[0] = s->slots[slot];
+			access[0] = NISA_ACCESS_WRITE;
+			continue;
+		}
+		if (slot >= s->batch.nslots || (s->cap_claimed >> slot & 1)) {
 			if (!i)
 				ret = -EINVAL;
 			continue;
 		}
-		claimed[slot] = true;
-		nclaimed++;
+		s->cap_claimed |= 1ull << slot;
 		bufs[i] = s->slots[slot];
 		access[i] = s->access[slot];
 	}
-	if (!ret && nclaimed != s->batch.nslots)
+	if (!ret && !s->cap_group && s->batch.nslots &&
+	    s->cap_claimed != (~0ull >> (64 - s->batch.nslots)))
 		ret = -EINVAL;	/* a binding no operand names */
 	if (ret)
 		nrn_capture_fail(s->capture, ret);
 	else
 		ret = nrn_capture_record(s->capture, insn, bufs, NULL, access);
-	nrn_stream_flush_locked(s);	/* the bindings end */
+	if (ret || !s->cap_group)
+		nrn_stream_flush_locked(s);	/* the bindings end */
 	return ret;
 }
 
