@@ -10,7 +10,7 @@
 static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
 	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
-	"linalg", "sort", "scan", "scatter", "iota",
+	"linalg", "sort", "scan", "scatter", "iota", "expr", "expr_data",
 };
 /* The elementwise names come from the ISA's tables (uapi/drm/neuron_isa.h). */
 #define NRN_OP_NAME(NAME, name, kind) #name,
@@ -125,12 +125,86 @@ static const char *nrn_subop_name(const struct nisa_insn *in)
 	return in->subop < n && names[in->subop] ? names[in->subop] : "?";
 }
 
+
 static double nrn_double(uint64_t bits)
 {
 	double d;
 
 	memcpy(&d, &bits, sizeof(d));
 	return d;
+}
+
+static int nrn_tensor_set(const struct nisa_tensor *t)
+{
+	static const struct nisa_tensor none;
+
+	return memcmp(t, &none, sizeof(none)) != 0;
+}
+
+/* One EXPR step: "r2=binary.add(r0,r1)->f32 alpha=1". */
+static void nrn_put_step(struct nrn_out *o, const struct nisa_expr_step *st)
+{
+	struct nisa_insn as = { .opcode = st->op, .subop = st->subop };
+	unsigned int nsrc = st->op == NISA_INSN_FILL ? 0 :
+			    st->op == NISA_INSN_WHERE ? 3 :
+			    st->op == NISA_INSN_BINARY || st->op == NISA_INSN_COMPARE ? 2 : 1;
+	const char *sub = nrn_subop_name(&as);
+
+	if (st->flags & NISA_IF_SCALAR)
+		nsrc--;
+	nrn_put(o, " r%u=%s", st->dst,
+		st->op < NISA_NUM_OPCODES ? nrn_opcode_names[st->op] : "?");
+	if (sub)
+		nrn_put(o, ".%s", sub);
+	nrn_put(o, "(");
+	for (unsigned int j = 0; j < nsrc && j < 3; j++)
+		nrn_put(o, "%sr%u", j ? "," : "", st->src[j]);
+	if (st->op == NISA_INSN_FILL || st->flags & NISA_IF_SCALAR)
+		nrn_put(o, "%s%g", nsrc ? "," : "", nrn_double(st->scalar));
+	nrn_put(o, ")->%s", st->dtype < NISA_NUM_DTYPES ? nrn_dtype_names[st->dtype] : "?");
+	if (st->op == NISA_INSN_UNARY && (st->scalar || st->alpha))
+		nrn_put(o, " p=%g q=%g", nrn_double(st->scalar), nrn_double(st->alpha));
+	if (st->op == NISA_INSN_BINARY &&
+	    (st->subop == NISA_BIN_ADD || st->subop == NISA_BIN_SUB))
+		nrn_put(o, " alpha=%g", nrn_double(st->alpha));
+	if (st->flags & NISA_IF_REVERSE)
+		nrn_put(o, " reverse");
+	nrn_put(o, ";");
+}
+
+/* EXPR: its counts and first operands; EXPR_DATA: its inputs or steps. */
+static int nrn_format_expr(const struct nisa_insn *in, struct nrn_out *o)
+{
+	if (in->opcode == NISA_INSN_EXPR) {
+		nrn_put(o, "expr steps=%u inputs=%d", in->subop, in->axis);
+		nrn_put_tensor(o, "dst", &in->dst);
+		for (int i = 0; i < 3 && i < in->axis; i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "in%d", i);
+			nrn_put_tensor(o, name, &in->src[i]);
+		}
+	} else if (in->subop == NISA_EXPR_DATA_INPUTS) {
+		nrn_put(o, "expr_data.inputs");
+		for (unsigned int i = 0; i < 4; i++) {
+			const struct nisa_tensor *t = i ? &in->src[i - 1] : &in->dst;
+
+			if (nrn_tensor_set(t))
+				nrn_put_tensor(o, "in", t);
+		}
+	} else if (in->subop == NISA_EXPR_DATA_STEPS) {
+		static const struct nisa_expr_step none;
+		struct nisa_expr_steps rec;
+
+		memcpy(&rec, in, sizeof(rec));
+		nrn_put(o, "expr_data.steps");
+		for (unsigned int j = 0; j < NISA_EXPR_STEPS_PER_DATA; j++)
+			if (memcmp(&rec.step[j], &none, sizeof(none)))
+				nrn_put_step(o, &rec.step[j]);
+	} else {
+		nrn_put(o, "expr_data.? (bad subop %u)", in->subop);
+	}
+	return o->overflow ? -ENOSPC : 0;
 }
 
 NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t size)
@@ -151,6 +225,8 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 		nrn_put(&o, "(bad opcode %u)", in->opcode);
 		return o.overflow ? -ENOSPC : 0;
 	}
+	if (in->opcode == NISA_INSN_EXPR || in->opcode == NISA_INSN_EXPR_DATA)
+		return nrn_format_expr(in, &o);
 	nrn_put(&o, "%s", nrn_opcode_names[in->opcode]);
 	sub = nrn_subop_name(in);
 	if (sub)

@@ -12,7 +12,8 @@
 #include "internal.h"
 
 #define MAXD NRN_TENSOR_MAX_DIMS
-#define MAX_OPERANDS 4
+/* dst and up to three sources; an EXPR (expr.c) has up to eight inputs. */
+#define MAX_OPERANDS (1 + NISA_EXPR_MAX_INPUTS)
 
 /* An operand being shaped for the ISA. */
 struct nrn_opnd {
@@ -312,6 +313,34 @@ static int nrn_elementwise(struct nrn_stream *s, const struct nisa_insn *tmpl,
 		return ret;
 	nrn_space_coalesce(&sp, 0, NULL);
 	return nrn_emit(s, &sp, tmpl);
+}
+
+/*
+ * For expr.c: @ts[0] (dst) and @ts[1..n) broadcast to its shape, shaped as
+ * the elementwise operations shape theirs (broadcast, coalesced): *@ndim
+ * dims of @shape, operand i's strides in @strides[i]. -EINVAL if one does
+ * not broadcast.
+ */
+int nrn_shape_elementwise(const struct nrn_tensor_desc *const *ts, unsigned int n,
+			  unsigned int *ndim, int64_t *shape,
+			  int64_t (*strides)[NRN_TENSOR_MAX_DIMS])
+{
+	struct nrn_space sp;
+	int ret = 0;
+
+	if (n > MAX_OPERANDS)
+		return -E2BIG;
+	nrn_space_init(&sp, ts[0]);
+	for (unsigned int i = 0; !ret && i < n; i++)
+		ret = nrn_space_add(&sp, ts[i], i ? NISA_ACCESS_READ : NISA_ACCESS_WRITE);
+	if (ret)
+		return ret;
+	nrn_space_coalesce(&sp, 0, NULL);
+	*ndim = sp.ndim;
+	memcpy(shape, sp.shape, sizeof(sp.shape));
+	for (unsigned int i = 0; i < n; i++)
+		memcpy(strides[i], sp.op[i].strides, sizeof(sp.op[i].strides));
+	return 0;
 }
 
 NRN_EXPORT int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
