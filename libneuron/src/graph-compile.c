@@ -35,20 +35,26 @@ void nrn_graph_ir_liveness(struct nrn_graph_ir *ir)
 		ir->regions[r].uses = 0;
 		ir->regions[r].access = 0;
 	}
-	for (unsigned int n = 0; n < ir->ninsns; n++) {
-		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
-			uint32_t r = ir->insns[n].region[i];
-			struct nrn_graph_region *rg;
+	for (unsigned int u = 0; u < ir->ninsns;) {
+		unsigned int len = nrn_insn_unit(&ir->insns[u].insn, ir->ninsns - u);
 
-			if (r == NRN_GRAPH_NONE)
-				continue;
-			rg = &ir->regions[r];
-			if (rg->first < 0)
-				rg->first = (int)n;
-			rg->last = (int)n;
-			rg->uses++;
-			rg->access |= ir->insns[n].access[i];
+		/* A group's operands are all live from its first to its last. */
+		for (unsigned int n = u; n < u + len; n++) {
+			for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
+				uint32_t r = ir->insns[n].region[i];
+				struct nrn_graph_region *rg;
+
+				if (r == NRN_GRAPH_NONE)
+					continue;
+				rg = &ir->regions[r];
+				if (rg->first < 0)
+					rg->first = (int)u;
+				rg->last = (int)(u + len - 1);
+				rg->uses++;
+				rg->access |= ir->insns[n].access[i];
+			}
 		}
+		u += len;
 	}
 }
 
@@ -206,13 +212,16 @@ static int nrn_ir_check_scratch(struct nrn_graph_ir *ir)
 	struct nrn_ivals *w = calloc(ir->nregions, sizeof(*w));
 	int ret = w ? 0 : -ENOMEM;
 
-	for (unsigned int n = 0; !ret && n < ir->ninsns; n++) {
-		struct nrn_graph_insn *gi = &ir->insns[n];
+	for (unsigned int u = 0; !ret && u < ir->ninsns;) {
+		unsigned int len = nrn_insn_unit(&ir->insns[u].insn, ir->ninsns - u);
 
+		/* A unit (an EXPR group) reads all its inputs, then writes. */
 		for (unsigned int pass = 0; pass < 2 && !ret; pass++) {
 			uint32_t bit = pass ? NISA_ACCESS_WRITE : NISA_ACCESS_READ;
 
-			for (unsigned int i = 0; i < NRN_GRAPH_OPNDS && !ret; i++) {
+			for (unsigned int k = 0; k < len * NRN_GRAPH_OPNDS && !ret; k++) {
+				struct nrn_graph_insn *gi = &ir->insns[u + k / NRN_GRAPH_OPNDS];
+				unsigned int i = k % NRN_GRAPH_OPNDS;
 				uint32_t r = gi->region[i];
 				int64_t lo, hi;
 
@@ -226,6 +235,7 @@ static int nrn_ir_check_scratch(struct nrn_graph_ir *ir)
 					ret = nrn_ivals_add(&w[r], lo, hi);
 			}
 		}
+		u += len;
 	}
 	for (unsigned int r = 0; w && r < ir->nregions; r++)
 		free(w[r].iv);

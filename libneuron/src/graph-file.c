@@ -122,7 +122,7 @@ NRN_EXPORT int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_gra
 	if (memcmp(h.magic, NRN_GRAPH_MAGIC, sizeof(h.magic)) ||
 	    h.format != NRN_GRAPH_FORMAT || h.isa_version != NISA_ISA_VERSION ||
 	    h.length != len || nrn_graph_file_len(h.nargs, h.ninsns, h.const_size) != len ||
-	    h.fused > h.captured || h.ninsns > h.captured)
+	    h.fused > h.captured)
 		return -EBADMSG;
 	if (nrn_graph_fnv(p, len) != h.checksum)
 		return -EBADMSG;

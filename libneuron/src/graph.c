@@ -287,16 +287,14 @@ static int nrn_graph_record_locked(struct nrn_stream *s, const struct nrn_graph 
 	return ret;
 }
 
-/* Instructions from @n on that one submission must hold: an EXPR's group. */
-static unsigned int nrn_graph_unit(const struct nrn_graph *g, unsigned int n)
+unsigned int nrn_insn_unit(const struct nisa_insn *in, unsigned int left)
 {
-	const struct nisa_insn *in = &g->insns[n];
 	unsigned int len = 1;
 
 	if (in->opcode == NISA_INSN_EXPR && in->subop <= NISA_EXPR_MAX_STEPS &&
 	    in->axis >= 0 && in->axis <= NISA_EXPR_MAX_INPUTS)
 		len = nisa_expr_length(in->subop, (unsigned int)in->axis);
-	return len < g->ninsns - n ? len : g->ninsns - n;
+	return len < left ? len : left;
 }
 
 static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *g,
@@ -310,7 +308,8 @@ static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *
 	int ret = 0;
 
 	for (unsigned int n = 0; !ret && n < g->ninsns;) {
-		unsigned int len = nrn_graph_unit(g, n), fresh = 0, u, i, j, slot;
+		unsigned int len = nrn_insn_unit(&g->insns[n], g->ninsns - n), fresh = 0;
+		unsigned int u, i, j, slot;
 		struct nrn_buffer *seen[MAXU * NRN_GRAPH_OPNDS];
 
 		/* Relocate the unit and count the buffers the batch lacks. */

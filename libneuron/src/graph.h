@@ -84,7 +84,8 @@ struct nrn_graph_region {
 	/*
 	 * Liveness, recomputed by nrn_graph_ir_liveness(): the first and last
 	 * instruction (index into ir->insns) with an operand in the region
-	 * (-1 when none), the number of such operands, and the union of
+	 * (-1 when none; an EXPR group counts as a whole: from its EXPR to its
+	 * last continuation), the number of such operands, and the union of
 	 * their access.
 	 */
 	int first, last;
@@ -184,6 +185,12 @@ struct nrn_graph {
 	struct nrn_graph_cbuf *cbufs;
 };
 
+/*
+ * Instructions from @in on (at most @left) that act as one: an EXPR and its
+ * continuations, else 1. A unit is issued in one submission and its
+ * operands are live over all of it.
+ */
+unsigned int nrn_insn_unit(const struct nisa_insn *in, unsigned int left);
 /* Byte extent [*lo, *hi) an operand touches; false if it touches nothing. */
 bool nrn_tensor_extent(const struct nisa_tensor *t, int64_t *lo, int64_t *hi);
 /* An empty graph of these sizes (arrays allocated, zeroed); NULL: -ENOMEM. */
