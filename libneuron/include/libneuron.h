@@ -536,8 +536,8 @@ int nrn_graph_arg_access(const struct nrn_graph *g, unsigned int i,
  * (@args[i].size must equal the compiled size; device memory of @s's card;
  * the offset must keep the compiled operands' element alignment), the arena
  * to (@arena, @arena_off) (64-byte aligned, at least arena_size bytes; NULL
- * when arena_size is 0); else -EINVAL. A written argument overlapping
- * another argument or the arena: -EINVAL. Every instruction goes through
+ * when arena_size is 0); else -EINVAL. An argument overlapping the arena,
+ * or a written argument overlapping another argument: -EINVAL. Every instruction goes through
  * the stream's normal batching (flushing at NRN_BATCH_MAX_OPS instructions
  * or when the batch's buffer table is full), in order after earlier work;
  * asynchronous like any operation. An arena may serve one launch at a time

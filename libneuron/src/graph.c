@@ -216,12 +216,12 @@ static int nrn_graph_check_launch(struct nrn_stream *s, const struct nrn_graph *
 		    a->offset > a->buf->size || a->size > a->buf->size - a->offset ||
 		    a->offset % ai->align != ai->phase)
 			return -EINVAL;
-		if (!(ai->access & NISA_ACCESS_WRITE))
-			continue;
 		/* What the graph writes must not change what else it touches. */
 		if (g->arena_size && nrn_ranges_overlap(a->buf, a->offset, a->size,
 							arena, arena_off, g->arena_size))
-			return -EINVAL;
+			return -EINVAL;	/* the arena is written */
+		if (!(ai->access & NISA_ACCESS_WRITE))
+			continue;
 		for (unsigned int j = 0; j < g->nargs; j++)
 			if (j != i && nrn_ranges_overlap(a->buf, a->offset, a->size,
 							 args[j].buf, args[j].offset,

@@ -9,7 +9,7 @@
  * dead temporaries; serialize/deserialize round trip, a flipped byte or a
  * truncated blob is -EBADMSG; a graph of > 64 buffers and > 256
  * instructions launches in several batches; kernels and graphs launched
- * during a capture are recorded (nesting).
+ * during a capture are recorded (nesting). EXPR groups: graph-expr.c.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -206,6 +206,10 @@ static void test_capture_compile_launch(struct nrn_stream *s)
 	t_check_ret(nrn_graph_launch(s, g, largs, NULL, 0), -EINVAL);
 	largs[2] = arg((struct loc){ arena, 64 }, MAT); /* output over the arena */
 	t_check_ret(nrn_graph_launch(s, g, largs, arena, 64), -EINVAL);
+	largs[2] = arg(ly, MAT);
+	largs[1] = arg((struct loc){ arena, 128 }, MAT); /* input under the arena */
+	t_check_ret(nrn_graph_launch(s, g, largs, arena, 64), -EINVAL);
+	largs[1] = arg(lw, MAT);
 	largs[2] = arg(lw, MAT);	/* output over an input */
 	t_check_ret(nrn_graph_launch(s, g, largs, arena, 64), -EINVAL);
 
