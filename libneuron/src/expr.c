@@ -228,6 +228,19 @@ int nrn_expr_check(const struct nrn_expr *e, const uint8_t *in_dtypes,
 	return e->steps[e->nsteps - 1].dtype == dst_dtype ? 0 : -EINVAL;
 }
 
+int nrn_expr_step_from_insn(const struct nisa_insn *in, struct nisa_expr_step *st)
+{
+	int nsrc = nrn_expr_nsrc(in->opcode, in->flags);
+
+	if (nsrc < 0 || in->rsvd)
+		return -1;
+	*st = (struct nisa_expr_step){
+		.op = (uint8_t)in->opcode, .subop = in->subop, .flags = in->flags,
+		.dtype = in->dst.dtype, .scalar = in->scalar, .alpha = in->alpha,
+	};
+	return nrn_expr_step_ok(st) ? -1 : nsrc;
+}
+
 unsigned int nrn_insn_group_length(const struct nisa_insn *in)
 {
 	if (in->opcode != NISA_INSN_EXPR || in->axis < 0 ||

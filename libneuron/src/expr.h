@@ -41,6 +41,13 @@ unsigned int nrn_expr_encode(const struct nrn_expr *e,
 			     struct nisa_insn *out);
 
 /*
+ * The step computing what elementwise instruction @in (FILL, COPY, UNARY,
+ * BINARY, COMPARE, WHERE) computes, registers 0, into @st: its number of
+ * sources, or -1 if @in cannot be a step.
+ */
+int nrn_expr_step_from_insn(const struct nisa_insn *in, struct nisa_expr_step *st);
+
+/*
  * Where input @i of an EXPR group lives: instruction @*rec of the group
  * (0: the EXPR), operand @*opnd (0 dst, 1..3 src[0..2]).
  */
