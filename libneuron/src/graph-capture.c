@@ -235,6 +235,34 @@ NRN_EXPORT int nrn_stream_is_capturing(struct nrn_stream *s)
 	return ret;
 }
 
+/*
+ * The access of operand @i of a kernel's instruction, whose slot has the
+ * rights @slot: what the instruction does with it, within those rights
+ * (the rights themselves where the instruction's use is not known here).
+ */
+static uint32_t nrn_kernel_opnd_access(const struct nisa_insn *in, unsigned int i,
+				       uint32_t slot)
+{
+	const uint32_t r = NISA_ACCESS_READ, w = NISA_ACCESS_WRITE;
+
+	if (in->opcode == NISA_INSN_LINALG || in->opcode >= NISA_NUM_OPCODES)
+		return slot;
+	if (in->opcode == NISA_INSN_EXPR_DATA)	/* INPUTS: every operand */
+		return r;
+	if (i == 0) {
+		bool reads = (in->opcode == NISA_INSN_MATMUL &&
+			      (in->flags & NISA_IF_ACCUMULATE)) ||
+			     in->opcode == NISA_INSN_SCATTER_ADD ||
+			     in->opcode == NISA_INSN_SCATTER;
+
+		return (slot & w) ? w | (reads ? (slot & r) : 0) : slot;
+	}
+	if (i == 2 && (in->flags & NISA_IF_INDICES) &&
+	    (in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN))
+		return slot & w ? w : slot;
+	return r;
+}
+
 /* Record a kernel launch: operand access from the slot's access. */
 int nrn_capture_kernel(struct nrn_capture *c, const struct nrn_kernel *k,
 		       struct nrn_buffer *const *bufs, const uint32_t *access)
@@ -265,10 +293,7 @@ int nrn_capture_kernel(struct nrn_capture *c, const struct nrn_kernel *k,
 				continue;
 			}
 			b[i] = bufs[t[i]->slot];
-			/* Conservative: the slot's rights (a source read). */
-			acc[i] = access[t[i]->slot];
-			if (i)
-				acc[i] |= NISA_ACCESS_READ;
+			acc[i] = nrn_kernel_opnd_access(in, i, access[t[i]->slot]);
 		}
 		ret = nrn_capture_record(c, in, b, NULL, acc);
 	}
