@@ -26,6 +26,7 @@ torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 from .modules import _install as _install_module_moves  # noqa: E402
 
 _install_module_moves()  # module.to('neuron') keeps Parameters (modules.py)
+from . import profiler  # noqa: E402,F401  (torch_neuron.profiler, profiler.py)
 
 
 # Printing formats a tensor with many small operations (in float64); as
@@ -82,6 +83,27 @@ def fallback_stats():
 def reset_fallback_stats():
     """Forget the counts of fallback_stats()."""
     torch.ops.neuron.reset_fallback_stats()
+
+
+def compile_stats():
+    """Counters of compiled mode (torch.compile(backend="neuron")): graphs,
+    captures, cache hits/misses/corrupt entries, compile time, launches,
+    eager fallbacks with their reasons, kernels per graph, dynamo
+    recompiles. See docs/compile.md."""
+    from .compile import compile_stats as stats
+
+    return stats()
+
+
+def reset_compile_stats():
+    """Zero the counters of compile_stats()."""
+    from .compile import reset_compile_stats as reset
+
+    reset()
+
+
+_device_module.compile_stats = compile_stats
+_device_module.reset_compile_stats = reset_compile_stats
 
 
 def _autoload():

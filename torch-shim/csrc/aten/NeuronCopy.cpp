@@ -14,6 +14,7 @@
 #include <torch/library.h>
 
 #include "../runtime/NeuronHostAllocator.h"
+#include "../runtime/NeuronProfiler.h"
 #include "NeuronOps.h"
 
 namespace torch_neuron {
@@ -43,6 +44,9 @@ at::Tensor contiguous_on_card(const at::Tensor& t) {
 // The contiguous CPU tensor @host's bytes into the contiguous neuron tensor
 // @dev (same dtype and size).
 void upload(const at::Tensor& dev, const at::Tensor& host, bool non_blocking) {
+  if (C10_UNLIKELY(profiler::active()))
+    profiler::note_copy(dev.device().index(), profiler::Work::CopyH2D,
+                        host.nbytes());
   nrn_stream* s = stream_for(dev);
   DeviceSpan to = tensor_span(dev);
   if (auto from = pinned_span(host, dev.device().index())) {
@@ -58,6 +62,9 @@ void upload(const at::Tensor& dev, const at::Tensor& host, bool non_blocking) {
 // The contiguous neuron tensor @dev's bytes into the contiguous CPU tensor
 // @host (same dtype and size).
 void download(const at::Tensor& host, const at::Tensor& dev, bool non_blocking) {
+  if (C10_UNLIKELY(profiler::active()))
+    profiler::note_copy(dev.device().index(), profiler::Work::CopyD2H,
+                        host.nbytes());
   nrn_stream* s = stream_for(dev);
   DeviceSpan from = tensor_span(dev);
   if (auto to = pinned_span(host, dev.device().index())) {

@@ -44,6 +44,7 @@ struct Block {
   char* map;
   size_t offset, size, requested = 0;
   bool allocated = false;
+  bool held = false;                 // freed while frees are held
   int pending_events = 0;            // freed, waiting for other streams
   std::vector<c10::StreamId> uses;   // streams recorded besides its own
   Block* prev = nullptr;             // neighbours in the segment
@@ -100,6 +101,8 @@ struct DeviceAlloc {
   std::set<Block*, BySize> pools[2];  // free blocks: large, small
   std::vector<Pending> pending;       // freed blocks' events on other streams
   Stats stats;
+  int holds = 0;              // hold_frees() depth: freed blocks are kept...
+  std::vector<Block*> held;   // ... here, not reused, until it drops to 0
 };
 
 std::mutex g_lock;  // protects g_alloc and every Block
@@ -136,7 +139,9 @@ void pool_erase(DeviceAlloc& d, Block* b) {
 void free_block(DeviceAlloc& d, Block* b) {
   add(d.stats.active, b->small, -1);
   add(d.stats.active_bytes, b->small, -static_cast<int64_t>(b->size));
-  auto is_free = [](Block* n) { return n && !n->allocated && !n->pending_events; };
+  auto is_free = [](Block* n) {
+    return n && !n->allocated && !n->pending_events && !n->held;
+  };
   if (is_free(b->prev)) {
     Block* p = b->prev;
     pool_erase(d, p);
@@ -159,11 +164,20 @@ void free_block(DeviceAlloc& d, Block* b) {
   pool_insert(d, b);
 }
 
+// @b is free: back to its pool, or held while a capture runs.
+void release_block(DeviceAlloc& d, Block* b) {
+  if (d.holds) {
+    b->held = true;  // not merged into a neighbour freed meanwhile either
+    d.held.push_back(b);
+  } else
+    free_block(d, b);
+}
+
 // One of @b's events is done (or failed: the work will not touch it).
 void event_done(DeviceAlloc& d, Pending& p) {
   nrn_event_destroy(p.ev);
   if (--p.block->pending_events == 0)
-    free_block(d, p.block);
+    release_block(d, p.block);
 }
 
 void process_events(DeviceAlloc& d) {
@@ -290,7 +304,7 @@ void neuron_free(void* ctx) {
   }
   b->uses.clear();
   if (!b->pending_events)
-    free_block(d, b);
+    release_block(d, b);
 }
 
 struct NeuronAllocator final : c10::Allocator {
@@ -361,6 +375,23 @@ const Block* block_of(const c10::DataPtr& data) {
 }
 
 }  // namespace
+
+void hold_frees(c10::DeviceIndex index, bool hold) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  DeviceAlloc& d = g_alloc[index];
+  if (hold) {
+    d.holds++;
+    return;
+  }
+  TORCH_CHECK(d.holds > 0, "neuron: hold_frees(false) without hold_frees(true)");
+  if (--d.holds)
+    return;
+  for (Block* b : d.held) {
+    b->held = false;
+    free_block(d, b);
+  }
+  d.held.clear();
+}
 
 DeviceSpan storage_span(const c10::Storage& storage) {
   // Empty storages have no block.

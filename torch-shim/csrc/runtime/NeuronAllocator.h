@@ -25,5 +25,10 @@ void reset_accumulated_stats(c10::DeviceIndex index);
 // Give the cached (unused) segments back to the card, once the work that
 // used them is done.
 void empty_cache(c10::DeviceIndex index);
+// While held (calls nest), memory freed on device @index is not reused:
+// each allocation of a capture gets bytes of its own, so the instructions
+// of a freed temporary never land in a later output or argument (compiled
+// mode, csrc/compile). Releasing the last hold frees the held blocks.
+void hold_frees(c10::DeviceIndex index, bool hold);
 
 }  // namespace torch_neuron

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "NeuronProfiler.h"
 #include "NeuronStream.h"
 
 namespace torch_neuron {
@@ -120,7 +121,10 @@ nrn_stream* device_stream(c10::DeviceIndex index) {
   TORCH_CHECK(id >= 0 && id < kStreamsPerDevice, "neuron: the current stream "
               "of neuron:", static_cast<int>(index), " (id ", id,
               ") is not a neuron stream");
-  return lookup(index, id);
+  nrn_stream* s = lookup(index, id);
+  if (C10_UNLIKELY(profiler::active()))
+    profiler::note_stream(index, s);  // torch.profiler: the op's card work
+  return s;
 }
 
 std::vector<c10::Stream> created_streams(c10::DeviceIndex index) {

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: MIT
+"""torch.profiler shows the card: device events with card timestamps, linked
+to the operators that issued them, device time in key_averages(), a Chrome
+trace with a lane per NeuronCore and DMA queue, and nothing added when no
+profile runs."""
+import json
+import time
+
+import torch
+import torch_neuron
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
+
+DEV = "neuron"
+
+
+def _model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+        torch.nn.Linear(4 * 6 * 6, 10)).to(DEV)
+
+
+def _step(model, opt, x, y):
+    xd, yd = x.to(DEV), y.to(DEV)
+    loss = torch.nn.functional.cross_entropy(model(xd), yd)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def _profiled_step():
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 3, 6, 6), torch.randint(0, 10, (8,))
+    _step(model, opt, x, y)  # warm up outside the profile
+    with profile(activities=torch_neuron.profiler.activities()) as prof:
+        _step(model, opt, x, y)
+    return prof
+
+
+def test_activity_supported():
+    assert torch_neuron.profiler.is_available()
+    assert ProfilerActivity.PrivateUse1 in torch.profiler.supported_activities()
+
+
+def test_training_step_has_device_events_linked_to_ops():
+    prof = _profiled_step()
+    dev = torch_neuron.profiler.device_events(prof)
+    names = {e.name for e in dev}
+    # matmul and convolution, forward and backward, ran on the card
+    assert "aten::addmm (neuron)" in names, names
+    assert any(n.startswith("aten::mm") for n in names), names
+    assert any("convolution" in n for n in names), names
+    assert "Memcpy HtoD (neuron)" in names and "Memcpy DtoH (neuron)" in names
+    for e in dev:
+        assert e.device_index == 0
+        if "mm" in e.name or "convolution" in e.name:
+            assert e.time_range.elapsed_us() > 0, e.name
+    # every device event is a kernel of the CPU operator that issued it
+    kernels = {}
+    for e in prof.events():
+        if e.device_type == DeviceType.CPU:
+            for k in e.kernels:
+                kernels.setdefault(k.name, []).append(e.name)
+    for e in dev:
+        assert e.name in kernels, e.name
+    assert "aten::addmm" in kernels["aten::addmm (neuron)"]
+    conv_ops = {op for n, ops in kernels.items() if "convolution" in n for op in ops}
+    assert conv_ops and all("convolution" in op for op in conv_ops), conv_ops
+    assert set(kernels["Memcpy HtoD (neuron)"]) <= {"aten::copy_", "aten::_copy_from"}
+
+
+def test_intervals_of_one_lane_do_not_overlap():
+    # One stream runs its work in order: the card's timestamps say so.
+    dev = torch_neuron.profiler.device_events(_profiled_step())
+    by_lane = {}
+    for e in dev:
+        if e.name.startswith("Memcpy"):
+            continue
+        by_lane.setdefault(e.device_resource_id, []).append(e.time_range)
+    assert by_lane
+    for lane, ranges in by_lane.items():
+        for a, b in zip(ranges, ranges[1:]):
+            assert a.end <= b.start + 1e-3, (lane, a, b)
+
+
+def test_key_averages_have_device_time_per_op():
+    avg = {e.key: e for e in _profiled_step().key_averages()}
+    for op in ("aten::addmm", "aten::mm", "aten::convolution_backward"):
+        assert op in avg, sorted(avg)
+        assert avg[op].device_time_total > 0, op
+    assert avg["aten::addmm"].self_device_time_total > 0
+    # an operator that only moves metadata has no card time
+    assert avg["aten::t"].device_time_total == 0
+    table = _profiled_step().key_averages().table(sort_by="self_device_time_total")
+    assert "NEURON" in table.upper()
+
+
+def test_chrome_trace_has_a_lane_per_core_and_dma_queue(tmp_path):
+    a = torch.randn(64, 64, device=DEV)
+    s1, s2 = torch.neuron.Stream(), torch.neuron.Stream()
+    with profile(activities=torch_neuron.profiler.activities()) as prof:
+        with torch.neuron.stream(s1):
+            b = a @ a
+        with torch.neuron.stream(s2):
+            c = a * 2
+        torch.neuron.synchronize()
+        (b + c).cpu()
+    path = torch_neuron.profiler.export_chrome_trace(prof, str(tmp_path / "t.json"))
+    events = json.load(open(path))["traceEvents"]
+    device = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy")]
+    assert device and all(e["pid"] == 0 for e in device)
+    lanes = {e["tid"]: e["args"]["lane"] for e in device}
+    cores = {n for n in lanes.values() if n.startswith("NeuronCore")}
+    assert len(cores) >= 2, lanes  # two streams, two cores
+    assert any(n.startswith("DMA queue") for n in lanes.values()), lanes
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    for tid, lane in lanes.items():
+        assert names[(0, tid)] == lane
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    assert procs[0] == "neuron:0"
+    mm = [e for e in device if e["name"] == "aten::mm (neuron)"]
+    assert mm and mm[0]["dur"] > 0
+
+
+def test_cpu_only_profile_and_no_profile_issue_nothing():
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 3, 6, 6), torch.randint(0, 10, (8,))
+    before = torch_neuron.profiler.timestamps_issued()
+    _step(model, opt, x, y)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _step(model, opt, x, y)
+    assert torch_neuron.profiler.timestamps_issued() == before
+    assert not torch_neuron.profiler.device_events(prof)
+    with profile(activities=torch_neuron.profiler.activities()):
+        _step(model, opt, x, y)
+    during = torch_neuron.profiler.timestamps_issued()
+    assert during > before
+    _step(model, opt, x, y)
+    assert torch_neuron.profiler.timestamps_issued() == during
+
+
+def test_profiling_off_costs_nothing_measurable():
+    a = torch.randn(32, 32, device=DEV)
+
+    def run():
+        t0 = time.perf_counter()
+        for _ in range(50):
+            b = a + 1
+        b.cpu()
+        return time.perf_counter() - t0
+
+    run()
+    before = min(run() for _ in range(3))
+    with profile(activities=torch_neuron.profiler.activities()):
+        run()
+    after = min(run() for _ in range(3))
+    assert after < before * 1.3 + 0.005, (before, after)

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+"""The counters behind torch_neuron.compile_stats().
+
+Kept apart from the backend so that reading them never imports dynamo.
+Counters the C++ side keeps (launches, kernel evictions) are read from it.
+"""
+import threading
+
+import torch
+
+_lock = threading.Lock()
+_counts = {}
+_reasons = {}
+_kernels = {}
+
+
+def _zero():
+    return {
+        "dynamo_graphs": 0,        # graphs dynamo handed to the backend
+        "dynamo_recompiles": 0,    # of those, for a frame compiled before
+        "graphs": 0,               # ATen graphs (AOTAutograd fw/bw/inference)
+        "captures": 0,             # capture + compile of a concrete signature
+        "cache_hits": 0,
+        "cache_misses": 0,
+        "cache_corrupt": 0,        # entries found damaged/stale, deleted
+        "cache_writes": 0,
+        "compile_ms": 0.0,         # capture + compile time, total
+        "cache_load_ms": 0.0,      # disk cache read + deserialize time, total
+        "eager_graphs": 0,         # graphs that fell back to eager neuron ops
+        "eager_calls": 0,          # calls of those graphs
+    }
+
+
+def reset():
+    with _lock:
+        _counts.clear()
+        _counts.update(_zero())
+        _reasons.clear()
+        _kernels.clear()
+    if hasattr(torch.ops.neuron, "graph_counters"):
+        torch.ops.neuron.reset_graph_counters()
+
+
+reset()
+
+
+def add(name, value=1):
+    with _lock:
+        _counts[name] += value
+
+
+def eager_fallback(graph_name, reason):
+    with _lock:
+        _counts["eager_graphs"] += 1
+        _reasons[graph_name] = reason
+
+
+def kernels(graph_name, n):
+    """@graph_name holds @n compiled kernels now."""
+    with _lock:
+        _kernels[graph_name] = n
+
+
+def snapshot():
+    with _lock:
+        out = dict(_counts)
+        out["eager_fallbacks"] = dict(_reasons)
+        out["kernels_per_graph"] = dict(_kernels)
+    out["compile_ms"] = round(out["compile_ms"], 3)
+    out["cache_load_ms"] = round(out["cache_load_ms"], 3)
+    if hasattr(torch.ops.neuron, "graph_counters"):
+        launches, evictions = torch.ops.neuron.graph_counters()
+        out["launches"] = int(launches)
+        out["kernel_evictions"] = int(evictions)
+    return out
