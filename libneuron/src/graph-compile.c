@@ -417,7 +417,7 @@ NRN_EXPORT int nrn_graph_compile(const struct nrn_capture *c,
 		ret = nrn_ir_check_scratch(&ir);
 	if (!ret) {
 		nrn_graph_ir_liveness(&ir);
-		if ((flags & NRN_GRAPH_FUSE) && nrn_graph_fuse) {
+		if (flags & NRN_GRAPH_FUSE) {
 			ret = nrn_graph_fuse(&ir);
 			nrn_graph_ir_liveness(&ir);
 		}

@@ -131,7 +131,7 @@ struct nrn_graph_ir {
 void nrn_graph_ir_liveness(struct nrn_graph_ir *ir);
 
 /*
- * The fusion pass (graph-fuse.c, if linked in; a weak symbol until then):
+ * The fusion pass (graph-fuse.c), run when NRN_GRAPH_FUSE is given:
  * replaces chains of elementwise instructions whose intermediates are
  * SCRATCH regions used only inside the chain with EXPR groups. It may
  * rewrite, remove and insert instructions (ir->insns may be realloc()ed,
@@ -142,7 +142,7 @@ void nrn_graph_ir_liveness(struct nrn_graph_ir *ir);
  * scratch region left without uses takes no arena space. 0 or -errno (the
  * compilation then fails with it).
  */
-int nrn_graph_fuse(struct nrn_graph_ir *ir) __attribute__((weak));
+int nrn_graph_fuse(struct nrn_graph_ir *ir);
 
 /* ---- The compiled graph (graph.c launches, graph-file.c serializes) ---- */
 
