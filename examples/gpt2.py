@@ -91,10 +91,11 @@ def optimizer(model, lr=3e-3, weight_decay=0.1):
 
 def train(dev: str, steps: int, amp: str = "", batch: int = 16, ctx: int = 32, d: int = 64,
           heads: int = 4, layers: int = 2, dropout: float = 0.0, seed: int = 0,
-          quiet: bool = False, log_every: int = 1):
+          quiet: bool = False, log_every: int = 1, compile: bool = False):
     """Train from a seeded initialisation on seeded batches; the losses.
     amp: "" (float32), "bfloat16" or "float16" (autocast; float16 with a
-    GradScaler)."""
+    GradScaler). compile: the forward and loss (and so their backward) run
+    as torch.compile graphs (backend "neuron" on the card)."""
     chars = sorted(set(CORPUS))
     data = torch.tensor([chars.index(c) for c in CORPUS], dtype=torch.long)
     torch.manual_seed(seed)
@@ -104,14 +105,21 @@ def train(dev: str, steps: int, amp: str = "", batch: int = 16, ctx: int = 32, d
     scaler = torch.amp.GradScaler(dev, enabled=amp == "float16")
     g = torch.Generator().manual_seed(seed)
     losses = []
+
+    def forward_loss(x, y):
+        logits = model(x)
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+
+    if compile:
+        backend = "neuron" if torch.device(dev).type == "neuron" else "inductor"
+        forward_loss = torch.compile(forward_loss, backend=backend)
     t0 = time.time()
     for step in range(steps):
         starts = torch.randint(0, len(data) - ctx - 1, (batch,), generator=g)
         x = torch.stack([data[s:s + ctx] for s in starts]).to(dev)
         y = torch.stack([data[s + 1:s + ctx + 1] for s in starts]).to(dev)
         with torch.autocast(dev, dtype=amp_dtype, enabled=bool(amp)):
-            logits = model(x)
-            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+            loss = forward_loss(x, y)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
@@ -142,9 +150,11 @@ if __name__ == "__main__":
                    help="dropout masks come from the device's generator: with dropout, "
                         "losses differ from another device's")
     p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the forward and loss (compiled kernels on neuron)")
     a = p.parse_args()
     if a.device == "neuron":
         import torch_neuron  # noqa: F401  (registers the device)
     losses = train(a.device, a.steps, a.amp_dtype if a.amp else "", a.batch, a.ctx, a.d,
-                   a.heads, a.layers, a.dropout, log_every=a.log_every)
+                   a.heads, a.layers, a.dropout, log_every=a.log_every, compile=a.compile)
     assert math.isfinite(losses[-1])

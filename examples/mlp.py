@@ -30,6 +30,11 @@ def spirals(n_per_class: int, classes: int, generator: torch.Generator):
     return torch.cat([x, torch.sin(x @ lift)], dim=1), torch.cat(ys)
 
 
+def compile_backend(dev: str) -> str:
+    """torch.compile's backend for @dev: "neuron" compiles for the card."""
+    return "neuron" if torch.device(dev).type == "neuron" else "inductor"
+
+
 class MLP(nn.Module):
     def __init__(self, d_in: int, hidden: int, classes: int):
         super().__init__()
@@ -42,8 +47,10 @@ class MLP(nn.Module):
 
 
 def train(dev: str, steps: int, batch: int, seed: int = 0, log_every: int = 10,
-          quiet: bool = False):
-    """Train and return the list of losses (one per step)."""
+          quiet: bool = False, compile: bool = False):
+    """Train and return the list of losses (one per step). compile: the
+    forward and loss (and so their backward) run as torch.compile graphs
+    (backend "neuron" on the card: compiled kernels; "inductor" elsewhere)."""
     g = torch.Generator().manual_seed(seed)
     x, y = spirals(512, 3, g)
     torch.manual_seed(seed)
@@ -53,10 +60,15 @@ def train(dev: str, steps: int, batch: int, seed: int = 0, log_every: int = 10,
     losses = []
     order = torch.randperm(x.shape[0], generator=g)
     t0 = time.time()
+
+    def forward_loss(xb, yb):
+        return F.cross_entropy(model(xb), yb)
+
+    if compile:
+        forward_loss = torch.compile(forward_loss, backend=compile_backend(dev))
     for step in range(steps):
         idx = order[(step * batch) % x.shape[0]:][:batch].to(dev)
-        logits = model(x.index_select(0, idx))
-        loss = F.cross_entropy(logits, y.index_select(0, idx))
+        loss = forward_loss(x.index_select(0, idx), y.index_select(0, idx))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -77,6 +89,8 @@ if __name__ == "__main__":
     p.add_argument("--device", default=device)
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the forward and loss (compiled kernels on neuron)")
     a = p.parse_args()
-    losses, _ = train(a.device, a.steps, a.batch)
+    losses, _ = train(a.device, a.steps, a.batch, compile=a.compile)
     assert math.isfinite(losses[-1])

@@ -29,11 +29,21 @@ log = logging.getLogger("torch_neuron.compile")
 _SEEDED = torch.Tag.nondeterministic_seeded
 
 
+def _dropout_off(node):
+    """A seeded operator whose dropout probability is the constant 0 (SDPA
+    with dropout_p=0.0) draws nothing."""
+    for i, a in enumerate(node.target._schema.arguments):
+        if a.name in ("dropout_p", "p"):
+            v = node.args[i] if i < len(node.args) else node.kwargs.get(a.name, a.default_value)
+            return isinstance(v, (int, float)) and v == 0
+    return False
+
+
 def _refusal(gm):
     """Why @gm cannot become a kernel, or None (checked before any capture)."""
     for node in gm.graph.nodes:
         if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
-            if _SEEDED in node.target.tags:
+            if _SEEDED in node.target.tags and not _dropout_off(node):
                 return f"{node.target.name()} draws random numbers"
     return None
 
