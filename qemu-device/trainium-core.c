@@ -186,6 +186,7 @@ TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,
 void trn_kernel_free(TrnKernel *k)
 {
     if (k) {
+        g_free(k->expr_regs);
         g_free(k->code);
         g_free(k);
     }

@@ -18,11 +18,32 @@
  * (trainium-ew-ops.h). The double form exists for kinds EXACT and REAL, the
  * int64 form for EXACT and BITS; a function of the other kind returns false.
  */
+/*
+ * o[i] = @VAL for i < cnt (@VAL reads i): blocks of 8 computed into a
+ * local array before they are stored, so that -O2 vectorizes them (no
+ * possible overlap of o with the sources), then the tail.
+ */
+#define TRN_EW_LOOP(VAL)                                                     \
+    do {                                                                     \
+        for (i = 0; i + 8 <= cnt; i += 8) {                                  \
+            double t_[8];                                                    \
+            for (unsigned u_ = 0; u_ < 8; u_++) {                            \
+                uint64_t j_ = i;                                             \
+                i = j_ + u_;                                                 \
+                t_[u_] = (VAL);                                              \
+                i = j_;                                                      \
+            }                                                                \
+            for (unsigned u_ = 0; u_ < 8; u_++) {                            \
+                o[i + u_] = t_[u_];                                          \
+            }                                                                \
+        }                                                                    \
+        for (; i < cnt; i++) {                                               \
+            o[i] = (VAL);                                                    \
+        }                                                                    \
+    } while (0)
 #define TRN_UN_F(NAME, name)                                                 \
     case NISA_UN_##NAME:                                                     \
-        for (i = 0; i < cnt; i++) {                                          \
-            o[i] = trn_un_##name(x[i], p, q);                                \
-        }                                                                    \
+        TRN_EW_LOOP(trn_un_##name(x[i], p, q));                              \
         return true;
 #define TRN_UN_I(NAME, name)                                                 \
     case NISA_UN_##NAME:                                                     \
@@ -32,9 +53,7 @@
         return true;
 #define TRN_BIN_F(NAME, name)                                                \
     case NISA_BIN_##NAME:                                                    \
-        for (i = 0; i < cnt; i++) {                                          \
-            o[i] = trn_bin_##name(x[i], y[i], alpha);                        \
-        }                                                                    \
+        TRN_EW_LOOP(trn_bin_##name(x[i], y[i], alpha));                      \
         return true;
 #define TRN_BIN_I(NAME, name)                                                \
     case NISA_BIN_##NAME:                                                    \
@@ -44,9 +63,7 @@
         return true;
 #define TRN_CMP_F(NAME, name)                                                \
     case NISA_CMP_##NAME:                                                    \
-        for (i = 0; i < cnt; i++) {                                          \
-            o[i] = trn_cmp_##name(x[i], y[i]);                               \
-        }                                                                    \
+        TRN_EW_LOOP(trn_cmp_##name(x[i], y[i]));                             \
         return true;
 #define TRN_CMP_I(NAME, name)                                                \
     case NISA_CMP_##NAME:                                                    \
@@ -85,7 +102,7 @@
 #define TRN_UN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_UN_##N)
 #define TRN_BIN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_BIN_##N)
 
-static bool trn_unary(enum nisa_unary fn, const double *x, double p, double q,
+static inline __attribute__((always_inline)) bool trn_unary(enum nisa_unary fn, const double *x, double p, double q,
                       double *o, uint64_t cnt)
 {
     uint64_t i;
@@ -98,7 +115,7 @@ static bool trn_unary(enum nisa_unary fn, const double *x, double p, double q,
     return false;
 }
 
-static bool trn_binary(enum nisa_binary op, const double *x, const double *y,
+static inline __attribute__((always_inline)) bool trn_binary(enum nisa_binary op, const double *x, const double *y,
                        double alpha, double *o, uint64_t cnt)
 {
     uint64_t i;
@@ -111,7 +128,7 @@ static bool trn_binary(enum nisa_binary op, const double *x, const double *y,
     return false;
 }
 
-static bool trn_compare(enum nisa_compare cmp, const double *x,
+static inline __attribute__((always_inline)) bool trn_compare(enum nisa_compare cmp, const double *x,
                         const double *y, double *o, uint64_t cnt)
 {
     uint64_t i;
@@ -379,7 +396,7 @@ static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
     trn_scatter_i64(&e->dst, start, n, buf->io, e->wrap);
 }
 
-void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
+TRN_EW_CLONES void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
                       double *sbuf, double *o, uint64_t n)
 {
     const double *x = src[0], *y = src[1];

@@ -31,6 +31,7 @@ typedef struct TrnExprStep {
 
 typedef struct TrnExpr {
     unsigned nsteps, ninputs;
+    bool f32;           /* every input and step float32: float registers */
     TrnView dst;
     TrnView in[NISA_EXPR_MAX_INPUTS];
     TrnExprStep step[NISA_EXPR_MAX_STEPS];
@@ -41,6 +42,7 @@ typedef struct TrnExprRegs {
     int64_t i[NISA_EXPR_NUM_REGS][TRN_EXPR_BLOCK];
     double od[TRN_EXPR_BLOCK], sd[TRN_EXPR_BLOCK];
     int64_t oi[TRN_EXPR_BLOCK], si[TRN_EXPR_BLOCK];
+    float f[NISA_EXPR_NUM_REGS][TRN_EXPR_BLOCK];  /* the float32 path's */
 } TrnExprRegs;
 
 static bool trn_tensor_unset(const struct nisa_tensor *t)
@@ -233,6 +235,33 @@ static uint32_t trn_expr_program(TrnKernel *k, TrnExpr *x,
  * it into a tensor of @dtype and the next loading it: in double (@od)
  * or, for an integer step, in int64 (@oi, @wrap as its store).
  */
+/*
+ * To float32, in blocks of 8 that vectorize. A NaN keeps its payload here
+ * (trn_to_f32() would make it the quiet NaN, with its sign): no result
+ * but a NaN depends on a payload, the sign is kept, and dst's store makes
+ * every NaN the quiet NaN -- the bits of the unfused instructions.
+ */
+TRN_EW_CLONES static void trn_expr_round_f32(double *restrict d,
+                                             const double *restrict o,
+                                             uint64_t n)
+{
+    uint64_t j = 0;
+
+    for (; j + 8 <= n; j += 8) {
+        double t[8];
+
+        for (unsigned u = 0; u < 8; u++) {
+            t[u] = (float)o[j + u];
+        }
+        for (unsigned u = 0; u < 8; u++) {
+            d[j + u] = t[u];
+        }
+    }
+    for (; j < n; j++) {
+        d[j] = (float)o[j];
+    }
+}
+
 static void trn_expr_round(TrnExprRegs *g, unsigned r, uint8_t dtype,
                            bool integer, bool wrap, uint64_t n)
 {
@@ -241,9 +270,7 @@ static void trn_expr_round(TrnExprRegs *g, unsigned r, uint8_t dtype,
     uint8_t tmp[8];
 
     if (!integer && dtype == NISA_F32) {
-        for (uint64_t j = 0; j < n; j++) {
-            d[j] = trn_to_f32(g->od[j]);
-        }
+        trn_expr_round_f32(d, g->od, n);
         return;
     }
     for (uint64_t j = 0; j < n; j++) {
@@ -299,11 +326,150 @@ static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
     }
 }
 
+/*
+ * The float32 path: registers of floats. +, -, *, / of float32 values
+ * (alpha 1, a scalar float32 holds) are computed in float32, eight at a
+ * time: the same bits as in double rounded once (as trainium-ew-f32.c's
+ * trn_f32_exact()); every other step goes through double as above.
+ */
+static bool trn_expr_f32_fast(const TrnEw *e)
+{
+    if (e->op != NISA_INSN_BINARY ||
+        ((e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB) && e->alpha != 1.0)) {
+        return false;
+    }
+    if ((e->flags & NISA_IF_SCALAR) && (double)(float)e->scalar != e->scalar) {
+        return false;
+    }
+    return e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
+           e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV;
+}
+
+/* d[j] = @VAL for j < @nn (a multiple of 8), through a local block. */
+#define TRN_EXPR_F32_BLOCKS(VAL)                                            \
+    for (uint64_t j = 0; j < nn; j += 8) {                                  \
+        float t_[8];                                                        \
+        for (unsigned u = 0; u < 8; u++) {                                  \
+            t_[u] = (VAL);                                                  \
+        }                                                                   \
+        for (unsigned u = 0; u < 8; u++) {                                  \
+            d[j + u] = t_[u];                                               \
+        }                                                                   \
+    }
+#define TRN_EXPR_F32_FORMS(OP)                                              \
+    do {                                                                    \
+        if (!scalar) {                                                      \
+            TRN_EXPR_F32_BLOCKS(x[j + u] OP y[j + u]);                      \
+        } else if (!rev) {                                                  \
+            TRN_EXPR_F32_BLOCKS(x[j + u] OP sc);                            \
+        } else {                                                            \
+            TRN_EXPR_F32_BLOCKS(sc OP x[j + u]);                            \
+        }                                                                   \
+    } while (0)
+
+/*
+ * A fast step over @n elements (rounded up to 8: the registers hold
+ * TRN_EXPR_BLOCK, the lanes past @n are never stored).
+ */
+TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
+                                          const float *y, float *d,
+                                          uint64_t n)
+{
+    bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+    float sc = (float)e->scalar;
+
+    if (rev && !scalar) {       /* src1 op src0 */
+        const float *t = x;
+
+        x = y;
+        y = t;
+    }
+    switch (e->sub) {
+    case NISA_BIN_ADD:
+        TRN_EXPR_F32_FORMS(+);
+        break;
+    case NISA_BIN_SUB:
+        TRN_EXPR_F32_FORMS(-);
+        break;
+    case NISA_BIN_MUL:
+        TRN_EXPR_F32_FORMS(*);
+        break;
+    default:
+        TRN_EXPR_F32_FORMS(/);
+        break;
+    }
+}
+
+TRN_EW_CLONES static void trn_expr_f32_widen(double *restrict d,
+                                             const float *restrict f,
+                                             uint64_t n)
+{
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+
+    for (uint64_t j = 0; j < nn; j++) {
+        d[j] = f[j];
+    }
+}
+
+TRN_EW_CLONES static void trn_expr_f32_narrow(float *restrict f,
+                                              const double *restrict d,
+                                              uint64_t n)
+{
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+
+    for (uint64_t j = 0; j < nn; j++) {
+        f[j] = (float)d[j];     /* NaN payloads: see trn_expr_round_f32() */
+    }
+}
+
+static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
+                               uint64_t start, uint64_t n)
+{
+    const TrnExprStep *last = &x->step[x->nsteps - 1];
+
+    for (unsigned r = 0; r < x->ninputs; r++) {
+        trn_gather_f32(&x->in[r], start, n, g->f[r]);
+    }
+    for (unsigned s = 0; s < x->nsteps; s++) {
+        const TrnExprStep *st = &x->step[s];
+        const double *src[3] = { g->d[0], g->d[1], g->d[2] };
+
+        if (trn_expr_f32_fast(&st->e)) {
+            trn_expr_f32_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
+                            g->f[st->dst], n);
+            continue;
+        }
+        for (unsigned j = 0; j < st->e.nsrc; j++) {
+            trn_expr_f32_widen(g->d[j], g->f[st->src[j]], n);
+        }
+        trn_ew_apply_f64(&st->e, src, g->sd, g->od, n);
+        trn_expr_f32_narrow(g->f[st->dst], g->od, n);
+    }
+    trn_scatter_f32(&x->dst, start, n, g->f[last->dst]);
+}
+
+/* Every register float32: inputs, steps (none exact on int64), dst. */
+static bool trn_expr_all_f32(const TrnExpr *x)
+{
+    for (unsigned i = 0; i < x->ninputs; i++) {
+        if (x->in[i].dtype != NISA_F32) {
+            return false;
+        }
+    }
+    for (unsigned s = 0; s < x->nsteps; s++) {
+        if (x->step[s].e.integer || x->step[s].e.dst.dtype != NISA_F32) {
+            return false;
+        }
+    }
+    return true;
+}
+
 uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
 {
     const struct nisa_insn *in = &k->code[at];
     g_autofree TrnExpr *x = g_new0(TrnExpr, 1);
-    g_autofree TrnExprRegs *g = NULL;
+    TrnExprRegs *g;
     int32_t ninputs = (int32_t)le32_to_cpu(in->axis);
     unsigned nin_rec;
     uint32_t err;
@@ -332,14 +498,22 @@ uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
     if (err || !x->dst.numel) {
         return err;
     }
-    g = g_new0(TrnExprRegs, 1);
+    if (!k->expr_regs) {
+        k->expr_regs = g_new0(TrnExprRegs, 1);
+    }
+    g = k->expr_regs;
+    x->f32 = trn_expr_all_f32(x);
     for (uint64_t start = 0; start < x->dst.numel; start += TRN_EXPR_BLOCK) {
         uint64_t n = MIN(TRN_EXPR_BLOCK, x->dst.numel - start);
 
         if (trn_tick(k, n * x->nsteps)) {
             return NISA_ERR_ABORTED;
         }
-        trn_expr_block(x, g, start, n);
+        if (x->f32) {
+            trn_expr_block_f32(x, g, start, n);
+        } else {
+            trn_expr_block(x, g, start, n);
+        }
     }
     return NISA_ERR_NONE;
 }

@@ -38,6 +38,7 @@ typedef struct TrnKernel {
     uint64_t ninsns;
     struct nisa_insn *code;       /* the kernel, copied out once */
     uint64_t dirty_lo, dirty_hi; /* device memory the instruction writes */
+    struct TrnExprRegs *expr_regs; /* EXPR's register file, made once */
 } TrnKernel;
 
 /*
@@ -81,6 +82,10 @@ void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out);
 void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
                  const double *in);
 double trn_f64(uint64_t bits);
+/* Float32 operands (v->dtype F32) as floats; stores make a NaN quiet. */
+void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out);
+void trn_scatter_f32(const TrnView *v, uint64_t start, uint64_t n,
+                     const float *in);
 
 /* Integer elements, exactly (I32, I64, BOOL, U8, I8, I16; "Numerics"). */
 static inline bool trn_is_int(uint8_t dtype)

@@ -416,6 +416,58 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
 #undef SCATTER_RUN
 }
 
+void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out)
+{
+#define GATHER_F32_RUN(p, st, cnt, pos)                                     \
+    do {                                                                    \
+        const float *f_ = (const float *)(p);                               \
+        float *o_ = out + (pos);                                            \
+        if ((st) == 1) {                                                    \
+            memcpy(o_, f_, (cnt) * sizeof(float));                          \
+        } else {                                                            \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                o_[j] = f_[(int64_t)j * (st)];                              \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, GATHER_F32_RUN);
+#undef GATHER_F32_RUN
+}
+
+/* A float32 stored as trn_to_f32() stores it: a NaN the quiet NaN. */
+static inline uint32_t trn_f32_bits_quiet(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    return (u & 0x7fffffff) > 0x7f800000 ? (u & 0x80000000) | 0x7fc00000 : u;
+}
+
+void trn_scatter_f32(const TrnView *v, uint64_t start, uint64_t n,
+                     const float *in)
+{
+#define SCATTER_F32_RUN(p, st, cnt, pos)                                    \
+    do {                                                                    \
+        uint32_t *u_ = (uint32_t *)(p);                                     \
+        const float *s_ = in + (pos);                                       \
+        uint64_t j = 0;                                                     \
+        if ((st) == 1) {                                                    \
+            for (; j + 8 <= (cnt); j += 8) {                                \
+                uint32_t t_[8];                                             \
+                for (unsigned k_ = 0; k_ < 8; k_++) {                       \
+                    t_[k_] = trn_f32_bits_quiet(s_[j + k_]);                \
+                }                                                           \
+                memcpy(u_ + j, t_, sizeof(t_));                             \
+            }                                                               \
+        }                                                                   \
+        for (; j < (cnt); j++) {                                            \
+            u_[(int64_t)j * (st)] = trn_f32_bits_quiet(s_[j]);              \
+        }                                                                   \
+    } while (0)
+    TRN_WALK(v, start, n, SCATTER_F32_RUN);
+#undef SCATTER_F32_RUN
+}
+
 int64_t trn_load_i64(uint8_t dtype, const void *p)
 {
     switch (dtype) {

@@ -274,7 +274,16 @@ static void test_long_program(void)
     unsigned n;
 
     for (unsigned i = 0; i < 5; i++) {
+        static const uint32_t special[] = {
+            0x7fc00000, 0xffc01234, 0x7fa00001, 0x7f800000, 0xff800000,
+            0x80000000, 0x00000001, 0x00800000, 0x7f7fffff,
+        };
+
         randf(v[i], N, 10 + i);
+        /* NaNs with payloads and signs, infinities, -0, subnormals. */
+        for (unsigned k = 0; k < ARRAY_SIZE(special); k++) {
+            memcpy(&v[i][(k * 37 + i * 11) % N], &special[k], 4);
+        }
         in[i] = tn(i % 2, NISA_F32, (i / 2) * MiB, R, C, 0, 0);
         put(c, i % 2, (i / 2) * MiB, v[i], sizeof(v[i]));
     }
