@@ -469,7 +469,9 @@ int nrn_graph_fuse(struct nrn_graph_ir *ir)
 			a += len;
 			continue;
 		}
+		/* Only a run's last dst may be other than scratch. */
 		while (end + 1 < ir->ninsns && end + 1 - a < MAXG &&
+		       ir->regions[ir->insns[end].region[0]].kind == NRN_REGION_SCRATCH &&
 		       nrn_fusable(&ir->insns[end + 1]) &&
 		       nrn_numel(&ir->insns[end + 1].insn.dst) ==
 		       nrn_numel(&ir->insns[a].insn.dst))
