@@ -11,6 +11,12 @@ resnet18: torchvision's ResNet-18 (10 classes) as examples/resnet.py trains
      it: batch 32, 3x32x32 images, float32, SGD with momentum.
 The step is forward, loss, backward, optimizer step and loss.item() (which
 waits for the device); the first step is a warm-up.
+
+--compile: the forward and loss run as torch.compile(backend="neuron")
+(their backward too); also reported: the first step's time with an empty
+compile cache (dynamo, AOTAutograd, capture and compile), the same with the
+cache holding the kernels (a new dynamo compile whose kernels come from the
+disk), and the kernel launches per step.
 """
 import argparse
 import json
@@ -55,23 +61,50 @@ def resnet18_setup(dev):
 SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "resnet18": resnet18_setup}
 
 
-def step_ms(name: str, dev: str, steps: int) -> float:
+def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None) -> float:
     torch.manual_seed(0)
     model, opt, x, y = SETUPS[name](dev)
 
-    def step():
+    def forward_loss(x, y):
         logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    fn = [torch.compile(forward_loss, backend="neuron") if compile else forward_loss]
+
+    def step():
+        loss = fn[0](x, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         return loss.item()  # waits for the device
 
-    step()  # warm-up: allocations, first-use costs
+    t0 = time.perf_counter()
+    step()  # warm-up: allocations, first-use costs (compiled: the compile)
+    first = (time.perf_counter() - t0) * 1e3
+    if compile:
+        import torch_neuron
+        launches = torch_neuron.compile_stats()["launches"]
     t0 = time.perf_counter()
     for _ in range(steps):
         step()
-    return (time.perf_counter() - t0) / steps * 1e3
+    ms = (time.perf_counter() - t0) / steps * 1e3
+    if compile and figures is not None:
+        s = torch_neuron.compile_stats()
+        figures[f"{name}_launches_per_step_compiled"] = (s["launches"] - launches) / steps
+        figures[f"{name}_first_compile_ms"] = first
+        figures[f"{name}_capture_compile_ms"] = s["compile_ms"]
+        figures[f"{name}_eager_graphs"] = s["eager_graphs"]
+        # a new dynamo compile of the same step: its kernels come from the cache
+        torch._dynamo.reset()
+        fn[0] = torch.compile(forward_loss, backend="neuron")
+        hits = s["cache_hits"]
+        t0 = time.perf_counter()
+        step()
+        figures[f"{name}_cache_hit_first_step_ms"] = (time.perf_counter() - t0) * 1e3
+        s = torch_neuron.compile_stats()
+        figures[f"{name}_cache_hits"] = s["cache_hits"] - hits
+        figures[f"{name}_cache_load_ms"] = s["cache_load_ms"]
+    return ms
 
 
 if __name__ == "__main__":
@@ -80,8 +113,16 @@ if __name__ == "__main__":
     p.add_argument("model", choices=list(SETUPS))
     p.add_argument("--device", default="neuron")
     p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--name", help="figure name (default: MODEL_step_DEVICE_ms)")
+    p.add_argument("--name", help="figure name (default: MODEL_step_DEVICE_ms, "
+                   "MODEL_step_DEVICE_compiled_ms with --compile)")
+    p.add_argument("--compile", action="store_true",
+                   help='torch.compile(backend="neuron") the forward and loss')
     a = p.parse_args()
-    ms = step_ms(a.model, a.device, a.steps)
-    print(json.dumps({a.name or f"{a.model}_step_{a.device}_ms": ms,
-                      "torch_version": torch.__version__}))
+    if a.compile:
+        # a cache of its own, empty: the first step compiles
+        import tempfile
+        os.environ["TORCH_NEURON_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
+    figures = {}
+    ms = step_ms(a.model, a.device, a.steps, a.compile, figures)
+    name = a.name or f"{a.model}_step_{a.device}{'_compiled' if a.compile else ''}_ms"
+    print(json.dumps({name: ms, **figures, "torch_version": torch.__version__}))
