@@ -187,6 +187,42 @@ static bool nrn_reshape(const struct nisa_tensor *t, const uint32_t *S, unsigned
 	return true;
 }
 
+/*
+ * No two elements of @t share bytes (sufficient test: with its dims of
+ * extent > 1 sorted by stride, each stride exceeds the span of the inner
+ * ones). A register holds one value per element; memory written through a
+ * self-overlapping dst holds the last one written: such a dst is never an
+ * intermediate.
+ */
+static bool nrn_no_self_overlap(const struct nisa_tensor *t)
+{
+	int64_t st[NISA_MAX_DIMS], ex[NISA_MAX_DIMS];
+	unsigned int n = 0;
+	int64_t span = 0;
+
+	for (unsigned int d = 0; d < t->ndim && d < NISA_MAX_DIMS; d++) {
+		if (t->shape[d] <= 1)
+			continue;
+		st[n] = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+		ex[n++] = t->shape[d];
+	}
+	for (unsigned int k = 1; k < n; k++)		/* by stride */
+		for (unsigned int m = k; m > 0 && st[m - 1] > st[m]; m--) {
+			int64_t a = st[m], b = ex[m];
+
+			st[m] = st[m - 1];
+			ex[m] = ex[m - 1];
+			st[m - 1] = a;
+			ex[m - 1] = b;
+		}
+	for (unsigned int k = 0; k < n; k++) {
+		if (st[k] <= span)
+			return false;
+		span += st[k] * (ex[k] - 1);
+	}
+	return true;
+}
+
 /* Instruction @gi with its operands in the run's shape. */
 static bool nrn_normalize(const struct nrn_graph_insn *gi, const uint32_t *S,
 			  unsigned int nd, struct nrn_graph_insn *out)
@@ -345,7 +381,8 @@ static bool nrn_fuse_plan(const struct nrn_graph_ir *ir, const struct nrn_fuse_u
 		const struct nrn_graph_insn *pq = &norm[q - a];
 		bool dead = false;
 
-		if (ir->regions[pq->region[0]].kind != NRN_REGION_SCRATCH)
+		if (ir->regions[pq->region[0]].kind != NRN_REGION_SCRATCH ||
+		    !nrn_no_self_overlap(&pq->insn.dst))
 			return false;
 		for (unsigned int m = q + 1; m <= b && !dead; m++)
 			dead = norm[m - a].region[0] == pq->region[0] &&

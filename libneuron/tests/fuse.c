@@ -6,7 +6,8 @@
  * unfused graph and of the eager operations; a chain whose intermediate is
  * an argument, or is read after the chain, keeps that intermediate
  * (written, with the right values); a long chain (five inputs, eight
- * steps, a temporary's memory written twice) fuses into one group.
+ * steps, a temporary's memory written twice) fuses into one group; an
+ * intermediate written through a self-overlapping (stride 0) dst stays.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,7 +21,7 @@
 static struct nrn_device *dev;
 static struct nrn_stream *s;
 
-enum variant { CHAIN, ARG_INTERMEDIATE, READ_LATER, LONG };
+enum variant { CHAIN, ARG_INTERMEDIATE, READ_LATER, LONG, SELF_OVERLAP };
 
 /* Inputs x [R,C], w [C], b [R,1], v [R,C], in @in; outputs in @out. */
 struct bufs {
@@ -48,6 +49,8 @@ static void issue(enum variant v, const struct bufs *b)
 	nrn_tensor_contiguous(&vv, b->in, V_OFF, NISA_F32, 2, rc);
 	nrn_tensor_contiguous(&y, b->out, Y_OFF, NISA_F32, 2, rc);
 	nrn_tensor_contiguous(&t1, b->scr, 0, NISA_BF16, 2, rc);
+	if (v == SELF_OVERLAP)
+		t1.strides[0] = 0;	/* every row into one: the last stays */
 	if (v == ARG_INTERMEDIATE)
 		nrn_tensor_contiguous(&t2, b->out, T2_OFF, NISA_F32, 2, rc);
 	else
@@ -164,6 +167,10 @@ static void check_variant(enum variant v, struct nrn_buffer *in)
 		/* t2 stays (its values checked above): two groups of two. */
 		t_check(fi.insns == fi.captured_insns && fi.fused == 0);
 		break;
+	case SELF_OVERLAP:
+		/* t1 is no register (one value per column): add/gelu/max fuse. */
+		t_check(fi.insns == 3 && fi.fused == 1);
+		break;
 	case READ_LATER:
 		/*
 		 * t1 stays (the sum read it from a zeroed arena: checked above):
@@ -198,6 +205,7 @@ int main(void)
 	check_variant(ARG_INTERMEDIATE, in);
 	check_variant(READ_LATER, in);
 	check_variant(LONG, in);
+	check_variant(SELF_OVERLAP, in);
 	t_check_ret(nrn_stream_sync(s), 0);
 	nrn_buffer_free(in);
 	free(h);
