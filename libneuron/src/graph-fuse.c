@@ -390,7 +390,13 @@ static bool nrn_fuse_plan(const struct nrn_graph_ir *ir, const struct nrn_fuse_u
 		if (!dead && !nrn_dead_after(ir, u, q, b))
 			return false;
 	}
-	/* dst: exactly an input (in place), or apart from all of them. */
+	/*
+	 * dst: not self-overlapping (which of its writes stays would depend
+	 * on the order an engine walks it), and exactly an input (in place)
+	 * or apart from all of them.
+	 */
+	if (!nrn_no_self_overlap(&fin->insn.dst))
+		return false;
 	for (unsigned int k = 0; k < p->nin; k++) {
 		struct nisa_tensor x = p->in[k], y = fin->insn.dst;
 
