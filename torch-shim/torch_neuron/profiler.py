@@ -48,8 +48,10 @@ def activities():
 
 def device_events(prof):
     """The card's events of a finished profile (``FunctionEvent``s of
-    ``DeviceType.PrivateUse1``), in start order."""
-    evs = [e for e in prof.events() if e.device_type == DeviceType.PrivateUse1]
+    ``DeviceType.PrivateUse1``), in start order; @prof is a
+    torch.profiler.profile or a torch.autograd.profiler.profile."""
+    events = prof.events() if hasattr(prof, "events") else prof.function_events
+    evs = [e for e in events if e.device_type == DeviceType.PrivateUse1]
     return sorted(evs, key=lambda e: e.time_range.start)
 
 
