@@ -34,5 +34,9 @@ def neuron_backend(gm, example_inputs, **kwargs):
             return GraphKernels(fx, f"{kind} graph {n}")
         return compile_graph
 
+    # keep_inference_input_mutations: an inference graph's in-place updates
+    # of its inputs (an optimizer step's parameters and state) stay in the
+    # graph, so they are part of its kernel, not one eager copy_ each after it.
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        inference_compiler=compiler("inference"))(gm, example_inputs, **kwargs)
+                        inference_compiler=compiler("inference"),
+                        keep_inference_input_mutations=True)(gm, example_inputs, **kwargs)

@@ -128,7 +128,8 @@ class GraphKernels:
             outs = self.gm(*args)
         except Exception as e:  # the capture's error names the cause
             error = e
-        failed = self.set.end_capture()
+        finally:  # the stream captures until this, whatever happened
+            failed = self.set.end_capture()
         if failed or error is not None:
             reason = failed or f"{type(error).__name__}: {error}"
             if error is not None and failed:
