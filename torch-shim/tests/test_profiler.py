@@ -274,3 +274,21 @@ def test_chrome_trace_names_every_card(tmp_path):
     assert procs[0] == "neuron:0" and procs[1] == "neuron:1"
     mm = {e["pid"] for e in events if e.get("name") == "aten::mm (neuron)"}
     assert mm == {0, 1}
+
+
+def test_device_error_under_profile_is_loud(capfd):
+    # An index out of range is found by the card: PyTorch's profiler exit
+    # synchronises and raises it; the intervals of the failed stream are
+    # dropped with a warning, never shown with made-up times.
+    x = torch.randn(4, device=DEV)
+    idx = torch.tensor([7], device=DEV)
+    p = profile(activities=torch_neuron.profiler.activities())
+    with pytest.raises(RuntimeError, match="device reported an error"):
+        with p:
+            torch.index_select(x, 0, idx)
+    capfd.readouterr()
+    p.profiler.__exit__(None, None, None)  # PyTorch left it running
+    # a C++ warning (TORCH_WARN at Kineto's stop) on stderr
+    assert "neuron profiler: card work of a profiled stream" in capfd.readouterr().err
+    assert not torch_neuron.profiler.device_events(p)
+    assert torch.equal((x * 2).cpu(), x.cpu() * 2)  # the card works on

@@ -66,6 +66,10 @@ class Session final : public libkineto::IActivityProfilerSession {
     }
     status_ = errors_.empty() ? libkineto::TraceStatus::READY
                               : libkineto::TraceStatus::WARNING;
+    // Kineto keeps a session's errors to itself: say them (a Python
+    // warning), so that a profile missing card work is never silent.
+    for (const std::string& e : errors_)
+      TORCH_WARN(e);
   }
 
   std::vector<std::string> errors() override { return errors_; }

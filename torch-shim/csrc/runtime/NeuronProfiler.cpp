@@ -30,6 +30,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -39,6 +40,16 @@ namespace torch_neuron::profiler {
 std::atomic<bool> g_active{false};
 
 namespace {
+
+// The process is exiting: a profile left open (its stop raised) may still
+// be stopped by Kineto's teardown, when the cards and PyTorch's state are
+// no longer to be used. Set by an exit handler registered at load, which
+// runs before the destructors of everything loaded earlier.
+std::atomic<bool> g_exiting{false};
+const int g_exit_handler = std::atexit([] {
+  g_exiting.store(true);
+  g_active.store(false);
+});
 
 constexpr uint32_t kSlabSlots = 8192;  // int64 clock slots per buffer
 
@@ -80,17 +91,32 @@ struct Card {
   int64_t ref_card_ns = 0, ref_host_ns = 0;
 };
 
-// Everything below is guarded by g_lock (profiling serialises the
-// bracketing of operators of all threads; it costs nothing when off).
-std::mutex g_lock;
-uint64_t g_generation = 0;
-std::vector<Closed> g_closed;
-std::vector<std::string> g_errors;
-std::array<Card, kMaxDevices> g_cards;
-std::map<nrn_stream*, c10::DeviceIndex> g_streams;  // used in this session
-uint64_t g_stamps = 0;  // TIMESTAMPs issued, ever (timestamps_issued())
+// The collector's state, guarded by its lock (profiling serialises the
+// bracketing of operators of all threads; it costs nothing when off). It
+// is never destroyed: Kineto may still call a session during the process's
+// teardown (a profile left open by an exception), after static destructors
+// ran.
+struct State {
+  std::mutex lock;
+  uint64_t generation = 0;
+  std::vector<Closed> closed;
+  std::vector<std::string> errors;
+  std::array<Card, kMaxDevices> cards;
+  std::map<nrn_stream*, c10::DeviceIndex> streams;  // used in this session
+  uint64_t stamps = 0;  // TIMESTAMPs issued, ever (timestamps_issued())
+};
+State& g_state = *new State;
+std::mutex& g_lock = g_state.lock;
+uint64_t& g_generation = g_state.generation;
+std::vector<Closed>& g_closed = g_state.closed;
+std::vector<std::string>& g_errors = g_state.errors;
+std::array<Card, kMaxDevices>& g_cards = g_state.cards;
+std::map<nrn_stream*, c10::DeviceIndex>& g_streams = g_state.streams;
+uint64_t& g_stamps = g_state.stamps;
 
-thread_local std::vector<Frame> t_frames;
+// This thread's running operators; like the state, never destroyed (a
+// thread_local object could be used after its destructor at thread exit).
+thread_local std::vector<Frame>* t_frames = nullptr;
 thread_local uint64_t t_generation = 0;
 
 int64_t wall_ns() {
@@ -106,11 +132,13 @@ void note_error(const std::string& what, int err) {
 
 // This thread's operators of the running session.
 std::vector<Frame>& frames() {
+  if (!t_frames)
+    t_frames = new std::vector<Frame>;
   if (t_generation != g_generation) {
-    t_frames.clear();  // a previous session's
+    t_frames->clear();  // a previous session's
     t_generation = g_generation;
   }
-  return t_frames;
+  return *t_frames;
 }
 
 // A free clock slot of card @index (-1 if none could be had).
@@ -311,6 +339,11 @@ std::vector<DeviceRecord> end_session(std::vector<std::string>* errors) {
   std::lock_guard<std::mutex> guard(g_lock);
   g_active.store(false, std::memory_order_relaxed);
   g_generation++;  // operators still open on other threads are dropped
+  if (g_exiting.load()) {
+    g_closed.clear();
+    g_streams.clear();
+    return {};
+  }
   // Every TIMESTAMP issued is submitted and done once a plain event
   // recorded after it on its stream is.
   std::map<nrn_stream*, int> status;
