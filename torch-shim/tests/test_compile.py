@@ -209,3 +209,39 @@ def test_mark_dynamic_batch_without_recompiles():
     s = torch_neuron.compile_stats()
     assert s["dynamo_graphs"] == 1 and s["dynamo_recompiles"] == 0
     assert s["captures"] == 2 and s["launches"] == 3 and s["eager_graphs"] == 0
+
+
+def test_compiled_optimizer_step_updates_in_its_kernel():
+    """torch.compile(opt.step): the in-place updates of the parameters and
+    momentum buffers stay in the inference graph (its kernel writes its
+    arguments); the parameters equal eager SGD's exactly."""
+    copies = []
+
+    def run(compiled):
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        step = torch.compile(opt.step, backend="neuron") if compiled else opt.step
+        x = torch.linspace(-1, 1, 8 * 16).reshape(8, 16).to(N)
+        for i in range(3):
+            opt.zero_grad()
+            model(x).square().mean().backward()
+            if compiled and i == 2:
+                cpu = torch.profiler.ProfilerActivity.CPU
+                with torch.profiler.profile(activities=[cpu]) as prof:
+                    step()
+                copies.extend(e for e in prof.events() if e.name == "aten::copy_")
+            else:
+                step()
+        return [p.detach().cpu() for p in model.parameters()]
+
+    eager = run(False)
+    torch_neuron.reset_compile_stats()
+    for p, q in zip(run(True), eager):
+        assert torch.equal(p, q)
+    # the updates are the kernel's writes, not copy_ calls after it
+    assert copies == []
+    s = torch_neuron.compile_stats()
+    assert s["eager_graphs"] == 0 and s["captures"] >= 1
+    assert all(name.startswith("inference") for name in s["kernels_per_graph"])
+    # one launch per step: no eager copy_ of each updated tensor after it
+    assert s["launches"] == 3
