@@ -83,7 +83,7 @@ struct TrnState {
     uint64_t mem_size;
     bool fault_injection;
     uint64_t inline_budget;  /* work a doorbell may execute itself */
-    uint32_t blas_threads;   /* host threads of one MATMUL; 0: cores' share */
+    uint32_t blas_threads;   /* host threads of one MATMUL; 0: all */
 
     /* Global registers, under the BQL */
     uint32_t scratch;
