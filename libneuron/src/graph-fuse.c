@@ -447,6 +447,15 @@ static unsigned int nrn_fuse_emit(const struct nrn_graph_ir *ir, unsigned int b,
 	return len;
 }
 
+/* Operand @i names a region an earlier operand of @gi names (counted once). */
+static bool nrn_fuse_named_before(const struct nrn_graph_insn *gi, unsigned int i)
+{
+	for (unsigned int j = 0; j < i; j++)
+		if (gi->region[j] == gi->region[i])
+			return true;
+	return false;
+}
+
 static int nrn_fuse_uses_build(const struct nrn_graph_ir *ir, struct nrn_fuse_uses *u)
 {
 	unsigned int total = 0;
@@ -454,15 +463,12 @@ static int nrn_fuse_uses_build(const struct nrn_graph_ir *ir, struct nrn_fuse_us
 	u->start = calloc(ir->nregions + 1, sizeof(*u->start));
 	if (!u->start)
 		return -ENOMEM;
+	/* Count an instruction once per region it names. */
 	for (unsigned int n = 0; n < ir->ninsns; n++)
 		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
 			uint32_t r = ir->insns[n].region[i];
 
-			/* Count an instruction once per region it names. */
-			if (r == NRN_GRAPH_NONE ||
-			    (i && ir->insns[n].region[0] == r) ||
-			    (i > 1 && ir->insns[n].region[1] == r) ||
-			    (i > 2 && ir->insns[n].region[2] == r))
+			if (r == NRN_GRAPH_NONE || nrn_fuse_named_before(&ir->insns[n], i))
 				continue;
 			u->start[r + 1]++;
 			total++;
@@ -482,9 +488,7 @@ static int nrn_fuse_uses_build(const struct nrn_graph_ir *ir, struct nrn_fuse_us
 				uint32_t r = ir->insns[n].region[i];
 
 				if (r == NRN_GRAPH_NONE ||
-				    (i && ir->insns[n].region[0] == r) ||
-				    (i > 1 && ir->insns[n].region[1] == r) ||
-				    (i > 2 && ir->insns[n].region[2] == r))
+				    nrn_fuse_named_before(&ir->insns[n], i))
 					continue;
 				u->insn[u->start[r] + fill[r]++] = n;
 			}

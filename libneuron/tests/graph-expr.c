@@ -21,14 +21,6 @@ struct loc {
 	uint64_t off;
 };
 
-static struct nrn_buffer *t_alloc(size_t size)
-{
-	struct nrn_buffer *b = NULL;
-
-	t_check_ret(nrn_buffer_alloc(dev, size, NRN_MEM_DEVICE, &b), 0);
-	return b;
-}
-
 /* t = relu((a*b + c - d) * e) + 1) * 0.5, y = t*a + b - c + d after 253 fills. */
 static void expr_program(struct nrn_stream *s, struct nrn_buffer *in, uint64_t in_off,
 			 struct loc t, struct loc y, struct loc y2)
@@ -66,8 +58,8 @@ static void expr_program(struct nrn_stream *s, struct nrn_buffer *in, uint64_t i
 /* EXPR groups captured, relocated, and never split by a launch's batches. */
 static void test_expr_groups(struct nrn_stream *s)
 {
-	struct nrn_buffer *in = t_alloc(5 * MAT), *out = t_alloc(2 * MAT);
-	struct nrn_buffer *scr = t_alloc(MAT), *big = t_alloc(16 * MAT);
+	struct nrn_buffer *in = t_buffer(dev, 5 * MAT), *out = t_buffer(dev, 2 * MAT);
+	struct nrn_buffer *scr = t_buffer(dev, MAT), *big = t_buffer(dev, 16 * MAT);
 	struct nrn_buffer *arena = NULL;
 	struct nrn_graph_arg args[3] = { { in, 0, 5 * MAT }, { out, 0, MAT },
 					 { out, MAT, MAT } };
@@ -98,7 +90,7 @@ static void test_expr_groups(struct nrn_stream *s)
 		goto out;
 	t_check_ret(nrn_graph_info(g, &info), 0);
 	t_check(info.insns == 260 && info.arena_size == MAT);
-	arena = t_alloc(info.arena_size);
+	arena = t_buffer(dev, info.arena_size);
 	t_check_ret(nrn_graph_launch(s, g, largs, arena, 0), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, got[0], big, 64, MAT), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, got[1], big, 2 * MAT, MAT), 0);

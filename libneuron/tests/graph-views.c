@@ -15,18 +15,10 @@
 
 static struct nrn_device *dev;
 
-static struct nrn_buffer *t_alloc(size_t size)
-{
-	struct nrn_buffer *b = NULL;
-
-	t_check_ret(nrn_buffer_alloc(dev, size, NRN_MEM_DEVICE, &b), 0);
-	return b;
-}
-
 /* y [2, LEN] = x reversed [LEN] (broadcast over rows) + b [2, 1]. */
 static void test_reversed_broadcast(struct nrn_stream *s)
 {
-	struct nrn_buffer *in = t_alloc(8192), *out = t_alloc(8192), *big = t_alloc(65536);
+	struct nrn_buffer *in = t_buffer(dev, 8192), *out = t_buffer(dev, 8192), *big = t_buffer(dev, 65536);
 	struct nrn_graph_arg args[3] = { { in, 512, LEN * 4 }, { in, 4096, 8 },
 					 { out, 0, 2 * LEN * 4 } };
 	struct nrn_graph_arg largs[3] = { { big, 20000, LEN * 4 }, { big, 128, 8 },
@@ -73,7 +65,7 @@ out:
 /* A scratch tensor read whole after only its first half was written. */
 static void test_half_written_scratch(struct nrn_stream *s)
 {
-	struct nrn_buffer *scr = t_alloc(LEN * 4), *out = t_alloc(LEN * 4);
+	struct nrn_buffer *scr = t_buffer(dev, LEN * 4), *out = t_buffer(dev, LEN * 4);
 	struct nrn_graph_arg arg = { out, 0, LEN * 4 };
 	struct nrn_tensor_desc whole, half, rest, y;
 	int64_t shape[1] = { LEN }, hshape[1] = { LEN / 2 };
@@ -100,7 +92,7 @@ static void test_half_written_scratch(struct nrn_stream *s)
 
 			t_check_ret(nrn_graph_info(g, &info), 0);
 			t_check(info.arena_size == LEN * 4);
-			arena = t_alloc(info.arena_size);
+			arena = t_buffer(dev, info.arena_size);
 			t_check_ret(nrn_graph_launch(s, g, &arg, arena, 0), 0);
 			t_check_ret(nrn_stream_copy_d2h(s, yv, out, 0, sizeof(yv)), 0);
 			t_check(yv[0] == -1 && yv[LEN / 2 - 1] == -1 && yv[LEN / 2] == -2 &&

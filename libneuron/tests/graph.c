@@ -26,14 +26,6 @@ struct loc {
 	uint64_t off;
 };
 
-static struct nrn_buffer *t_alloc(size_t size)
-{
-	struct nrn_buffer *b = NULL;
-
-	t_check_ret(nrn_buffer_alloc(dev, size, NRN_MEM_DEVICE, &b), 0);
-	return b;
-}
-
 static struct nrn_tensor_desc mat(struct loc l)
 {
 	struct nrn_tensor_desc t;
@@ -85,15 +77,15 @@ static struct nrn_graph_arg arg(struct loc l, uint64_t size)
 
 static void test_capture_compile_launch(struct nrn_stream *s)
 {
-	struct nrn_buffer *in = t_alloc(4 * MAT), *out = t_alloc(4 * MAT);
-	struct nrn_buffer *scr = t_alloc(4 * MAT), *big = t_alloc(64 * MAT);
+	struct nrn_buffer *in = t_buffer(dev, 4 * MAT), *out = t_buffer(dev, 4 * MAT);
+	struct nrn_buffer *scr = t_buffer(dev, 4 * MAT), *big = t_buffer(dev, 64 * MAT);
 	struct loc x = { in, 0 }, w = { in, MAT }, y = { out, 0 }, y2 = { out, MAT };
 	/* At launch: other buffers, other offsets (keeping f32 alignment). */
 	struct loc lx = { big, 20 * MAT + 4 }, lw = { big, 3 * MAT + 8 };
 	struct loc ly = { big, 40 * MAT + 12 }, ly2 = { big, 50 * MAT };
 	struct loc ex = { big, 0 }, ew = { big, MAT }, ey = { big, 5 * MAT };
 	struct loc ey2 = { big, 6 * MAT };
-	struct nrn_buffer *arena = NULL, *escr = t_alloc(4 * MAT);
+	struct nrn_buffer *arena = NULL, *escr = t_buffer(dev, 4 * MAT);
 	float xv[N * N], wv[N * N], got[N * N], want[N * N], got2[N * N], want2[N * N];
 	unsigned char before[MAT], after[MAT];
 	struct nrn_graph_arg args[4], largs[4];
@@ -163,7 +155,7 @@ static void test_capture_compile_launch(struct nrn_stream *s)
 	largs[1] = arg(lw, MAT);
 	largs[2] = arg(ly, MAT);
 	largs[3] = arg(ly2, MAT);
-	arena = t_alloc(info.arena_size + 128);
+	arena = t_buffer(dev, info.arena_size + 128);
 	t_check_ret(nrn_graph_launch(s, g, largs, arena, 64), 0);
 	t_check_ret(nrn_stream_sync(s), 0);
 	get(got, ly, MAT);
@@ -244,7 +236,7 @@ out:
 /* Each call that needs results refuses, and the capture reports it. */
 static void test_refusals(struct nrn_stream *s)
 {
-	struct nrn_buffer *b = t_alloc(4096);
+	struct nrn_buffer *b = t_buffer(dev, 4096);
 	struct nrn_tensor_desc t = mat((struct loc){ b, 0 });
 	struct nrn_stream *ds;
 	struct nrn_event *ev;
@@ -296,8 +288,8 @@ static void test_refusals(struct nrn_stream *s)
 static void test_arena_reuse(struct nrn_stream *s)
 {
 	enum { T = 8, LEN = 16384 };
-	struct nrn_buffer *x = t_alloc(LEN * 4), *y = t_alloc(LEN * 4);
-	struct nrn_buffer *scr = t_alloc(T * LEN * 4), *arena = NULL;
+	struct nrn_buffer *x = t_buffer(dev, LEN * 4), *y = t_buffer(dev, LEN * 4);
+	struct nrn_buffer *scr = t_buffer(dev, T * LEN * 4), *arena = NULL;
 	struct nrn_tensor_desc tx, ty, tt[T];
 	int64_t shape[1] = { LEN };
 	struct nrn_graph_arg args[2] = { { x, 0, LEN * 4 }, { y, 0, LEN * 4 } };
@@ -355,7 +347,7 @@ static void test_arena_reuse(struct nrn_stream *s)
 	for (int i = 0; i < LEN; i++)
 		xv[i] = (float)i * 0.5f;
 	t_check_ret(nrn_copy_h2d(x, 0, xv, sizeof(xv)), 0);
-	arena = t_alloc(info.arena_size);
+	arena = t_buffer(dev, info.arena_size);
 	t_check_ret(nrn_graph_launch(s, back, args, arena, 0), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, yv, y, 0, sizeof(yv)), 0);
 	for (int i = 0; i < LEN; i += 97)
@@ -378,8 +370,8 @@ out:
 static void test_big_graph(struct nrn_stream *s)
 {
 	enum { K = 100, LEN = 64 };
-	struct nrn_buffer *in[K], *lin[K], *out = t_alloc(K * LEN * 4);
-	struct nrn_buffer *lout = t_alloc(K * LEN * 4 + 256), *scr = t_alloc(2 * K * LEN * 4);
+	struct nrn_buffer *in[K], *lin[K], *out = t_buffer(dev, K * LEN * 4);
+	struct nrn_buffer *lout = t_buffer(dev, K * LEN * 4 + 256), *scr = t_buffer(dev, 2 * K * LEN * 4);
 	struct nrn_buffer *arena = NULL;
 	struct nrn_graph_arg args[K + 1], largs[K + 1];
 	int64_t shape[1] = { LEN };
@@ -391,8 +383,8 @@ static void test_big_graph(struct nrn_stream *s)
 	for (int k = 0; k < K; k++) {
 		struct nrn_tensor_desc ti, t1, t2, to;
 
-		in[k] = t_alloc(LEN * 4);
-		lin[k] = t_alloc(LEN * 4 + 128);
+		in[k] = t_buffer(dev, LEN * 4);
+		lin[k] = t_buffer(dev, LEN * 4 + 128);
 		args[k] = (struct nrn_graph_arg){ in[k], 0, LEN * 4 };
 		largs[k] = (struct nrn_graph_arg){ lin[k], 128, LEN * 4 };
 		for (int i = 0; i < LEN; i++)
@@ -419,7 +411,7 @@ static void test_big_graph(struct nrn_stream *s)
 		goto out;
 	t_check_ret(nrn_graph_info(g, &info), 0);
 	t_check(info.insns == 3 * K && info.arena_size == 2 * LEN * 4);
-	arena = t_alloc(info.arena_size);
+	arena = t_buffer(dev, info.arena_size);
 	t_check_ret(nrn_graph_launch(s, g, largs, arena, 0), 0);
 	t_check_ret(nrn_stream_copy_d2h(s, got, lout, 256, sizeof(got)), 0);
 	for (int k = 0; k < K; k++)
@@ -440,7 +432,7 @@ out:
 /* A kernel and a graph launched while capturing are recorded. */
 static void test_nesting(struct nrn_stream *s)
 {
-	struct nrn_buffer *a = t_alloc(4096), *b = t_alloc(4096), *o = t_alloc(4096);
+	struct nrn_buffer *a = t_buffer(dev, 4096), *b = t_buffer(dev, 4096), *o = t_buffer(dev, 4096);
 	struct nrn_tensor_desc ta = mat((struct loc){ a, 0 }), tb = mat((struct loc){ b, 0 });
 	struct nrn_graph_arg inner[2] = { { a, 0, MAT }, { b, 0, MAT } };
 	struct nrn_graph_arg outer[2] = { { a, 0, MAT }, { o, 0, MAT } };

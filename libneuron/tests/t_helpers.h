@@ -62,6 +62,15 @@ static inline void t_fill(void *p, size_t len, unsigned int seed)
 		b[i] = (unsigned char)(i * 131 + seed + (i >> 9));
 }
 
+/* A device-memory buffer of @size bytes (a failure is counted: NULL). */
+static inline struct nrn_buffer *t_buffer(struct nrn_device *dev, size_t size)
+{
+	struct nrn_buffer *b = NULL;
+
+	t_check_ret(nrn_buffer_alloc(dev, size, NRN_MEM_DEVICE, &b), 0);
+	return b;
+}
+
 static inline int t_exit(void)
 {
 	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;
