@@ -488,7 +488,15 @@ struct nrn_graph_arg {
 	struct nrn_buffer *buf;		/* may be NULL only when @size is 0 */
 	uint64_t offset;
 	uint64_t size;
+	/* nrn_graph_compile(): NRN_GRAPH_ARG_* (nrn_graph_launch() ignores it) */
+	uint32_t flags;
 };
+
+/*
+ * An argument the graph produces: each launch binds it to new memory, so
+ * the graph must write every byte of it, and write before it reads.
+ */
+#define NRN_GRAPH_ARG_FRESH	0x1
 
 /* nrn_graph_compile() flags. */
 #define NRN_GRAPH_FUSE	0x1	/* fuse elementwise chains into EXPR instructions */
@@ -504,7 +512,9 @@ struct nrn_graph_arg {
  * aligned; objects whose lives do not overlap share bytes). -EINVAL: an
  * operand straddles an argument's boundary, argument regions overlap, or
  * scratch memory is read before the graph wrote it (the graph would read
- * memory that is neither an argument nor its own result). With
+ * memory that is neither an argument nor its own result), or likewise a
+ * NRN_GRAPH_ARG_FRESH argument is read before written or not written
+ * whole (unknown argument flags: -EINVAL too). With
  * NRN_GRAPH_FUSE, chains of elementwise instructions whose intermediates
  * are scratch used only inside the chain become one EXPR instruction each
  * (before arena planning: fused-away intermediates take no arena space);

@@ -66,6 +66,8 @@ static int nrn_check_args(const struct nrn_capture *c,
 	for (unsigned int i = 0; i < nargs; i++) {
 		const struct nrn_graph_arg *a = &args[i];
 
+		if (a->flags & ~(uint32_t)NRN_GRAPH_ARG_FRESH)
+			return -EINVAL;
 		if (!a->size)
 			continue;
 		if (!a->buf || a->buf->dev != c->dev || a->offset > a->buf->size ||
@@ -204,10 +206,21 @@ static int nrn_ivals_add(struct nrn_ivals *v, int64_t lo, int64_t hi)
 }
 
 /*
- * Every read of scratch must read bytes an earlier instruction wrote (by
- * extents: a strided write counts for its whole span). -EINVAL if not.
+ * Every read of scratch, or of a fresh argument, must read bytes an
+ * earlier instruction wrote, and a fresh argument must be written whole
+ * (by extents: a strided write counts for its whole span). -EINVAL if not.
  */
-static int nrn_ir_check_scratch(struct nrn_graph_ir *ir)
+/* Region @r holds what the graph produces: scratch, or a fresh argument. */
+static bool nrn_ir_produced(const struct nrn_graph_ir *ir,
+			    const struct nrn_graph_arg *args, uint32_t r)
+{
+	if (ir->regions[r].kind == NRN_REGION_ARG)
+		return args[ir->regions[r].arg].flags & NRN_GRAPH_ARG_FRESH;
+	return ir->regions[r].kind == NRN_REGION_SCRATCH;
+}
+
+static int nrn_ir_check_scratch(struct nrn_graph_ir *ir,
+				const struct nrn_graph_arg *args)
 {
 	struct nrn_ivals *w = calloc(ir->nregions, sizeof(*w));
 	int ret = w ? 0 : -ENOMEM;
@@ -226,7 +239,7 @@ static int nrn_ir_check_scratch(struct nrn_graph_ir *ir)
 				int64_t lo, hi;
 
 				if (r == NRN_GRAPH_NONE || !(gi->access[i] & bit) ||
-				    ir->regions[r].kind != NRN_REGION_SCRATCH)
+				    !nrn_ir_produced(ir, args, r))
 					continue;
 				nrn_tensor_extent(nrn_ir_opnd(&gi->insn, i), &lo, &hi);
 				if (!pass && !nrn_ivals_cover(&w[r], lo, hi))
@@ -237,6 +250,10 @@ static int nrn_ir_check_scratch(struct nrn_graph_ir *ir)
 		}
 		u += len;
 	}
+	for (unsigned int a = 0; !ret && a < ir->nargs; a++)
+		if (nrn_ir_produced(ir, args, a) && ir->regions[a].size &&
+		    !nrn_ivals_cover(&w[a], 0, (int64_t)ir->regions[a].size))
+			ret = -EINVAL; /* a fresh argument the graph leaves unwritten */
 	for (unsigned int r = 0; w && r < ir->nregions; r++)
 		free(w[r].iv);
 	free(w);
@@ -414,7 +431,7 @@ NRN_EXPORT int nrn_graph_compile(const struct nrn_capture *c,
 		return ret;
 	ret = nrn_ir_build(c, args, nargs, &ir);
 	if (!ret)
-		ret = nrn_ir_check_scratch(&ir);
+		ret = nrn_ir_check_scratch(&ir, args);
 	if (!ret) {
 		nrn_graph_ir_liveness(&ir);
 		if (flags & NRN_GRAPH_FUSE) {

@@ -242,7 +242,7 @@ static void test_capture(void)
 	struct nrn_buffer *be = mkbuf(400, NISA_F32, 19);
 	struct nrn_tensor_desc x, y, x2, y2;
 	const struct nrn_tensor_desc *in[1] = { &x }, *in2[1] = { &x2 };
-	struct nrn_graph_arg args[2] = { { bx, 0, 1280 }, { by, 0, 1280 } };
+	struct nrn_graph_arg args[2] = { { bx, 0, 1280, 0 }, { by, 0, 1280, 0 } };
 	struct nrn_capture *c = NULL;
 	struct nrn_graph *g = NULL;
 	struct nrn_expr e;
@@ -262,8 +262,8 @@ static void test_capture(void)
 		nrn_capture_destroy(c);
 	}
 	if (g) {
-		args[0] = (struct nrn_graph_arg){ bx2, 256, 1280 };
-		args[1] = (struct nrn_graph_arg){ by2, 256, 1280 };
+		args[0] = (struct nrn_graph_arg){ bx2, 256, 1280, 0 };
+		args[1] = (struct nrn_graph_arg){ by2, 256, 1280, 0 };
 		t_check_ret(nrn_graph_launch(s, g, args, NULL, 0), 0);
 		nrn_graph_destroy(g);
 	}

@@ -86,12 +86,12 @@ static unsigned int args_of(enum variant v, const struct bufs *b, struct nrn_gra
 {
 	unsigned int n = 0;
 
-	a[n++] = (struct nrn_graph_arg){ b->in, 0, IN_SIZE };
-	a[n++] = (struct nrn_graph_arg){ b->out, Y_OFF, N * 4 };
+	a[n++] = (struct nrn_graph_arg){ b->in, 0, IN_SIZE, 0 };
+	a[n++] = (struct nrn_graph_arg){ b->out, Y_OFF, N * 4, 0 };
 	if (v == ARG_INTERMEDIATE)
-		a[n++] = (struct nrn_graph_arg){ b->out, T2_OFF, N * 4 };
+		a[n++] = (struct nrn_graph_arg){ b->out, T2_OFF, N * 4, 0 };
 	if (v == READ_LATER)
-		a[n++] = (struct nrn_graph_arg){ b->out, S_OFF, R * 4 };
+		a[n++] = (struct nrn_graph_arg){ b->out, S_OFF, R * 4, 0 };
 	return n;
 }
 

@@ -61,10 +61,10 @@ static void test_expr_groups(struct nrn_stream *s)
 	struct nrn_buffer *in = t_buffer(dev, 5 * MAT), *out = t_buffer(dev, 2 * MAT);
 	struct nrn_buffer *scr = t_buffer(dev, MAT), *big = t_buffer(dev, 16 * MAT);
 	struct nrn_buffer *arena = NULL;
-	struct nrn_graph_arg args[3] = { { in, 0, 5 * MAT }, { out, 0, MAT },
-					 { out, MAT, MAT } };
-	struct nrn_graph_arg largs[3] = { { big, 8 * MAT + 64, 5 * MAT },
-					  { big, 64, MAT }, { big, 2 * MAT, MAT } };
+	struct nrn_graph_arg args[3] = { { in, 0, 5 * MAT, 0 }, { out, 0, MAT, 0 },
+					 { out, MAT, MAT, 0 } };
+	struct nrn_graph_arg largs[3] = { { big, 8 * MAT + 64, 5 * MAT, 0 },
+					  { big, 64, MAT, 0 }, { big, 2 * MAT, MAT, 0 } };
 	struct nrn_capture *c = NULL;
 	struct nrn_graph *g = NULL;
 	struct nrn_graph_info info;

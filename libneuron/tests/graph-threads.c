@@ -47,8 +47,8 @@ static int build(void)
 	t_check_ret(nrn_op_binary(s, NISA_BIN_MUL, &ty, &tx, &tc, 1), 0);
 	t_check_ret(nrn_op_binary_scalar(s, NISA_BIN_ADD, &ty, &ty, 1, 1, 0), 0);
 	t_check_ret(nrn_stream_end_capture(s, &c), 0);
-	args[0] = (struct nrn_graph_arg){ x, 0, LEN * 4 };
-	args[1] = (struct nrn_graph_arg){ y, 0, LEN * 4 };
+	args[0] = (struct nrn_graph_arg){ x, 0, LEN * 4, 0 };
+	args[1] = (struct nrn_graph_arg){ y, 0, LEN * 4, 0 };
 	ret = nrn_graph_compile(c, args, 2, 0, &graph);
 	t_check_ret(ret, 0);
 	if (!ret) {
@@ -85,8 +85,8 @@ static void *worker(void *arg)
 	/* Another stream of this thread captures all along. */
 	t_check_ret(nrn_stream_begin_capture(cap), 0);
 	for (int r = 0; r < ROUNDS; r++) {
-		struct nrn_graph_arg args[2] = { { io, 0, LEN * 4 },
-						 { io, 2 * LEN * 4, LEN * 4 } };
+		struct nrn_graph_arg args[2] = { { io, 0, LEN * 4, 0 },
+						 { io, 2 * LEN * 4, LEN * 4, 0 } };
 
 		for (int i = 0; i < LEN; i++)
 			xv[i] = (float)(i + r * 3 + id * 1000);

@@ -19,10 +19,10 @@ static struct nrn_device *dev;
 static void test_reversed_broadcast(struct nrn_stream *s)
 {
 	struct nrn_buffer *in = t_buffer(dev, 8192), *out = t_buffer(dev, 8192), *big = t_buffer(dev, 65536);
-	struct nrn_graph_arg args[3] = { { in, 512, LEN * 4 }, { in, 4096, 8 },
-					 { out, 0, 2 * LEN * 4 } };
-	struct nrn_graph_arg largs[3] = { { big, 20000, LEN * 4 }, { big, 128, 8 },
-					  { big, 32768, 2 * LEN * 4 } };
+	struct nrn_graph_arg args[3] = { { in, 512, LEN * 4, 0 }, { in, 4096, 8, 0 },
+					 { out, 0, 2 * LEN * 4, 0 } };
+	struct nrn_graph_arg largs[3] = { { big, 20000, LEN * 4, 0 }, { big, 128, 8, 0 },
+					  { big, 32768, 2 * LEN * 4, 0 } };
 	struct nrn_tensor_desc x = { .buf = in, .offset = 512 + (LEN - 1) * 4,
 				     .dtype = NISA_F32, .ndim = 1, .shape = { LEN },
 				     .strides = { -1 } };
@@ -62,11 +62,49 @@ out:
 	nrn_buffer_free(big);
 }
 
+/*
+ * A fresh argument (new memory at each launch) written only in half, or
+ * read before it is written, is refused; written whole it compiles. Unknown
+ * argument flags are refused.
+ */
+static void test_fresh_argument(struct nrn_stream *s)
+{
+	struct nrn_buffer *out = t_buffer(dev, LEN * 4);
+	struct nrn_graph_arg arg = { out, 0, LEN * 4, NRN_GRAPH_ARG_FRESH };
+	struct nrn_tensor_desc whole, half;
+	int64_t shape[1] = { LEN }, hshape[1] = { LEN / 2 };
+	struct nrn_capture *c = NULL;
+	struct nrn_graph *g = NULL;
+
+	nrn_tensor_contiguous(&whole, out, 0, NISA_F32, 1, shape);
+	nrn_tensor_contiguous(&half, out, 0, NISA_F32, 1, hshape);
+	for (int how = 0; how < 4; how++) {
+		/* 0: half written; 1: read, then written; 2, 3: written whole */
+		int want = how < 2 ? -EINVAL : 0;
+
+		t_check_ret(nrn_stream_begin_capture(s), 0);
+		if (how == 1)
+			t_check_ret(nrn_op_unary(s, NISA_UN_NEG, &whole, &whole), 0);
+		t_check_ret(nrn_op_fill(s, how ? &whole : &half, 1), 0);
+		t_check_ret(nrn_stream_end_capture(s, &c), 0);
+		arg.flags = how == 3 ? 0 : NRN_GRAPH_ARG_FRESH;
+		t_check_ret(nrn_graph_compile(c, &arg, 1, 0, &g), want);
+		nrn_graph_destroy(g);
+		g = NULL;
+		if (how == 3) {
+			arg.flags = 0x80;
+			t_check_ret(nrn_graph_compile(c, &arg, 1, 0, &g), -EINVAL);
+		}
+		nrn_capture_destroy(c);
+	}
+	nrn_buffer_free(out);
+}
+
 /* A scratch tensor read whole after only its first half was written. */
 static void test_half_written_scratch(struct nrn_stream *s)
 {
 	struct nrn_buffer *scr = t_buffer(dev, LEN * 4), *out = t_buffer(dev, LEN * 4);
-	struct nrn_graph_arg arg = { out, 0, LEN * 4 };
+	struct nrn_graph_arg arg = { out, 0, LEN * 4, 0 };
 	struct nrn_tensor_desc whole, half, rest, y;
 	int64_t shape[1] = { LEN }, hshape[1] = { LEN / 2 };
 	struct nrn_capture *c = NULL;
@@ -114,6 +152,7 @@ int main(void)
 	t_check_ret(nrn_stream_create(dev, &s), 0);
 	test_reversed_broadcast(s);
 	test_half_written_scratch(s);
+	test_fresh_argument(s);
 	nrn_stream_destroy(s);
 	nrn_device_close(dev);
 	return t_exit();

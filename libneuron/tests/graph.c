@@ -292,7 +292,7 @@ static void test_arena_reuse(struct nrn_stream *s)
 	struct nrn_buffer *scr = t_buffer(dev, T * LEN * 4), *arena = NULL;
 	struct nrn_tensor_desc tx, ty, tt[T];
 	int64_t shape[1] = { LEN };
-	struct nrn_graph_arg args[2] = { { x, 0, LEN * 4 }, { y, 0, LEN * 4 } };
+	struct nrn_graph_arg args[2] = { { x, 0, LEN * 4, 0 }, { y, 0, LEN * 4, 0 } };
 	struct nrn_capture *c = NULL;
 	struct nrn_graph *g = NULL, *back = NULL;
 	struct nrn_graph_info info;
@@ -385,8 +385,8 @@ static void test_big_graph(struct nrn_stream *s)
 
 		in[k] = t_buffer(dev, LEN * 4);
 		lin[k] = t_buffer(dev, LEN * 4 + 128);
-		args[k] = (struct nrn_graph_arg){ in[k], 0, LEN * 4 };
-		largs[k] = (struct nrn_graph_arg){ lin[k], 128, LEN * 4 };
+		args[k] = (struct nrn_graph_arg){ in[k], 0, LEN * 4, 0 };
+		largs[k] = (struct nrn_graph_arg){ lin[k], 128, LEN * 4, 0 };
 		for (int i = 0; i < LEN; i++)
 			v[k][i] = (float)(k - i);
 		t_check_ret(nrn_copy_h2d(lin[k], 128, v[k], LEN * 4), 0);
@@ -401,8 +401,8 @@ static void test_big_graph(struct nrn_stream *s)
 		t_check_ret(nrn_op_binary_scalar(s, NISA_BIN_ADD, &t2, &t1, 1, 1, 0), 0);
 		t_check_ret(nrn_op_binary(s, NISA_BIN_MUL, &to, &t2, &t1, 1), 0);
 	}
-	args[K] = (struct nrn_graph_arg){ out, 0, K * LEN * 4 };
-	largs[K] = (struct nrn_graph_arg){ lout, 256, K * LEN * 4 };
+	args[K] = (struct nrn_graph_arg){ out, 0, K * LEN * 4, 0 };
+	largs[K] = (struct nrn_graph_arg){ lout, 256, K * LEN * 4, 0 };
 	t_check_ret(nrn_stream_end_capture(s, &c), 0);
 	t_check(nrn_capture_count(c) == 3 * K);
 	t_check_ret(nrn_graph_compile(c, args, K + 1, 0, &g), 0);
@@ -434,8 +434,8 @@ static void test_nesting(struct nrn_stream *s)
 {
 	struct nrn_buffer *a = t_buffer(dev, 4096), *b = t_buffer(dev, 4096), *o = t_buffer(dev, 4096);
 	struct nrn_tensor_desc ta = mat((struct loc){ a, 0 }), tb = mat((struct loc){ b, 0 });
-	struct nrn_graph_arg inner[2] = { { a, 0, MAT }, { b, 0, MAT } };
-	struct nrn_graph_arg outer[2] = { { a, 0, MAT }, { o, 0, MAT } };
+	struct nrn_graph_arg inner[2] = { { a, 0, MAT, 0 }, { b, 0, MAT, 0 } };
+	struct nrn_graph_arg outer[2] = { { a, 0, MAT, 0 }, { o, 0, MAT, 0 } };
 	struct nisa_tensor t1 = { .slot = 1, .dtype = NISA_F32, .ndim = 1,
 				  .shape = { N * N }, .strides = { 1 } };
 	struct nisa_insn neg = { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_NEG,

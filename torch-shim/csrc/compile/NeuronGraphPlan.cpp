@@ -295,7 +295,7 @@ GraphPlan make_plan(const c10::List<c10::IValue>& args,
       continue;
     kept.push_back(p.regions[r]);
     regions->push_back({ext[r].buf, static_cast<uint64_t>(ext[r].lo),
-                        static_cast<uint64_t>(ext[r].hi - ext[r].lo)});
+                        static_cast<uint64_t>(ext[r].hi - ext[r].lo), 0});
   }
   p.regions = kept;
 
@@ -360,7 +360,8 @@ GraphPlan make_plan(const c10::List<c10::IValue>& args,
     if (!st.nbytes())
       continue;
     DeviceSpan sp = storage_span(st);
-    regions->push_back({sp.buf, sp.offset, st.nbytes()});
+    // Bound to a new storage at each launch: the graph must write it whole.
+    regions->push_back({sp.buf, sp.offset, st.nbytes(), NRN_GRAPH_ARG_FRESH});
   }
   return p;
 }
@@ -377,7 +378,7 @@ c10::List<c10::IValue> launch_plan(const GraphPlan& plan, const nrn_graph* g,
     const at::Tensor& l = args.get(r.leader).toTensor();
     Extent e = extent(l);
     bind.push_back({e.buf, static_cast<uint64_t>(e.lo + r.delta),
-                    static_cast<uint64_t>(r.size)});
+                    static_cast<uint64_t>(r.size), 0});
   }
   std::vector<c10::Storage> fresh;
   fresh.reserve(plan.fresh.size());
@@ -385,7 +386,7 @@ c10::List<c10::IValue> launch_plan(const GraphPlan& plan, const nrn_graph* g,
     fresh.push_back(new_storage(plan.device, nbytes));
     if (nbytes) {
       DeviceSpan sp = storage_span(fresh.back());
-      bind.push_back({sp.buf, sp.offset, static_cast<uint64_t>(nbytes)});
+      bind.push_back({sp.buf, sp.offset, static_cast<uint64_t>(nbytes), 0});
     }
   }
   {

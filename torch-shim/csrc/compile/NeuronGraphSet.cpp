@@ -136,7 +136,7 @@ class GraphSet : public torch::CustomClassHolder {
     int err = nrn_graph_compile(c, regions.data(), static_cast<unsigned>(regions.size()),
                                 static_cast<unsigned>(flags_), &k->graph);
     TORCH_CHECK(err == 0, "neuron: compiled graph: nrn_graph_compile: ", errno_text(err));
-    check_kernel(*k, /*from_capture=*/true);
+    check_kernel(*k);
     insert(sig, k);
     return {info_of(*k), k->plan.encode()};
   }
@@ -165,7 +165,7 @@ class GraphSet : public torch::CustomClassHolder {
     int err = nrn_graph_deserialize(blob.const_data_ptr(), blob.numel(), &k->graph);
     TORCH_CHECK(err == 0, "neuron: compiled graph: the cached kernel is rejected: "
                 "nrn_graph_deserialize: ", errno_text(err));
-    check_kernel(*k, /*from_capture=*/false);
+    check_kernel(*k);
     insert(sig, k);
     return info_of(*k);
   }
@@ -214,17 +214,15 @@ class GraphSet : public torch::CustomClassHolder {
     }
   }
 
-  // The kernel must take the plan's arguments, and (just compiled) write
-  // every fresh output storage: one it does not write was no result of the
-  // graph (memory made before the capture) and cannot be rebuilt.
-  void check_kernel(Kernel& k, bool from_capture) {
+  // The kernel must take the plan's arguments. (That it writes every fresh
+  // output storage whole, nrn_graph_compile checks: NRN_GRAPH_ARG_FRESH.)
+  void check_kernel(Kernel& k) {
     NEURON_CHECK(nrn_graph_info(k.graph, &k.info));
     TORCH_CHECK(k.info.nargs == k.plan.nargs(), "neuron: compiled graph: the kernel "
                 "has ", k.info.nargs, " arguments, its plan ", k.plan.nargs());
     std::vector<int64_t> sizes;
     for (const PlanRegion& r : k.plan.regions)
       sizes.push_back(r.size);
-    size_t first_fresh = sizes.size();
     for (int64_t b : k.plan.fresh)
       if (b)
         sizes.push_back(b);
@@ -235,9 +233,6 @@ class GraphSet : public torch::CustomClassHolder {
       TORCH_CHECK(size == static_cast<uint64_t>(sizes[i]), "neuron: compiled graph: "
                   "argument ", i, " is ", size, " bytes in the kernel, ", sizes[i],
                   " in its plan");
-      TORCH_CHECK(!from_capture || i < first_fresh || (access & NISA_ACCESS_WRITE),
-                  "neuron: compiled graph: an output's storage is not written by the "
-                  "graph (made before the capture), it cannot be rebuilt");
     }
   }
 
