@@ -58,9 +58,11 @@
 #define NHW_CAP_BF16			BIT(3)
 #define NHW_CAP_FAULT_INJECT		BIT(4)	/* NHW_QREG_FAULT is live */
 #define NHW_CAP_IRQ_AT			BIT(5)	/* NHW_QREG_IRQ_AT */
+#define NHW_CAP_LINK			BIT(6)	/* card-to-card links, NHW_OP_LINK */
 #define NHW_REG_QUEUES			0x00c	/* RO: queue counts */
 #define NHW_QUEUES_DMA(v)		((v) & 0xff)
 #define NHW_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
+#define NHW_QUEUES_LINKS(v)		(((v) >> 16) & 0xff)
 #define NHW_REG_MEM_SIZE_LO		0x010	/* RO: device memory bytes */
 #define NHW_REG_MEM_SIZE_HI		0x014
 #define NHW_REG_SCRATCH			0x018	/* RW: no side effect */
@@ -75,11 +77,26 @@
 #define NHW_REG_ERR_QUEUE		0x038	/* RO: queue of the last error */
 #define NHW_REG_ERR_CODE		0x03c	/* RO: NISA_ERR_* of the last error */
 
+/*
+ * Links (docs/hardware.md "Links"): the cards of one fabric are joined by
+ * point-to-point links; link l's DMA engine is queue DMA + cores + l and
+ * writes into the device memory of the card at the link's other end.
+ */
+#define NHW_REG_FABRIC			0x040	/* RO: 0 when in no fabric */
+#define NHW_FABRIC_RANK(v)		((v) & 0xff)	/* this card's rank */
+#define NHW_FABRIC_SIZE(v)		(((v) >> 8) & 0xff)	/* ranks in it */
+#define NHW_FABRIC_ID(v)		(((v) >> 16) & 0xffff)	/* its id, non-zero */
+#define NHW_MAX_LINKS			6
+#define NHW_REG_LINK(l)			(0x080 + (l) * 4)	/* RO: link l */
+#define NHW_LINK_PEER(v)		((v) & 0xff)	/* rank at the other end */
+#define NHW_LINK_UP			BIT(31)	/* that card is present */
+
 /* ---- BAR0: per-queue registers --------------------------------------- */
 
 /*
  * Queues 0 .. NHW_QUEUES_DMA-1 are DMA engine queues; the next
- * NHW_QUEUES_CORES are NeuronCore command queues, one per core. Queue q's
+ * NHW_QUEUES_CORES are NeuronCore command queues, one per core, and the
+ * next NHW_QUEUES_LINKS the link engines, one per link. Queue q's
  * block starts at NHW_QREG_BASE(q) and raises MSI-X vector q; the vector
  * after the last queue is the error vector.
  */
@@ -128,6 +145,7 @@ enum nhw_desc_op {
 	NHW_OP_NOP	= 0,	/* completes at once */
 	NHW_OP_COPY	= 1,	/* DMA queues: copy len bytes src -> dst */
 	NHW_OP_LAUNCH	= 2,	/* core queues: run a kernel */
+	NHW_OP_LINK	= 3,	/* link queues: copy/reduce into the peer's memory */
 };
 
 #define NHW_DESC_F_IRQ			BIT(0)
@@ -183,6 +201,28 @@ struct nhw_launch_desc {
 	__le32 status;
 };
 
+/*
+ * A link copy: @len bytes from this card's device memory at @src_off to
+ * the link peer's device memory at @dst_off, stored (@reduce
+ * NISA_REDUCE_NONE, @dtype 0) or combined with what is there (another
+ * enum nisa_reduce; @dtype NISA_F32, NISA_BF16 or NISA_F16, @len and both
+ * offsets multiples of its size). A peer that is absent or goes away
+ * fails it with NISA_ERR_PEER.
+ */
+struct nhw_link_desc {
+	__u8 op;		/* NHW_OP_LINK */
+	__u8 flags;
+	__u8 reduce;		/* enum nisa_reduce */
+	__u8 dtype;		/* enum nisa_dtype when reducing, else 0 */
+	__le32 tag;
+	__le64 src_off;		/* this card's device memory */
+	__le64 dst_off;		/* the peer's device memory */
+	__le64 len;		/* bytes; 0 completes at once */
+	__le64 rsvd[3];	/* must be zero */
+	__le32 rsvd2;
+	__le32 status;
+};
+
 /* A ring entry, whichever its opcode. */
 union nhw_desc {
 	struct {
@@ -191,6 +231,7 @@ union nhw_desc {
 	};
 	struct nhw_copy_desc copy;
 	struct nhw_launch_desc launch;
+	struct nhw_link_desc link;
 };
 
 /* A buffer table entry: a window of device memory and what may be done. */
@@ -212,6 +253,7 @@ struct nhw_slot {
 
 static_assert(sizeof(struct nhw_copy_desc) == NHW_DESC_SIZE, "copy descriptor size");
 static_assert(sizeof(struct nhw_launch_desc) == NHW_DESC_SIZE, "launch descriptor size");
+static_assert(sizeof(struct nhw_link_desc) == NHW_DESC_SIZE, "link descriptor size");
 static_assert(sizeof(union nhw_desc) == NHW_DESC_SIZE, "descriptor size");
 static_assert(sizeof(struct nhw_sg_entry) == 16, "sg entry size");
 /* The status word is the last word of every descriptor. */
@@ -219,6 +261,8 @@ static_assert(offsetof(struct nhw_copy_desc, status) == NHW_DESC_STATUS_OFF,
 	      "copy descriptor status");
 static_assert(offsetof(struct nhw_launch_desc, status) == NHW_DESC_STATUS_OFF,
 	      "launch descriptor status");
+static_assert(offsetof(struct nhw_link_desc, status) == NHW_DESC_STATUS_OFF,
+	      "link descriptor status");
 static_assert(sizeof(struct nhw_slot) == 24, "slot size");
 
 #endif /* NEURON_HW_H */

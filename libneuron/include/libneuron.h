@@ -47,6 +47,13 @@ struct nrn_device_info {
 	uint64_t mem_size;		/* device memory, bytes */
 	uint64_t mem_free;		/* device memory not allocated, bytes */
 	uint32_t isa_version;
+	/* Links (docs/hardware.md "Links"); all 0 when the card has none. */
+	uint32_t num_links;
+	uint32_t fabric_id;		/* non-zero: cards sharing it are linked */
+	uint32_t fabric_rank;		/* this card's rank in the fabric */
+	uint32_t fabric_size;		/* ranks in the fabric */
+	uint8_t link_peer[8];		/* fabric rank at link l's other end */
+	uint32_t links_up;		/* bit l: link l's peer is present */
 };
 
 /* Number of cards driven by neuron.ko (0 when none or no driver). */
@@ -567,6 +574,93 @@ int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
  */
 int nrn_graph_serialize(const struct nrn_graph *g, void **bufp, size_t *lenp);
 int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_graph **gp);
+
+/* ---- Collectives across cards ------------------------------------------ */
+
+/*
+ * A communicator joins one card per rank, the ranks being threads of one
+ * process or separate processes (one card each, as torchrun runs them), on
+ * cards of one fabric (nrn_device_info.fabric_id). Its collectives move
+ * data card to card over the links and reduce on the cards; the host only
+ * submits. Every rank must call the same collectives in the same order
+ * with matching arguments (as with NCCL or MPI).
+ *
+ * A collective is issued on a stream @s of the rank's card: it starts
+ * after the work issued on @s before it and work issued on @s after it
+ * waits for it; it returns once issued (the data moves later). Its errors
+ * surface at the stream's next synchronisation like any work's: -ENODEV
+ * when a peer card went away, -ETIMEDOUT when a peer did not take part
+ * within the communicator's timeout. Buffers are device buffers of the
+ * rank's card; @count counts elements of @dtype (NISA_F32, NISA_BF16 or
+ * NISA_F16 where a collective reduces, any dtype elsewhere); the send and
+ * receive ranges may be the same (in place) but may not otherwise overlap.
+ * Bad arguments: -EINVAL.
+ */
+struct nrn_comm;
+
+/* Names a communicator while its ranks rendezvous; made by one rank and
+ * passed to the others (e.g. through torch.distributed's store). */
+struct nrn_comm_id {
+	unsigned char bytes[32];
+};
+
+enum nrn_reduce_op {
+	NRN_REDUCE_SUM = 0,
+	NRN_REDUCE_PROD = 1,
+	NRN_REDUCE_MAX = 2,
+	NRN_REDUCE_MIN = 3,
+	NRN_REDUCE_AVG = 4,		/* sum, then divided by the ranks, on the cards */
+};
+
+int nrn_comm_id_new(struct nrn_comm_id *id);
+/*
+ * Join communicator @id as @rank of @nranks with card @dev; returns when all
+ * ranks have joined (-ETIMEDOUT after @timeout_ns; negative: 30 s). -EXDEV
+ * when the ranks' cards are not in one fabric or not joined by links the
+ * algorithms need.
+ */
+int nrn_comm_init_rank(struct nrn_device *dev, int nranks, int rank,
+		       const struct nrn_comm_id *id, int64_t timeout_ns,
+		       struct nrn_comm **commp);
+/* All ranks in this process: comms[i] is rank i, on devs[i]. */
+int nrn_comm_init_all(struct nrn_device *const *devs, int ndevs,
+		      struct nrn_comm **comms);
+/* Waits for the communicator's collectives in flight, then frees it. */
+void nrn_comm_destroy(struct nrn_comm *c);
+int nrn_comm_rank(const struct nrn_comm *c);
+int nrn_comm_size(const struct nrn_comm *c);
+
+/* recv[i] = op over ranks of send[i], on every rank; @count elements. */
+int nrn_all_reduce(struct nrn_comm *c, struct nrn_stream *s,
+		   struct nrn_buffer *send, uint64_t send_off,
+		   struct nrn_buffer *recv, uint64_t recv_off,
+		   uint64_t count, enum nisa_dtype dtype, enum nrn_reduce_op op);
+/* Rank r gets block r (@count elements) of op over ranks of send (nranks blocks). */
+int nrn_reduce_scatter(struct nrn_comm *c, struct nrn_stream *s,
+		       struct nrn_buffer *send, uint64_t send_off,
+		       struct nrn_buffer *recv, uint64_t recv_off,
+		       uint64_t count, enum nisa_dtype dtype, enum nrn_reduce_op op);
+/* recv (nranks blocks of @count) gets rank r's send in block r. */
+int nrn_all_gather(struct nrn_comm *c, struct nrn_stream *s,
+		   struct nrn_buffer *send, uint64_t send_off,
+		   struct nrn_buffer *recv, uint64_t recv_off,
+		   uint64_t count, enum nisa_dtype dtype);
+/* Every rank's (@buf, @off) gets @root's. */
+int nrn_broadcast(struct nrn_comm *c, struct nrn_stream *s,
+		  struct nrn_buffer *buf, uint64_t off, uint64_t count,
+		  enum nisa_dtype dtype, int root);
+/* Block j of rank i's send goes to block i of rank j's recv (@count each). */
+int nrn_all_to_all(struct nrn_comm *c, struct nrn_stream *s,
+		   struct nrn_buffer *send, uint64_t send_off,
+		   struct nrn_buffer *recv, uint64_t recv_off,
+		   uint64_t count, enum nisa_dtype dtype);
+/* Point to point: @bytes from this rank to @peer, which calls nrn_recv(). */
+int nrn_send(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
+	     uint64_t off, uint64_t bytes, int peer);
+int nrn_recv(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
+	     uint64_t off, uint64_t bytes, int peer);
+/* Work issued on @s after it waits until every rank has issued its barrier. */
+int nrn_barrier(struct nrn_comm *c, struct nrn_stream *s);
 
 /* ---- Errors ----------------------------------------------------------- */
 

@@ -56,12 +56,18 @@ extern "C" {
 #define DRM_NEURON_PARAM_ISA_VERSION	8	/* instruction set version */
 #define DRM_NEURON_PARAM_MAX_HOST_BO	9	/* largest host buffer, bytes */
 #define DRM_NEURON_PARAM_MAX_PINNED	10	/* host memory a context's jobs may pin, bytes */
+#define DRM_NEURON_PARAM_NUM_LINKS	11	/* card-to-card links, 0 when none */
+/* id << 16 | size << 8 | rank of the card's fabric; 0 when in none */
+#define DRM_NEURON_PARAM_FABRIC		12
+#define DRM_NEURON_PARAM_LINK_PEERS	13	/* byte l: fabric rank at link l's other end */
+#define DRM_NEURON_PARAM_LINKS_UP	14	/* bit l: link l's peer card is present */
 
 /* Capability bits of DRM_NEURON_PARAM_CAPABILITIES. */
 #define DRM_NEURON_CAP_DMA		0x1ULL
 #define DRM_NEURON_CAP_COMPUTE		0x2ULL
 #define DRM_NEURON_CAP_BF16		0x4ULL
 #define DRM_NEURON_CAP_HOST_BO		0x8ULL
+#define DRM_NEURON_CAP_LINK		0x10ULL	/* link jobs, peer buffers */
 
 /**
  * DOC: resource limits
@@ -151,6 +157,7 @@ struct drm_neuron_bo_info {
 /* Engines a job is submitted to. */
 #define DRM_NEURON_ENGINE_DMA		0	/* DMA engine queue @index */
 #define DRM_NEURON_ENGINE_CORE		1	/* NeuronCore @index */
+#define DRM_NEURON_ENGINE_LINK		2	/* link @index's DMA engine */
 
 #define DRM_NEURON_MAX_COPIES		128
 #define DRM_NEURON_MAX_SYNCS		64
@@ -171,6 +178,34 @@ struct drm_neuron_copy {
 	__u64 src_offset;
 	__u64 dst_offset;
 	__u64 size;
+};
+
+/**
+ * struct drm_neuron_link_copy - one copy of a link job
+ *
+ * Moves @size bytes from (@src_handle, @src_offset), a device buffer of
+ * this card, to (@dst_handle, @dst_offset), a device buffer of the card at
+ * the other end of the job's link: a buffer that card's file exported as a
+ * dma-buf and this file imported (PRIME). @reduce is %NISA_REDUCE_NONE
+ * (store, @dtype 0) or combines each element with the destination's
+ * (another enum nisa_reduce; @dtype %NISA_F32, %NISA_BF16 or %NISA_F16,
+ * @size and both offsets multiples of its size).
+ *
+ * -EINVAL for a range outside its buffer, a @size of 0, a bad
+ * @reduce/@dtype/alignment or a non-zero @pad; -EXDEV when @src_handle is
+ * not a device buffer of this card or @dst_handle not one of the link's
+ * peer.
+ */
+struct drm_neuron_link_copy {
+	__u32 src_handle;
+	__u32 dst_handle;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 size;
+	/** @reduce: enum nisa_reduce */
+	__u32 reduce;
+	/** @dtype: enum nisa_dtype when reducing, else 0 */
+	__u32 dtype;
 };
 
 /* Access a compute job has to a buffer. */
@@ -207,13 +242,21 @@ struct drm_neuron_sync {
  * struct drm_neuron_submit - submit a job to a queue
  *
  * A DMA job (@engine %DRM_NEURON_ENGINE_DMA) is a list of copies, executed
- * in order; the compute fields must be zero. A compute job
+ * in order; the compute fields must be zero. A link job
+ * (%DRM_NEURON_ENGINE_LINK) is the same with struct drm_neuron_link_copy
+ * entries at @copies: it fails with -ENOLINK at SUBMIT when the link's
+ * peer is absent, and its fence with -ENODEV when the peer goes away
+ * before it has run. A compute job
  * (%DRM_NEURON_ENGINE_CORE) runs the kernel (struct nisa_insn[], see
  * drm/neuron_isa.h) at (@kernel_handle, @kernel_offset), @kernel_size bytes,
  * in device memory, with @bos as its buffer table; the DMA fields must be
  * zero.
  *
- * The job starts once every in-sync has signalled. When it completes, the
+ * The job starts once every in-sync has signalled; an in-sync may come from
+ * another card's file (a syncobj shared through DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD
+ * and _FD_TO_HANDLE), which orders jobs across cards. When an in-sync's
+ * fence failed, the job does not run: its fence fails with the same error.
+ * When it completes, the
  * out-sync (if @out_sync.handle is not 0) is signalled with the job's
  * fence: replaced for a binary syncobj, added at @out_sync.point for a
  * timeline. Jobs of one context on one queue run in submission order.
@@ -224,7 +267,7 @@ struct drm_neuron_sync {
  * the context may (see "resource limits"), -ENODEV once the card is gone.
  */
 struct drm_neuron_submit {
-	/** @engine: %DRM_NEURON_ENGINE_DMA or %DRM_NEURON_ENGINE_CORE */
+	/** @engine: %DRM_NEURON_ENGINE_DMA, _CORE or _LINK */
 	__u32 engine;
 	/** @index: queue index within the engine */
 	__u32 index;
@@ -232,7 +275,10 @@ struct drm_neuron_submit {
 	__u32 flags;
 	/** @pad: must be zero */
 	__u32 pad;
-	/** @copies: DMA: user pointer to struct drm_neuron_copy[] */
+	/**
+	 * @copies: DMA: user pointer to struct drm_neuron_copy[]; link:
+	 * struct drm_neuron_link_copy[]
+	 */
 	__u64 copies;
 	/**
 	 * @copy_count: DMA: number of copies, 1..%DRM_NEURON_MAX_COPIES

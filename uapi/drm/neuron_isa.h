@@ -50,6 +50,23 @@ enum nisa_err {
 	NISA_ERR_ABORTED		= 11,	/* queue or device reset while running */
 	NISA_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
 	NISA_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
+	NISA_ERR_PEER		= 14,	/* link down: no peer card, or it went away */
+};
+
+/*
+ * What a link copy does with the bytes it moves (docs/hardware.md "Links"):
+ * NONE stores them at the destination; the others combine each element
+ * with the one already there, dst = dst op src, computed as the ISA's
+ * elementwise ADD, MUL, MAXIMUM and MINIMUM of that dtype are (same
+ * rounding, NaN propagated).
+ */
+enum nisa_reduce {
+	NISA_REDUCE_NONE	= 0,
+	NISA_REDUCE_SUM		= 1,
+	NISA_REDUCE_PROD	= 2,
+	NISA_REDUCE_MAX		= 3,
+	NISA_REDUCE_MIN		= 4,
+	NISA_NUM_REDUCE
 };
 
 /* Element types. */
