@@ -205,14 +205,14 @@ struct nhw_launch_desc {
  * A link copy: @len bytes from this card's device memory at @src_off to
  * the link peer's device memory at @dst_off, stored (@reduce
  * NISA_REDUCE_NONE, @dtype 0) or combined with what is there (another
- * enum nisa_reduce; @dtype NISA_F32, NISA_BF16 or NISA_F16, @len and both
+ * enum nisa_link_reduce; @dtype NISA_F32, NISA_BF16 or NISA_F16, @len and both
  * offsets multiples of its size). A peer that is absent or goes away
  * fails it with NISA_ERR_PEER.
  */
 struct nhw_link_desc {
 	__u8 op;		/* NHW_OP_LINK */
 	__u8 flags;
-	__u8 reduce;		/* enum nisa_reduce */
+	__u8 reduce;		/* enum nisa_link_reduce */
 	__u8 dtype;		/* enum nisa_dtype when reducing, else 0 */
 	__le32 tag;
 	__le64 src_off;		/* this card's device memory */

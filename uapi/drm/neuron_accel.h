@@ -188,7 +188,7 @@ struct drm_neuron_copy {
  * the other end of the job's link: a buffer that card's file exported as a
  * dma-buf and this file imported (PRIME). @reduce is %NISA_REDUCE_NONE
  * (store, @dtype 0) or combines each element with the destination's
- * (another enum nisa_reduce; @dtype %NISA_F32, %NISA_BF16 or %NISA_F16,
+ * (another enum nisa_link_reduce; @dtype %NISA_F32, %NISA_BF16 or %NISA_F16,
  * @size and both offsets multiples of its size).
  *
  * -EINVAL for a range outside its buffer, a @size of 0, a bad
@@ -202,7 +202,7 @@ struct drm_neuron_link_copy {
 	__u64 src_offset;
 	__u64 dst_offset;
 	__u64 size;
-	/** @reduce: enum nisa_reduce */
+	/** @reduce: enum nisa_link_reduce */
 	__u32 reduce;
 	/** @dtype: enum nisa_dtype when reducing, else 0 */
 	__u32 dtype;

@@ -60,13 +60,13 @@ enum nisa_err {
  * elementwise ADD, MUL, MAXIMUM and MINIMUM of that dtype are (same
  * rounding, NaN propagated).
  */
-enum nisa_reduce {
+enum nisa_link_reduce {
 	NISA_REDUCE_NONE	= 0,
 	NISA_REDUCE_SUM		= 1,
 	NISA_REDUCE_PROD	= 2,
 	NISA_REDUCE_MAX		= 3,
 	NISA_REDUCE_MIN		= 4,
-	NISA_NUM_REDUCE
+	NISA_NUM_LINK_REDUCE
 };
 
 /* Element types. */
