@@ -85,6 +85,38 @@ static int nrn_get_param(int fd, uint32_t param, uint64_t *value)
 	return ret;
 }
 
+/*
+ * The link/fabric parameters (11-14). A driver that predates them
+ * (-EINVAL) means a card without links: the fields stay 0.
+ */
+static int nrn_fill_links(int fd, struct nrn_device_info *info)
+{
+	uint64_t links, fabric = 0, peers = 0, up = 0;
+	int ret;
+
+	ret = nrn_get_param(fd, DRM_NEURON_PARAM_NUM_LINKS, &links);
+	if (ret == -EINVAL)
+		return 0;
+	if (!ret)
+		ret = nrn_get_param(fd, DRM_NEURON_PARAM_FABRIC, &fabric);
+	if (!ret)
+		ret = nrn_get_param(fd, DRM_NEURON_PARAM_LINK_PEERS, &peers);
+	if (!ret)
+		ret = nrn_get_param(fd, DRM_NEURON_PARAM_LINKS_UP, &up);
+	if (ret)
+		return ret;
+	if (links > NRN_ARRAY_SIZE(info->link_peer))
+		links = NRN_ARRAY_SIZE(info->link_peer);
+	info->num_links = (uint32_t)links;
+	info->fabric_id = (uint32_t)(fabric >> 16) & 0xffff;
+	info->fabric_size = (uint32_t)(fabric >> 8) & 0xff;
+	info->fabric_rank = (uint32_t)fabric & 0xff;
+	for (unsigned int l = 0; l < links; l++)
+		info->link_peer[l] = (uint8_t)(peers >> (8 * l));
+	info->links_up = (uint32_t)up;
+	return 0;
+}
+
 static int nrn_fill_info(struct nrn_device *dev)
 {
 	struct nrn_device_info *info = &dev->info;
@@ -109,6 +141,9 @@ static int nrn_fill_info(struct nrn_device *dev)
 	info->mem_size = v[DRM_NEURON_PARAM_MEM_SIZE];
 	info->mem_free = v[DRM_NEURON_PARAM_MEM_FREE];
 	info->isa_version = (uint32_t)v[DRM_NEURON_PARAM_ISA_VERSION];
+	ret = nrn_fill_links(dev->fd, info);
+	if (ret)
+		return ret;
 
 	ver = drmGetVersion(dev->fd);
 	if (!ver)
@@ -186,5 +221,9 @@ NRN_EXPORT int nrn_device_info(struct nrn_device *dev,
 		return ret;
 	*info = dev->info;
 	info->mem_free = free_bytes;
+	/* A peer card comes and goes; refresh which links are up. */
+	if (info->num_links &&
+	    !nrn_get_param(dev->fd, DRM_NEURON_PARAM_LINKS_UP, &free_bytes))
+		info->links_up = (uint32_t)free_bytes;
 	return 0;
 }
