@@ -27,6 +27,9 @@ from .modules import _install as _install_module_moves  # noqa: E402
 
 _install_module_moves()  # module.to('neuron') keeps Parameters (modules.py)
 from . import profiler  # noqa: E402,F401  (torch_neuron.profiler, profiler.py)
+from . import distributed as _distributed  # noqa: E402
+
+_distributed._register()  # init_process_group("neuron") (distributed.py)
 
 
 # Printing formats a tensor with many small operations (in float64); as
