@@ -81,6 +81,11 @@ struct nrn_stream {
 	uint32_t waits[DRM_NEURON_MAX_SYNCS - 1];
 	unsigned int nwaits;
 	unsigned int device_error;
+	/*
+	 * An error of work issued that never reached the card (a collective
+	 * whose peers did not take part, comm-run.c): the next sync returns it.
+	 */
+	int error;
 
 	/* Operations not yet submitted: one kernel, and its buffers. */
 	struct nrn_kernel batch;
@@ -119,6 +124,7 @@ int nrn_ring_init(struct nrn_device *dev, struct nrn_ring *r, size_t size,
 /* stream.c, all with s->lock held. */
 int nrn_stream_flush_locked(struct nrn_stream *s);
 int nrn_stream_sync_locked(struct nrn_stream *s);
+/* @submit's own in-syncs (if any) are kept, the stream's added. */
 int nrn_stream_submit_locked(struct nrn_stream *s,
 			     struct drm_neuron_submit *submit);
 int nrn_stream_wait_point_locked(struct nrn_stream *s, uint64_t point);

@@ -139,12 +139,18 @@ int nrn_stream_wait_point_locked(struct nrn_stream *s, uint64_t point)
 int nrn_stream_submit_locked(struct nrn_stream *s,
 			     struct drm_neuron_submit *submit)
 {
+	const struct drm_neuron_sync *extra = (const void *)(uintptr_t)submit->in_syncs;
 	struct drm_neuron_sync in[DRM_NEURON_MAX_SYNCS];
 	unsigned int n = 0, i;
 	int ret;
 
 	if (s->capture)	/* every submitting path records instead */
 		return nrn_stream_refuse_locked(s, -EBUSY);
+	/* In-syncs of the caller's own (comm-run.c), then the stream's. */
+	if (submit->in_sync_count > DRM_NEURON_MAX_SYNCS - 1 - s->nwaits)
+		return -ENOSPC;
+	for (i = 0; i < submit->in_sync_count; i++)
+		in[n++] = extra[i];
 	if (s->dep)
 		in[n++] = (struct drm_neuron_sync){ .handle = s->timeline,
 						    .point = s->dep };
@@ -269,13 +275,20 @@ int nrn_stream_sync_locked(struct nrn_stream *s)
 	ret = nrn_stream_flush_locked(s);
 	if (ret)
 		return ret;
-	if (!s->dep)
-		return 0; /* nothing since the last synchronisation */
+	if (!s->dep) {
+		/* Nothing since the last synchronisation, but maybe an error. */
+		ret = s->error;
+		s->error = 0;
+		return ret;
+	}
 	ret = nrn_wait_point(s, s->dep, -1, &device_error);
 	/* Reported once; the next job starts a fresh chain. */
 	s->dep = 0;
 	if (ret < 0)
 		s->device_error = device_error;
+	if (!ret)
+		ret = s->error;
+	s->error = 0;
 	return ret;
 }
 
