@@ -587,14 +587,22 @@ int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_graph **gp);
  *
  * A collective is issued on a stream @s of the rank's card: it starts
  * after the work issued on @s before it and work issued on @s after it
- * waits for it; it returns once issued (the data moves later). Its errors
- * surface at the stream's next synchronisation like any work's: -ENODEV
- * when a peer card went away, -ETIMEDOUT when a peer did not take part
- * within the communicator's timeout. Buffers are device buffers of the
- * rank's card; @count counts elements of @dtype (NISA_F32, NISA_BF16 or
- * NISA_F16 where a collective reduces, any dtype elsewhere); the send and
- * receive ranges may be the same (in place) but may not otherwise overlap.
- * Bad arguments: -EINVAL.
+ * waits for it; it returns once issued (the data moves later). Issuing
+ * waits (at most the timeout) until the ranks it exchanges data with have
+ * issued theirs, so each rank calls from its own thread or process. Its
+ * errors surface at the stream's next synchronisation like any work's:
+ * -ENODEV when a peer card went away, -ETIMEDOUT when a peer did not take
+ * part within the communicator's timeout, -ECONNRESET when a peer's
+ * communicator was destroyed (its process exited), -EINVAL when the ranks'
+ * calls did not match. After such an error the receive buffers hold
+ * undefined data and the communicator is failed: its later collectives
+ * fail the same way (destroy it). Buffers are device buffers of the
+ * rank's card, offsets multiples of the element size; @count counts
+ * elements of @dtype (NISA_F32, NISA_BF16 or NISA_F16 where a collective
+ * reduces, any dtype elsewhere); the send and receive ranges may be the
+ * same (in place; not for all-to-all) but may not otherwise overlap. Bad
+ * arguments: -EINVAL, returned at once (nothing issued). A capturing
+ * stream refuses collectives (-EBUSY). docs/collectives.md has the rest.
  */
 struct nrn_comm;
 
@@ -654,12 +662,18 @@ int nrn_all_to_all(struct nrn_comm *c, struct nrn_stream *s,
 		   struct nrn_buffer *send, uint64_t send_off,
 		   struct nrn_buffer *recv, uint64_t recv_off,
 		   uint64_t count, enum nisa_dtype dtype);
-/* Point to point: @bytes from this rank to @peer, which calls nrn_recv(). */
+/*
+ * Point to point: @bytes from this rank to @peer, which calls nrn_recv().
+ * Only between cards joined by a link: -ENOLINK otherwise (no forwarding).
+ */
 int nrn_send(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
 	     uint64_t off, uint64_t bytes, int peer);
 int nrn_recv(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
 	     uint64_t off, uint64_t bytes, int peer);
-/* Work issued on @s after it waits until every rank has issued its barrier. */
+/*
+ * Work issued on @s after it waits until every rank has issued its barrier
+ * and the work each rank issued on its stream before it is done.
+ */
 int nrn_barrier(struct nrn_comm *c, struct nrn_stream *s);
 
 /* ---- Errors ----------------------------------------------------------- */

@@ -9,7 +9,8 @@
  *    the call's arguments, checked against the partner's.
  * 2. Prologue on the stream: the local copies (or one 8-byte copy of the
  *    comm's tick buffer), after the stream's prior work and the previous
- *    collective's end; its point becomes our timeline's ready point.
+ *    collective's end; then a tick copy after it signals our timeline's
+ *    ready point.
  * 3. Our link jobs, in schedule order, each waiting for our previous
  *    point, the destination's ready point and the peer job it depends on.
  *    A peer's point is waited for as available (submitted, not done)
@@ -321,6 +322,24 @@ static int nrn_comm_stream_job(struct nrn_comm_ctx *x, const struct nrn_comm_loc
 	return nrn_stream_submit_locked(x->s, &sub);
 }
 
+/* The 8-byte tick copy after the stream's last job, signalling @point. */
+static int nrn_comm_ready_job(struct nrn_comm_ctx *x, uint64_t point)
+{
+	struct drm_neuron_sync in = { .handle = x->s->timeline, .point = x->s->point };
+	struct drm_neuron_copy cp = {
+		.src_handle = x->c->tick->handle, .dst_handle = x->c->tick->handle,
+		.src_offset = 0, .dst_offset = 32, .size = 8,
+	};
+	struct drm_neuron_submit sub = {
+		.engine = DRM_NEURON_ENGINE_DMA, .index = x->s->dma,
+		.copies = (uintptr_t)&cp, .copy_count = 1,
+		.in_syncs = (uintptr_t)&in, .in_sync_count = 1,
+		.out_sync = { .handle = x->c->timeline, .point = point },
+	};
+
+	return nrn_ioctl(x->c->dev->fd, DRM_IOCTL_NEURON_SUBMIT, &sub);
+}
+
 static int nrn_comm_link_job(struct nrn_comm_ctx *x, const struct nrn_comm_job *j)
 {
 	struct nrn_comm *c = x->c;
@@ -405,10 +424,14 @@ static int nrn_comm_run_locked(struct nrn_comm_ctx *x)
 	for (i = 0; !ret && i < (x->sc.nlocal ? x->sc.nlocal : 1); i++)
 		ret = nrn_comm_stream_job(x, x->sc.nlocal ? &x->sc.local[i] : NULL,
 					  &done, i ? 0 : 1);
+	/*
+	 * The ready point is a job of its own after the prologue's: the
+	 * driver sees an in-fence's error one chain level deep, so a point
+	 * transferred from the stream's timeline would hide a failure.
+	 */
 	base = c->point + 1;
-	if (!ret && drmSyncobjTransfer(c->dev->fd, c->timeline, base, s->timeline,
-				       s->point, 0))
-		ret = -errno;
+	if (!ret)
+		ret = nrn_comm_ready_job(x, base);
 	if (ret)
 		return ret;
 	c->point = base;
