@@ -6,3 +6,5 @@ CONFIG_VIRTIO_PCI=y
 CONFIG_VHOST_USER_FS=y
 CONFIG_PCIE_PORT=y
 CONFIG_TRAINIUM=y
+# A NIC for scripts/cluster: VMs joined by a QEMU stream network (virtio-net).
+CONFIG_VIRTIO_NET=y
