@@ -25,6 +25,7 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 {
 	struct neuron_device *ndev = to_neuron_device(drm);
 	struct drm_neuron_get_param *args = data;
+	u32 i;
 
 	if (args->pad)
 		return -EINVAL;
@@ -44,6 +45,8 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 			args->value |= DRM_NEURON_CAP_COMPUTE;
 		if (ndev->caps & NHW_CAP_BF16)
 			args->value |= DRM_NEURON_CAP_BF16;
+		if (ndev->num_links)
+			args->value |= DRM_NEURON_CAP_LINK;
 		break;
 	case DRM_NEURON_PARAM_NUM_CORES:
 		args->value = ndev->num_cores;
@@ -67,6 +70,20 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		break;
 	case DRM_NEURON_PARAM_MAX_PINNED:
 		args->value = neuron_max_pinned();
+		break;
+	case DRM_NEURON_PARAM_NUM_LINKS:
+		args->value = ndev->num_links;
+		break;
+	case DRM_NEURON_PARAM_FABRIC:
+		args->value = ndev->fabric;
+		break;
+	case DRM_NEURON_PARAM_LINK_PEERS:
+		args->value = 0;
+		for (i = 0; i < ndev->num_links; i++)
+			args->value |= (u64)ndev->link_peer[i] << (8 * i);
+		break;
+	case DRM_NEURON_PARAM_LINKS_UP:
+		args->value = neuron_links_up(ndev);
 		break;
 	default:
 		return -EINVAL;
@@ -157,6 +174,7 @@ static const struct drm_driver neuron_drm_driver = {
 	.open = neuron_open,
 	.postclose = neuron_postclose,
 	.gem_create_object = neuron_gem_create_object,
+	.gem_prime_import = neuron_gem_prime_import,
 	.show_fdinfo = neuron_show_fdinfo,
 	.ioctls = neuron_ioctls,
 	.num_ioctls = ARRAY_SIZE(neuron_ioctls),
@@ -171,6 +189,7 @@ static const struct drm_driver neuron_drm_driver = {
 static int neuron_hw_identify(struct neuron_device *ndev)
 {
 	u32 id = neuron_rd(ndev, NHW_REG_ID), queues;
+	int ret;
 
 	if (id != NHW_ID_MAGIC) {
 		neuron_err(ndev, "unexpected ID register 0x%08x\n", id);
@@ -187,12 +206,17 @@ static int neuron_hw_identify(struct neuron_device *ndev)
 	queues = neuron_rd(ndev, NHW_REG_QUEUES);
 	ndev->num_dma = NHW_QUEUES_DMA(queues);
 	ndev->num_cores = NHW_QUEUES_CORES(queues);
-	ndev->num_queues = ndev->num_dma + ndev->num_cores;
-	if (!ndev->num_dma || ndev->num_queues > NHW_MAX_QUEUES) {
-		neuron_err(ndev, "bad queue counts: %u DMA, %u cores\n",
-			   ndev->num_dma, ndev->num_cores);
+	ndev->num_links = ndev->caps & NHW_CAP_LINK ? NHW_QUEUES_LINKS(queues) : 0;
+	ndev->num_queues = ndev->num_dma + ndev->num_cores + ndev->num_links;
+	if (!ndev->num_dma || ndev->num_queues > NHW_MAX_QUEUES ||
+	    ndev->num_links > NHW_MAX_LINKS) {
+		neuron_err(ndev, "bad queue counts: %u DMA, %u cores, %u links\n",
+			   ndev->num_dma, ndev->num_cores, ndev->num_links);
 		return -ENODEV;
 	}
+	ret = neuron_link_probe(ndev);
+	if (ret)
+		return ret;
 	ndev->mem_size = neuron_rd(ndev, NHW_REG_MEM_SIZE_LO) |
 			 (u64)neuron_rd(ndev, NHW_REG_MEM_SIZE_HI) << 32;
 	if (ndev->mem_size > pci_resource_len(ndev->pdev, NHW_BAR_MEM)) {
@@ -281,8 +305,9 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_reset;
 	}
 	neuron_debugfs_init(ndev);
-	drm_info(&ndev->drm, "%u DMA queues, %u cores, %llu MiB device memory\n",
-		 ndev->num_dma, ndev->num_cores, ndev->mem_size >> 20);
+	neuron_link_register(ndev);
+	drm_info(&ndev->drm, "%u DMA queues, %u cores, %u links, %llu MiB device memory\n",
+		 ndev->num_dma, ndev->num_cores, ndev->num_links, ndev->mem_size >> 20);
 	return 0;
 
 err_reset:
@@ -295,6 +320,8 @@ static void neuron_remove(struct pci_dev *pdev)
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&ndev->drm);
+	/* Other cards' link jobs into this one's memory fail now. */
+	neuron_link_unregister(ndev);
 	neuron_queues_stop(ndev);
 	/*
 	 * Jobs hold buffers, their device memory and DMA mappings: let the

@@ -51,6 +51,7 @@ struct neuron_counters {
 enum neuron_engine {
 	NEURON_ENGINE_DMA,
 	NEURON_ENGINE_CORE,
+	NEURON_ENGINE_LINK,
 	NEURON_ENGINES
 };
 
@@ -95,7 +96,15 @@ struct neuron_device {
 	u32 caps;
 	u32 num_dma;
 	u32 num_cores;
+	/** @num_links: card-to-card links (link queues follow the cores') */
+	u32 num_links;
 	u32 num_queues;
+	/** @fabric: NHW_REG_FABRIC at probe: id, size and rank, 0 if in none */
+	u32 fabric;
+	/** @link_peer: fabric rank at the other end of each link */
+	u8 link_peer[NHW_MAX_LINKS];
+	/** @card: entry in the list of cards (neuron_link.c), for peer removal */
+	struct list_head card;
 
 	/** @mm_lock: protects @mm and @mem_used */
 	struct mutex mm_lock;
@@ -141,6 +150,19 @@ static inline void neuron_wr(struct neuron_device *ndev, u32 reg, u32 val)
 {
 	writel(val, ndev->regs + reg);
 }
+
+/* The hardware queue of link @l. */
+static inline struct neuron_queue *neuron_link_queue(struct neuron_device *ndev,
+						     u32 l)
+{
+	return &ndev->queues[ndev->num_dma + ndev->num_cores + l];
+}
+
+/* neuron_link.c */
+int neuron_link_probe(struct neuron_device *ndev);
+u32 neuron_links_up(struct neuron_device *ndev);
+void neuron_link_register(struct neuron_device *ndev);
+void neuron_link_unregister(struct neuron_device *ndev);
 
 /* neuron_debugfs.c, neuron_sysfs.c, neuron_fdinfo.c */
 void neuron_debugfs_init(struct neuron_device *ndev);

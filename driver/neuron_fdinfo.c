@@ -27,11 +27,20 @@ void neuron_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_printf(p, "drm-engine-core:\t%lld ns\n",
 		   atomic64_read(&fpriv->stats->busy_ns[NEURON_ENGINE_CORE]));
 	drm_printf(p, "drm-engine-capacity-core:\t%u\n", ndev->num_cores);
+	if (ndev->num_links) {
+		drm_printf(p, "drm-engine-link:\t%lld ns\n",
+			   atomic64_read(&fpriv->stats->busy_ns[NEURON_ENGINE_LINK]));
+		drm_printf(p, "drm-engine-capacity-link:\t%u\n", ndev->num_links);
+	}
 
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, id) {
 		bool host = to_neuron_bo(obj)->placement == DRM_NEURON_BO_HOST;
 		struct drm_memory_stats *m = &mem[host];
+
+		/* A peer buffer is another card's memory: that card counts it. */
+		if (to_neuron_bo(obj)->exporter)
+			continue;
 
 		if (obj->handle_count > 1)
 			m->shared += obj->size;

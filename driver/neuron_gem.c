@@ -367,6 +367,7 @@ static int neuron_dev_bo_mmap(struct drm_gem_object *obj,
 
 static const struct drm_gem_object_funcs neuron_dev_bo_funcs = {
 	.free = neuron_dev_bo_free,
+	.export = neuron_dev_bo_export,
 	.mmap = neuron_dev_bo_mmap,
 	.vm_ops = &neuron_dev_bo_vm_ops,
 };

@@ -6,9 +6,11 @@
 #include <linux/scatterlist.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
+#include <drm/neuron_accel.h>
 
 #include "neuron_hw.h"
 
+struct dma_buf;
 struct drm_device;
 struct drm_file;
 struct neuron_device;
@@ -29,6 +31,14 @@ struct neuron_bo {
 	u32 placement;
 	/** @node: device placement: the range of device memory */
 	struct drm_mm_node node;
+	/**
+	 * @exporter: a peer buffer (neuron_prime.c): the device buffer of
+	 * another card it stands for, kept allocated -- and that card's
+	 * drm_device alive -- by @dmabuf; NULL for the others
+	 */
+	struct neuron_bo *exporter;
+	/** @dmabuf: a peer buffer: a reference to the dma-buf it came from */
+	struct dma_buf *dmabuf;
 };
 
 /**
@@ -58,6 +68,12 @@ static inline struct neuron_bo *to_neuron_bo(struct drm_gem_object *obj)
 	return container_of(obj, struct neuron_bo, base.base);
 }
 
+/* A device buffer of this card (not a peer buffer, not host memory)? */
+static inline bool neuron_bo_is_local_dev(struct neuron_bo *bo)
+{
+	return bo->placement == DRM_NEURON_BO_DEVICE && !bo->exporter;
+}
+
 struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 						size_t size);
 u64 neuron_max_host_bo(void);
@@ -65,6 +81,11 @@ u64 neuron_max_pinned(void);
 int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		  enum dma_data_direction dir, struct neuron_pin *pin);
 void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin);
+
+/* neuron_prime.c */
+struct dma_buf *neuron_dev_bo_export(struct drm_gem_object *obj, int flags);
+struct drm_gem_object *neuron_gem_prime_import(struct drm_device *drm,
+					       struct dma_buf *dma_buf);
 
 int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 			   struct drm_file *file);

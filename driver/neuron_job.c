@@ -84,8 +84,9 @@ void neuron_job_cache_fini(void)
 struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 {
 	bool dma = args->engine == DRM_NEURON_ENGINE_DMA;
-	size_t ndesc = dma ? args->copy_count : 1;
-	size_t nbos = dma ? 2 * args->copy_count : args->bo_count + 1;
+	bool copies = args->engine != DRM_NEURON_ENGINE_CORE;
+	size_t ndesc = copies ? args->copy_count : 1;
+	size_t nbos = copies ? 2 * args->copy_count : args->bo_count + 1;
 	size_t size = sizeof(struct neuron_job);
 	struct neuron_job *job;
 
@@ -127,6 +128,7 @@ struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	job->stats = NULL;
 	INIT_LIST_HEAD(&job->link);
 	job->direct = false;
+	job->peer = NULL;
 	return job;
 }
 
@@ -246,10 +248,13 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	job->bos[job->bo_count++] = obj;
+	bo = to_neuron_bo(obj);
+	/* Another card's buffer: only a link job reaches it. */
+	if (bo->exporter)
+		return -EXDEV;
 	if (check_add_overflow(offset, size, &end) || end > obj->size)
 		return -EINVAL;
 
-	bo = to_neuron_bo(obj);
 	if (bo->placement == DRM_NEURON_BO_DEVICE) {
 		*space = NHW_SPACE_DEV;
 		*addr = cpu_to_le64(bo->node.start);
@@ -311,6 +316,9 @@ static struct neuron_bo *neuron_job_dev_bo(struct neuron_job *job,
 	if (!obj)
 		return ERR_PTR(-ENOENT);
 	job->bos[job->bo_count++] = obj;
+	/* Another card's buffer: only a link job reaches it. */
+	if (to_neuron_bo(obj)->exporter)
+		return ERR_PTR(-EXDEV);
 	if (to_neuron_bo(obj)->placement != DRM_NEURON_BO_DEVICE)
 		return ERR_PTR(-EINVAL);
 	return to_neuron_bo(obj);
@@ -403,7 +411,11 @@ int neuron_job_get_in_syncs(struct neuron_job *job, struct drm_file *file,
 int neuron_job_build(struct neuron_job *job, struct drm_file *file,
 		     struct drm_neuron_submit *args)
 {
-	if (args->engine == DRM_NEURON_ENGINE_DMA)
+	switch (args->engine) {
+	case DRM_NEURON_ENGINE_DMA:
 		return neuron_job_build_copies(job, file, args);
+	case DRM_NEURON_ENGINE_LINK:
+		return neuron_link_build(job, file, args);
+	}
 	return neuron_job_build_launch(job, file, args);
 }

@@ -15,6 +15,7 @@
 struct drm_device;
 struct drm_file;
 struct drm_gem_object;
+struct neuron_device;
 struct neuron_pin;
 struct neuron_queue;
 
@@ -89,6 +90,11 @@ struct neuron_job {
 	struct llist_node reap;
 	/** @small: from the slab cache of small jobs */
 	bool small;
+	/**
+	 * @peer: a link job: the card its copies write into (its peer
+	 * buffers, in @bos, keep that card's structure alive)
+	 */
+	struct neuron_device *peer;
 };
 
 /*
@@ -116,6 +122,11 @@ int neuron_job_get_in_syncs(struct neuron_job *job, struct drm_file *file,
 void neuron_job_free(struct neuron_job *job);
 void neuron_job_reap(struct work_struct *work);
 void neuron_job_unbudget(struct neuron_job *job);
+
+/* neuron_link.c */
+int neuron_link_build(struct neuron_job *job, struct drm_file *file,
+		      struct drm_neuron_submit *args);
+int neuron_link_enter(struct neuron_job *job, int *idx);
 
 /* neuron_sched.c */
 extern const struct drm_sched_backend_ops neuron_sched_ops;

@@ -26,6 +26,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
+#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
 #include "neuron_fence.h"
@@ -210,8 +211,7 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 	if (head) {
 		if (job->stats)
 			atomic64_add(ktime_to_ns(ktime_sub(now, q->head_since)),
-				     &job->stats->busy_ns[q->is_core ? NEURON_ENGINE_CORE :
-							  NEURON_ENGINE_DMA]);
+				     &job->stats->busy_ns[q->engine]);
 		q->head_since = now;
 	}
 	atomic64_inc(&st->completed);
@@ -339,7 +339,9 @@ void neuron_queue_complete_locked(struct neuron_queue *q)
 			to_neuron_fence(job->hw_fence)->device_error = code;
 		}
 		q->retired = to_neuron_fence(job->hw_fence)->done_at;
-		neuron_queue_retire_locked(q, job, code ? -EIO : 0);
+		/* A link whose peer card is absent or went away: -ENODEV. */
+		neuron_queue_retire_locked(q, job, !code ? 0 :
+					   code == NISA_ERR_PEER ? -ENODEV : -EIO);
 	}
 	neuron_queue_rearm_locked(q);
 }
@@ -384,6 +386,7 @@ static void neuron_queues_fini(struct drm_device *drm, void *arg)
 
 	for (i = 0; i < ndev->num_queues; i++) {
 		cancel_delayed_work_sync(&ndev->queues[i].watchdog);
+		cancel_work_sync(&ndev->queues[i].peer_gone);
 		drm_sched_fini(&ndev->queues[i].sched);
 	}
 	flush_delayed_work(&ndev->reap_work);
@@ -406,21 +409,28 @@ static int neuron_queue_init(struct neuron_device *ndev, u32 idx)
 
 	q->ndev = ndev;
 	q->idx = idx;
-	q->is_core = idx >= ndev->num_dma;
-	if (q->is_core)
-		snprintf(q->name, sizeof(q->name), "core%u", idx - ndev->num_dma);
-	else
+	if (idx < ndev->num_dma) {
+		q->engine = NEURON_ENGINE_DMA;
 		snprintf(q->name, sizeof(q->name), "dma%u", idx);
+	} else if (idx < ndev->num_dma + ndev->num_cores) {
+		q->engine = NEURON_ENGINE_CORE;
+		snprintf(q->name, sizeof(q->name), "core%u", idx - ndev->num_dma);
+	} else {
+		q->engine = NEURON_ENGINE_LINK;
+		snprintf(q->name, sizeof(q->name), "link%u",
+			 idx - ndev->num_dma - ndev->num_cores);
+	}
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->inflight);
 	INIT_DELAYED_WORK(&q->watchdog, neuron_queue_watchdog);
+	INIT_WORK(&q->peer_gone, neuron_queue_peer_gone);
 	q->fence_context = dma_fence_context_alloc(1);
 
 	q->ring = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NHW_DESC_SIZE,
 				      &q->ring_dma, GFP_KERNEL);
 	if (!q->ring)
 		return -ENOMEM;
-	if (q->is_core) {
+	if (q->engine == NEURON_ENGINE_CORE) {
 		q->tables = dmam_alloc_coherent(dev, NEURON_RING_ENTRIES * NHW_MAX_SLOTS *
 						sizeof(*q->tables),
 						&q->tables_dma, GFP_KERNEL);

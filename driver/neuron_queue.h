@@ -31,7 +31,8 @@ struct neuron_queue {
 	struct neuron_device *ndev;
 	/** @idx: queue number on the card (BAR0 block and MSI-X vector) */
 	u32 idx;
-	bool is_core;
+	/** @engine: enum neuron_engine of the queue */
+	u32 engine;
 	char name[16];
 
 	struct drm_gpu_scheduler sched;
@@ -70,6 +71,11 @@ struct neuron_queue {
 	bool stopped;
 	/** @watchdog: times out directly submitted jobs (on the reset queue) */
 	struct delayed_work watchdog;
+	/**
+	 * @peer_gone: link queues: fails the jobs on the ring when the card
+	 * at the link's other end is removed (on the reset queue)
+	 */
+	struct work_struct peer_gone;
 	u64 fence_context;
 	u64 fence_seqno;
 

@@ -26,6 +26,8 @@ MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before its queue is reset (
 
 /* For neuron_queue_restart(): whichever job is at the head of the ring. */
 #define NEURON_HEAD		U64_MAX
+/* For neuron_queue_restart(): every job on the ring. */
+#define NEURON_ALL		(U64_MAX - 1)
 
 /* While direct jobs are on the ring, the watchdog looks at it this often. */
 #define NEURON_WATCHDOG_TICK	msecs_to_jiffies(20)
@@ -44,8 +46,8 @@ static void neuron_queue_set_stopped(struct neuron_queue *q, bool stopped)
  * After the queue's hardware was reset: retire the jobs that completed
  * before it, fail the job whose hardware fence has seqno @victim with @err
  * (NEURON_HEAD: the first job not completed, whichever it is: it was
- * running), write the others again into the fresh ring, and take direct
- * submissions again.
+ * running; NEURON_ALL: every job not completed), write the others again
+ * into the fresh ring, and take direct submissions again.
  */
 static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 {
@@ -61,7 +63,8 @@ static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 	list_splice_init(&q->inflight, &requeue);
 	neuron_queue_hw_start(q);
 	list_for_each_entry_safe(job, tmp, &requeue, link) {
-		if (victim && neuron_job_seqno(job) == victim) {
+		if (victim == NEURON_ALL ||
+		    (victim && neuron_job_seqno(job) == victim)) {
 			neuron_queue_retire_locked(q, job, err);
 			continue;
 		}
@@ -77,16 +80,17 @@ static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 /*
  * The escalation of a queue reset that did not take: reset the whole card.
  * @hung's scheduler is stopped by the caller; the others are stopped here.
- * On the other queues, the job that may have been running is cancelled
- * (it may have half-run), the ones behind it run again.
+ * On @hung, @victim fails with @err; on the other queues, the job that may
+ * have been running is cancelled (it may have half-run), the ones behind
+ * it run again.
  */
 static void neuron_device_reset(struct neuron_device *ndev,
-				struct neuron_queue *hung, u64 guilty)
+				struct neuron_queue *hung, u64 victim, int err)
 {
 	u32 i;
 
 	atomic64_inc(&ndev->stats.device_resets);
-	trace_neuron_reset(dev_name(ndev->drm.dev), hung->name, guilty, true);
+	trace_neuron_reset(dev_name(ndev->drm.dev), hung->name, victim, true);
 	neuron_err(ndev, "%s: the queue reset did not complete, resetting the device\n",
 		   hung->name);
 	for (i = 0; i < ndev->num_queues; i++) {
@@ -100,13 +104,32 @@ static void neuron_device_reset(struct neuron_device *ndev,
 		struct neuron_queue *q = &ndev->queues[i];
 
 		if (q == hung)
-			neuron_queue_restart(q, guilty, -ETIMEDOUT);
+			neuron_queue_restart(q, victim, err);
 		else
 			neuron_queue_restart(q, NEURON_HEAD, -ECANCELED);
 	}
 	for (i = 0; i < ndev->num_queues; i++)
 		if (&ndev->queues[i] != hung)
 			drm_sched_wqueue_start(&ndev->queues[i].sched);
+}
+
+/* Reset @q's hardware, then fail @victim (or NEURON_ALL) with @err. */
+static void neuron_queue_reset_fail(struct neuron_queue *q, u64 victim, int err)
+{
+	struct neuron_device *ndev = q->ndev;
+	u32 status;
+
+	atomic64_inc(&ndev->stats.queue_resets);
+	trace_neuron_reset(dev_name(ndev->drm.dev), q->name, victim, false);
+	neuron_queue_set_stopped(q, true);
+	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_CTRL), NHW_QCTRL_RESET);
+	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NHW_QREG_STATUS),
+			       status, !(status & NHW_QSTATUS_BUSY), 100,
+			       100 * USEC_PER_MSEC)) {
+		neuron_device_reset(ndev, q, victim, err);
+		return;
+	}
+	neuron_queue_restart(q, victim, err);
 }
 
 /**
@@ -123,20 +146,33 @@ static void neuron_device_reset(struct neuron_device *ndev,
  */
 void neuron_queue_reset(struct neuron_queue *q, u64 guilty)
 {
-	struct neuron_device *ndev = q->ndev;
-	u32 status;
+	neuron_queue_reset_fail(q, guilty, -ETIMEDOUT);
+}
 
-	atomic64_inc(&ndev->stats.queue_resets);
-	trace_neuron_reset(dev_name(ndev->drm.dev), q->name, guilty, false);
-	neuron_queue_set_stopped(q, true);
-	neuron_wr(ndev, neuron_qreg(q, NHW_QREG_CTRL), NHW_QCTRL_RESET);
-	if (readl_poll_timeout(ndev->regs + neuron_qreg(q, NHW_QREG_STATUS),
-			       status, !(status & NHW_QSTATUS_BUSY), 100,
-			       100 * USEC_PER_MSEC)) {
-		neuron_device_reset(ndev, q, guilty);
+/**
+ * neuron_queue_peer_gone() - fail a link queue's jobs, its peer removed
+ * @work: the queue's peer_gone work, queued by neuron_link_unregister()
+ *
+ * Every job on the ring writes into the memory of the card that is going
+ * away (a link has one peer): the queue is reset and they fail with
+ * -ENODEV, whether the device would have failed them or not -- the card
+ * may come back, with other buffers where these were. The jobs still in
+ * the scheduler fail when they reach run_job (their peer is unplugged).
+ * Runs on the reset queue, so it never overlaps with a reset.
+ */
+void neuron_queue_peer_gone(struct work_struct *work)
+{
+	struct neuron_queue *q = container_of(work, struct neuron_queue, peer_gone);
+	int idx;
+
+	/* A card being removed itself fails everything on its rings. */
+	if (!drm_dev_enter(&q->ndev->drm, &idx))
 		return;
-	}
-	neuron_queue_restart(q, guilty, -ETIMEDOUT);
+	neuron_warn(q->ndev, "%s: peer card removed, failing its jobs\n", q->name);
+	drm_sched_wqueue_stop(&q->sched);
+	neuron_queue_reset_fail(q, NEURON_ALL, -ENODEV);
+	drm_sched_wqueue_start(&q->sched);
+	drm_dev_exit(idx);
 }
 
 /*

@@ -17,6 +17,7 @@ extern unsigned int neuron_job_timeout_ms;
 
 void neuron_queue_reset(struct neuron_queue *q, u64 guilty);
 void neuron_queue_watchdog(struct work_struct *work);
+void neuron_queue_peer_gone(struct work_struct *work);
 void neuron_queue_watchdog_arm(struct neuron_queue *q);
 void neuron_queues_stop(struct neuron_device *ndev);
 

@@ -18,7 +18,9 @@
  *
  * A job whose input failed does not run: run_job ends it at once with the
  * same error and device error code, so an error travels down a chain of
- * dependent jobs. A job that does not complete within job_timeout_ms (the
+ * dependent jobs, across cards too (an in-sync may hold another card's
+ * fence). A link job whose peer card has been removed fails with -ENODEV
+ * there too (neuron_link.c). A job that does not complete within job_timeout_ms (the
  * scheduler's timeout, which restarts while jobs ahead of it on the ring,
  * direct ones included, complete) is timed out: timedout_job resets its
  * queue (neuron_reset.c), which fails it with -ETIMEDOUT and writes the
@@ -48,7 +50,8 @@
 static struct dma_fence *neuron_job_start(struct neuron_job *job)
 {
 	struct dma_fence *fence, *in;
-	int idx, err;
+	int idx, pidx = 0, err;
+	bool link;
 	u32 i;
 
 	if (unlikely(job->base.s_fence->finished.error))
@@ -66,7 +69,16 @@ static struct dma_fence *neuron_job_start(struct neuron_job *job)
 			return fence;
 		}
 	}
+	/* A link job whose peer card has been removed does not run. */
+	link = job->peer;
+	if (link && !drm_dev_enter(&job->peer->drm, &pidx)) {
+		fence = neuron_queue_fail(job->queue, job, -ENODEV, 0);
+		drm_dev_exit(idx);
+		return fence;
+	}
 	fence = neuron_queue_push(job->queue, job, false);
+	if (link)
+		drm_dev_exit(pidx);
 	drm_dev_exit(idx);
 	return fence;
 }

@@ -121,7 +121,9 @@ static int neuron_submit_checks(struct neuron_device *ndev,
 		return -EINVAL;
 	switch (args->engine) {
 	case DRM_NEURON_ENGINE_DMA:
-		if (args->index >= ndev->num_dma)
+	case DRM_NEURON_ENGINE_LINK:
+		if (args->index >= (args->engine == DRM_NEURON_ENGINE_DMA ?
+				    ndev->num_dma : ndev->num_links))
 			return -EINVAL;
 		if (!args->copy_count || args->copy_count > DRM_NEURON_MAX_COPIES)
 			return -EINVAL;
@@ -148,6 +150,8 @@ static struct neuron_queue *neuron_submit_queue(struct neuron_device *ndev,
 {
 	if (args->engine == DRM_NEURON_ENGINE_CORE)
 		return &ndev->queues[ndev->num_dma + args->index];
+	if (args->engine == DRM_NEURON_ENGINE_LINK)
+		return neuron_link_queue(ndev, args->index);
 	return &ndev->queues[args->index];
 }
 
@@ -162,7 +166,8 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	struct dma_fence *fence = NULL;
 	struct neuron_queue *q;
 	struct neuron_job *job;
-	int ret, idx;
+	int ret, idx, pidx = 0;
+	bool link;
 
 	ret = neuron_submit_checks(ndev, args);
 	if (ret)
@@ -204,6 +209,13 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_free_chain;
 
+	/* A link job: its peer card stays until the job is on its way. */
+	link = job->peer;
+	if (link) {
+		ret = neuron_link_enter(job, &pidx);
+		if (ret)
+			goto out_free_chain;
+	}
 	/* One job at a time per context, so its jobs stay ordered. */
 	mutex_lock(&fpriv->submit_lock);
 	if (neuron_job_ready(job))
@@ -211,6 +223,9 @@ int neuron_submit_ioctl(struct drm_device *drm, void *data,
 	if (!fence)
 		fence = neuron_job_push_sched(job, fpriv, file);
 	mutex_unlock(&fpriv->submit_lock);
+	/* The job may be freed already: not to be touched. */
+	if (link)
+		drm_dev_exit(pidx);
 	if (IS_ERR(fence)) {
 		ret = PTR_ERR(fence);
 		goto out_free_chain;

@@ -2,7 +2,8 @@
 /*
  * sysfs attributes of the card (on its PCI device, so under
  * /sys/class/accel/accelN/device/): memory use, engine busy time, host
- * memory pinned by jobs, and the buffer, job, error and reset counters.
+ * memory pinned by jobs, the card's links and fabric, and the buffer, job,
+ * error and reset counters.
  * neuron-top reads these.
  */
 #include <linux/device.h>
@@ -36,14 +37,14 @@ static ssize_t mem_used_show(struct device *dev, struct device_attribute *attr,
 static DEVICE_ATTR_RO(mem_used);
 
 /* Busy time of every queue of one engine class, space-separated, in ns. */
-static ssize_t neuron_busy_show(struct device *dev, char *buf, bool core)
+static ssize_t neuron_busy_show(struct device *dev, char *buf, u32 engine)
 {
 	struct neuron_device *ndev = neuron_from_dev(dev);
 	int len = 0;
 	u32 i;
 
 	for (i = 0; i < ndev->num_queues; i++) {
-		if (ndev->queues[i].is_core != core)
+		if (ndev->queues[i].engine != engine)
 			continue;
 		len += sysfs_emit_at(buf, len, "%s%llu", len ? " " : "",
 				     neuron_queue_busy_ns(&ndev->queues[i]));
@@ -54,16 +55,53 @@ static ssize_t neuron_busy_show(struct device *dev, char *buf, bool core)
 static ssize_t dma_busy_ns_show(struct device *dev, struct device_attribute *attr,
 				char *buf)
 {
-	return neuron_busy_show(dev, buf, false);
+	return neuron_busy_show(dev, buf, NEURON_ENGINE_DMA);
 }
 static DEVICE_ATTR_RO(dma_busy_ns);
 
 static ssize_t core_busy_ns_show(struct device *dev, struct device_attribute *attr,
 				 char *buf)
 {
-	return neuron_busy_show(dev, buf, true);
+	return neuron_busy_show(dev, buf, NEURON_ENGINE_CORE);
 }
 static DEVICE_ATTR_RO(core_busy_ns);
+
+static ssize_t link_busy_ns_show(struct device *dev, struct device_attribute *attr,
+				 char *buf)
+{
+	return neuron_busy_show(dev, buf, NEURON_ENGINE_LINK);
+}
+static DEVICE_ATTR_RO(link_busy_ns);
+
+/*
+ * The card's links, space-separated: for each, the fabric rank of the card
+ * at its other end and whether that card is there ("1:up 3:down"); an
+ * empty line when the card has none.
+ */
+static ssize_t links_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct neuron_device *ndev = neuron_from_dev(dev);
+	u32 up = neuron_links_up(ndev), l;
+	int len = 0;
+
+	for (l = 0; l < ndev->num_links; l++)
+		len += sysfs_emit_at(buf, len, "%s%u:%s", len ? " " : "",
+				     ndev->link_peer[l], up & BIT(l) ? "up" : "down");
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+static DEVICE_ATTR_RO(links);
+
+/* The card's fabric: "<id> <size> <rank>", or "0 0 0" when in none. */
+static ssize_t fabric_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	u32 f = neuron_from_dev(dev)->fabric;
+
+	return sysfs_emit(buf, "%u %u %u\n", NHW_FABRIC_ID(f), NHW_FABRIC_SIZE(f),
+			  NHW_FABRIC_RANK(f));
+}
+static DEVICE_ATTR_RO(fabric);
 
 static ssize_t neuron_counter_show(char *buf, atomic64_t *counter)
 {
@@ -131,6 +169,9 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_mem_used.attr,
 	&dev_attr_dma_busy_ns.attr,
 	&dev_attr_core_busy_ns.attr,
+	&dev_attr_link_busy_ns.attr,
+	&dev_attr_links.attr,
+	&dev_attr_fabric.attr,
 	&dev_attr_bos.attr,
 	&dev_attr_pinned.attr,
 	&dev_attr_jobs.attr,

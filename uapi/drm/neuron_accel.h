@@ -191,10 +191,13 @@ struct drm_neuron_copy {
  * (another enum nisa_link_reduce; @dtype %NISA_F32, %NISA_BF16 or %NISA_F16,
  * @size and both offsets multiples of its size).
  *
- * -EINVAL for a range outside its buffer, a @size of 0, a bad
- * @reduce/@dtype/alignment or a non-zero @pad; -EXDEV when @src_handle is
- * not a device buffer of this card or @dst_handle not one of the link's
- * peer.
+ * -EINVAL for a range outside its buffer, a @size of 0 or a bad
+ * @reduce/@dtype/alignment; -EXDEV when @src_handle is not a device buffer
+ * of this card or @dst_handle not one of the link's peer. An imported
+ * buffer of another card (a "peer buffer") is only a link copy's
+ * destination: DMA and compute jobs naming it fail with -EXDEV, and it
+ * cannot be mapped (mmap fails with -EOPNOTSUPP; map it through the
+ * exporting card's file).
  */
 struct drm_neuron_link_copy {
 	__u32 src_handle;
