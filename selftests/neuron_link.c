@@ -4,143 +4,15 @@
  * copies and reductions into a peer card's buffer shared through PRIME
  * (a "peer buffer"), their argument checks, peer buffers refused by DMA
  * and compute jobs, syncobjs shared across cards as in-syncs (and a failed
- * job's error passed on across cards), and a peer card removed while link
- * jobs write into it. Needs two linked cards (scripts/vm --cards 2 puts
- * them in one fabric); SKIPs with fewer.
+ * job's error passed on across cards); neuron_link_unplug.c removes a peer
+ * card while link jobs write into it. Needs two linked cards (scripts/vm
+ * --cards 2 puts them in one fabric); SKIPs with fewer.
  */
-#include <dirent.h>
 #include <math.h>
-#include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "neuron_test.h"
+#include "neuron_link.h"
 
-#define MAX_CARDS	8
-/* NHW_FAULT_FAIL_NEXT of hw/neuron_hw.h, for debugfs fault_inject */
-#define FAULT_FAIL_NEXT	2
-
-struct card {
-	int fd;
-	uint64_t fabric, nlinks, peers, queues_dma, cores;
-};
-
-/* The fabric rank of a card. */
-static unsigned int rank_of(const struct card *c)
-{
-	return c->fabric & 0xff;
-}
-
-static int card_open_minor(int minor, struct card *c)
-{
-	char path[32];
-
-	snprintf(path, sizeof(path), "/dev/accel/accel%d", minor);
-	c->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0)
-		return -errno;
-	if (nt_param(c->fd, DRM_NEURON_PARAM_FABRIC, &c->fabric) ||
-	    nt_param(c->fd, DRM_NEURON_PARAM_NUM_LINKS, &c->nlinks) ||
-	    nt_param(c->fd, DRM_NEURON_PARAM_LINK_PEERS, &c->peers) ||
-	    nt_param(c->fd, DRM_NEURON_PARAM_NUM_DMA_QUEUES, &c->queues_dma) ||
-	    nt_param(c->fd, DRM_NEURON_PARAM_NUM_CORES, &c->cores)) {
-		close(c->fd);
-		c->fd = -1;
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Open every neuron card; their number. */
-static int open_cards(struct card *cards)
-{
-	int n = 0;
-
-	for (int i = 0; i < 64 && n < MAX_CARDS; i++) {
-		char name[32] = "";
-		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
-
-		if (card_open_minor(i, &cards[n]))
-			continue;
-		if (nt_ioctl(cards[n].fd, DRM_IOCTL_VERSION, &v) || strcmp(name, "neuron")) {
-			close(cards[n].fd);
-			continue;
-		}
-		n++;
-	}
-	return n;
-}
-
-/* The first link of @a whose other end is @b; -1 if none. */
-static int link_to(const struct card *a, const struct card *b)
-{
-	if (!a->fabric || (a->fabric >> 16) != (b->fabric >> 16))
-		return -1;
-	for (unsigned int l = 0; l < a->nlinks; l++)
-		if (((a->peers >> (8 * l)) & 0xff) == rank_of(b))
-			return (int)l;
-	return -1;
-}
-
-static int export_bo(int fd, uint32_t handle)
-{
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
-	int ret = nt_ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
-
-	return ret ? ret : p.fd;
-}
-
-/* Import a dma-buf into @fd: the handle, or -errno. */
-static int64_t import_bo(int fd, int dmabuf)
-{
-	struct drm_prime_handle p = { .fd = dmabuf };
-	int ret = nt_ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
-
-	return ret ? ret : p.handle;
-}
-
-/* Export @handle of card @from and import it into @to: the peer handle. */
-static int64_t share_bo(int from, int to, uint32_t handle)
-{
-	int dmabuf = export_bo(from, handle);
-	int64_t h;
-
-	if (dmabuf < 0)
-		return dmabuf;
-	h = import_bo(to, dmabuf);
-	close(dmabuf);
-	return h;
-}
-
-static int link_submit(int fd, uint32_t link, const struct drm_neuron_link_copy *c,
-		       uint32_t n, const struct drm_neuron_sync *in, uint32_t nin,
-		       uint32_t out)
-{
-	struct drm_neuron_submit s = {
-		.engine = DRM_NEURON_ENGINE_LINK, .index = link,
-		.copies = (uintptr_t)c, .copy_count = n,
-		.in_syncs = (uintptr_t)in, .in_sync_count = nin,
-		.out_sync.handle = out,
-	};
-
-	return nt_ioctl(fd, DRM_IOCTL_NEURON_SUBMIT, &s);
-}
-
-/* One link copy, waited for: the fence's status (or the ioctl's error). */
-static int link_copy_wait(int fd, uint32_t link, const struct drm_neuron_link_copy *c)
-{
-	uint32_t sync;
-	int32_t status = 0;
-	int ret;
-
-	ret = nt_syncobj_create(fd, &sync);
-	if (ret)
-		return ret;
-	ret = link_submit(fd, link, c, 1, NULL, 0, sync);
-	if (!ret)
-		ret = nt_wait(fd, sync, 0, 20000, &status, NULL);
-	nt_syncobj_destroy(fd, sync);
-	return ret ? ret : status;
-}
 
 FIXTURE(pair) {
 	struct card cards[MAX_CARDS];
@@ -160,18 +32,8 @@ FIXTURE_SETUP(pair)
 	uint64_t sz;
 
 	self->ncards = open_cards(self->cards);
-	self->a = self->b = NULL;
-	for (int i = 0; i < self->ncards && !self->a; i++)
-		for (int j = 0; j < self->ncards && !self->a; j++) {
-			int l = i == j ? -1 : link_to(&self->cards[i], &self->cards[j]);
-
-			if (l >= 0) {
-				self->a = &self->cards[i];
-				self->b = &self->cards[j];
-				self->link = l;
-			}
-		}
-	if (!self->a)
+	self->link = find_pair(self->cards, self->ncards, &self->a, &self->b);
+	if (self->link < 0)
 		SKIP(return, "needs two linked neuron cards (%d cards found): "
 		     "scripts/vm --cards 2", self->ncards);
 	self->size = BUF_SIZE;
@@ -517,20 +379,6 @@ TEST_F(pair, peer_bo_refused_elsewhere)
 	nt_bo_close(fd, kbo);
 }
 
-/* Share a syncobj of card @from with card @to: its handle there. */
-static int64_t share_syncobj(int from, uint32_t handle, int to)
-{
-	struct drm_syncobj_handle h = { .handle = handle };
-	int ret = nt_ioctl(from, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
-
-	if (ret)
-		return ret;
-	h.handle = 0;
-	ret = nt_ioctl(to, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h);
-	close(h.fd);
-	return ret ? ret : h.handle;
-}
-
 /*
  * A job of card b waits for a link job of card a through a syncobj shared
  * across the cards: b copies what a's link job wrote, after it wrote it.
@@ -610,172 +458,6 @@ out:
 	nt_syncobj_destroy(self->a->fd, sa);
 	nt_syncobj_destroy(self->b->fd, sb_out);
 	nt_bo_close(self->b->fd, copy_dst);
-}
-
-/* Wait up to @ms for the card at PCI address @pci to be (@present) or not. */
-static int minor_of_pci(const char *pci)
-{
-	char path[160];
-	DIR *d;
-	struct dirent *e;
-	int minor = -1;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/accel", pci);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (sscanf(e->d_name, "accel%d", &minor) == 1)
-			break;
-	closedir(d);
-	return minor;
-}
-
-static int wait_minor(const char *pci, int ms)
-{
-	for (int i = 0; i < ms; i += 50) {
-		int m = minor_of_pci(pci);
-
-		if (m >= 0 && access("/dev/accel", F_OK) == 0) {
-			char dev[32];
-
-			snprintf(dev, sizeof(dev), "/dev/accel/accel%d", m);
-			if (!access(dev, F_OK))
-				return m;
-		}
-		usleep(50 * 1000);
-	}
-	return -1;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/*
- * The peer card is removed (PCI remove through sysfs) while link jobs
- * write into it: they end with -ENODEV within a bounded time (the others
- * completed), a new one is refused with -ENOLINK, nothing hangs; after a
- * rescan the card is back and link copies into it work again. The card
- * removed is the lowest-numbered one of the pair (the kselftests' card:
- * make check runs its sweep on card 1).
- */
-TEST_F(pair, peer_removed_during_link_jobs)
-{
-	struct card *gone = nt_minor(self->a->fd) < nt_minor(self->b->fd) ? self->a : self->b;
-	struct card *live = gone == self->a ? self->b : self->a;
-	int l = link_to(live, gone);
-	uint32_t src, dst, syncs[16];
-	int64_t peer;
-	char pci[64], path[160];
-	int enodev = 0, ok = 0, minor;
-	double t0;
-
-	ASSERT_LE(0, l);
-	ASSERT_EQ(0, nt_pci_address(gone->fd, pci, sizeof(pci)));
-	/* Big jobs on the live card's link into the card that goes. */
-	ASSERT_EQ(0, nt_bo_create(live->fd, 64 << 20, DRM_NEURON_BO_DEVICE, &src));
-	ASSERT_EQ(0, nt_bo_create(gone->fd, 64 << 20, DRM_NEURON_BO_DEVICE, &dst));
-	peer = share_bo(gone->fd, live->fd, dst);
-	ASSERT_LT(0, peer);
-	for (int i = 0; i < 16; i++) {
-		struct drm_neuron_link_copy c = { .src_handle = src,
-			.dst_handle = (uint32_t)peer, .size = 64 << 20,
-			.reduce = NISA_REDUCE_SUM, .dtype = NISA_F32 };
-
-		ASSERT_EQ(0, nt_syncobj_create(live->fd, &syncs[i]));
-		ASSERT_EQ(0, link_submit(live->fd, l, &c, 1, NULL, 0, syncs[i]));
-	}
-	/* Let the first ones run. */
-	usleep(200 * 1000);
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", pci);
-	t0 = nt_now_ms();
-	ASSERT_EQ(0, write_file(path, "1"));
-	for (int i = 0; i < 16; i++) {
-		int32_t st = 1;
-
-		ASSERT_EQ(0, nt_wait(live->fd, syncs[i], 0, 15000, &st, NULL))
-			TH_LOG("job %d did not end", i);
-		if (st == -ENODEV)
-			enodev++;
-		else if (!st)
-			ok++;
-		else
-			TH_LOG("job %d: status %d", i, st);
-		nt_syncobj_destroy(live->fd, syncs[i]);
-	}
-	TH_LOG("%d jobs completed, %d failed with -ENODEV, in %.0f ms", ok, enodev,
-	       nt_now_ms() - t0);
-	EXPECT_EQ(16, ok + enodev);
-	EXPECT_LE(1, enodev);
-	EXPECT_GT(15000, nt_now_ms() - t0);
-	/* The peer is gone: a new link job into it is refused. */
-	{
-		struct drm_neuron_link_copy c = { .src_handle = src,
-			.dst_handle = (uint32_t)peer, .size = 64 };
-
-		EXPECT_EQ(-ENOLINK, link_submit(live->fd, l, &c, 1, NULL, 0, 0));
-	}
-	/* The live card works on. */
-	{
-		struct drm_neuron_copy c = { .src_handle = src, .dst_handle = src,
-					     .dst_offset = 4096, .size = 4096 };
-		uint32_t s;
-		int32_t st = 1;
-
-		ASSERT_EQ(0, nt_syncobj_create(live->fd, &s));
-		ASSERT_EQ(0, nt_submit_copies(live->fd, 0, &c, 1, NULL, 0, s));
-		ASSERT_EQ(0, nt_wait(live->fd, s, 0, 10000, &st, NULL));
-		EXPECT_EQ(0, st);
-		nt_syncobj_destroy(live->fd, s);
-	}
-	/* Drop everything of the old card, then bring it back. */
-	nt_bo_close(live->fd, (uint32_t)peer);
-	close(gone->fd);
-	gone->fd = -1;
-	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
-	minor = wait_minor(pci, 10000);
-	ASSERT_LE(0, minor);
-	ASSERT_EQ(0, card_open_minor(minor, gone));
-	ASSERT_EQ(l, link_to(live, gone));
-	{
-		uint64_t up = 0, sz;
-		uint8_t *sp, *dp;
-		uint32_t d2;
-		struct drm_neuron_link_copy c = { .src_handle = src, .size = 4096 };
-
-		for (int i = 0; i < 100 && !(up & (1u << l)); i++) {
-			nt_param(live->fd, DRM_NEURON_PARAM_LINKS_UP, &up);
-			usleep(20000);
-		}
-		EXPECT_TRUE(up & (1u << l));
-		ASSERT_EQ(0, nt_bo_create(gone->fd, 4096, DRM_NEURON_BO_DEVICE, &d2));
-		peer = share_bo(gone->fd, live->fd, d2);
-		ASSERT_LT(0, peer);
-		c.dst_handle = (uint32_t)peer;
-		sp = nt_bo_map(live->fd, src, &sz);
-		dp = nt_bo_map(gone->fd, d2, &sz);
-		ASSERT_NE(NULL, sp);
-		ASSERT_NE(NULL, dp);
-		memset(sp, 0x5c, 4096);
-		memset(dp, 0, 4096);
-		ASSERT_EQ(0, link_copy_wait(live->fd, l, &c));
-		EXPECT_EQ(0x5c, dp[0]);
-		EXPECT_EQ(0x5c, dp[4095]);
-		munmap(sp, 64 << 20);
-		munmap(dp, 4096);
-		nt_bo_close(live->fd, (uint32_t)peer);
-		nt_bo_close(gone->fd, d2);
-	}
-	nt_bo_close(live->fd, src);
 }
 
 TEST_HARNESS_MAIN
