@@ -380,6 +380,51 @@ TEST_F(pair, peer_bo_refused_elsewhere)
 }
 
 /*
+ * A peer buffer keeps the exporter's memory allocated: the exporting file
+ * may close its handle and itself, the memory stays its buffer's (link
+ * copies into it still work) until the importer lets go. The exporter is
+ * the lower-numbered card (the kselftests' card: make check's sweep uses
+ * card 1's memory meanwhile).
+ */
+TEST_F(pair, peer_bo_keeps_exporter_memory)
+{
+	struct card *exp = nt_minor(self->a->fd) < nt_minor(self->b->fd) ? self->a : self->b;
+	struct card *imp = exp == self->a ? self->b : self->a;
+	int l = link_to(imp, exp), fd, minor = nt_minor(exp->fd);
+	long long before, with;
+	char path[32];
+	uint32_t h, src;
+	int64_t peer;
+
+	ASSERT_LE(0, l);
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	before = nt_counter(exp->fd, "mem_used");
+	ASSERT_EQ(0, nt_bo_create(fd, 4 << 20, DRM_NEURON_BO_DEVICE, &h));
+	with = nt_counter(exp->fd, "mem_used");
+	EXPECT_EQ(before + (4 << 20), with);
+	peer = share_bo(fd, imp->fd, h);
+	ASSERT_LT(0, peer);
+	nt_bo_close(fd, h);
+	close(fd);
+	/* Still allocated, still usable as a destination. */
+	EXPECT_EQ(with, nt_counter(exp->fd, "mem_used"));
+	ASSERT_EQ(0, nt_bo_create(imp->fd, 4 << 20, DRM_NEURON_BO_DEVICE, &src));
+	{
+		struct drm_neuron_link_copy c = { .src_handle = src,
+			.dst_handle = (uint32_t)peer, .size = 4 << 20 };
+
+		EXPECT_EQ(0, link_copy_wait(imp->fd, l, &c));
+	}
+	EXPECT_EQ(with, nt_counter(exp->fd, "mem_used"));
+	/* The importer lets go (jobs freed shortly after they complete). */
+	nt_bo_close(imp->fd, (uint32_t)peer);
+	nt_bo_close(imp->fd, src);
+	EXPECT_EQ(before, nt_counter_settle(exp->fd, "mem_used", before, 2000));
+}
+
+/*
  * A job of card b waits for a link job of card a through a syncobj shared
  * across the cards: b copies what a's link job wrote, after it wrote it.
  * Then a's job fails (fault injection): b's job does not run and fails
