@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// The c10d backend "neuron" (NeuronProcessGroup.h): argument checks, the
+// collectives within a node over nrn_comm, and the hierarchical all-reduce.
+// The other collectives' cross-node paths are in NeuronCrossNode.cpp.
+#include "NeuronProcessGroup.h"
+
+#include <ATen/ATen.h>
+
+namespace torch_neuron {
+namespace {
+
+const char* reduce_name(c10d::ReduceOp op) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return "SUM";
+    case c10d::ReduceOp::AVG: return "AVG";
+    case c10d::ReduceOp::PRODUCT: return "PRODUCT";
+    case c10d::ReduceOp::MIN: return "MIN";
+    case c10d::ReduceOp::MAX: return "MAX";
+    case c10d::ReduceOp::BAND: return "BAND";
+    case c10d::ReduceOp::BOR: return "BOR";
+    case c10d::ReduceOp::BXOR: return "BXOR";
+    case c10d::ReduceOp::PREMUL_SUM: return "PREMUL_SUM";
+    default: return "UNUSED";
+  }
+}
+
+nrn_reduce_op to_nrn(c10d::ReduceOp op, const char* name) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return NRN_REDUCE_SUM;
+    case c10d::ReduceOp::AVG: return NRN_REDUCE_AVG;
+    case c10d::ReduceOp::PRODUCT: return NRN_REDUCE_PROD;
+    case c10d::ReduceOp::MIN: return NRN_REDUCE_MIN;
+    case c10d::ReduceOp::MAX: return NRN_REDUCE_MAX;
+    default:
+      TORCH_CHECK(false, "neuron: ", name, " does not support ReduceOp.",
+                  reduce_name(op), " (the card reduces with SUM, AVG, PRODUCT, "
+                  "MIN and MAX)");
+  }
+}
+
+// The card reduces float32, bfloat16 and float16 only.
+nisa_dtype reduce_dtype(const at::Tensor& t, const char* name, c10d::ReduceOp op) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return NISA_F32;
+    case at::kBFloat16: return NISA_BF16;
+    case at::kHalf: return NISA_F16;
+    default:
+      TORCH_CHECK(false, "neuron: ", name, " with ReduceOp.", reduce_name(op),
+                  " does not support dtype ", t.scalar_type(), " (the card "
+                  "reduces float32, bfloat16 and float16)");
+  }
+}
+
+}  // namespace
+
+Span span_of(const at::Tensor& t) {
+  DeviceSpan sp = storage_span(t.storage());
+  return {sp.buf, sp.offset + static_cast<uint64_t>(t.storage_offset()) * t.element_size()};
+}
+
+uint64_t bytes_of(const at::Tensor& t) {
+  return static_cast<uint64_t>(t.numel()) * t.element_size();
+}
+
+void count_card(const at::Tensor& t) {
+  dist_stats().card_collectives++;
+  dist_stats().card_bytes += static_cast<int64_t>(bytes_of(t));
+}
+
+DistStats& dist_stats() {
+  static DistStats* s = new DistStats();  // outlives static destructors
+  return *s;
+}
+
+void NeuronBackend::count_gloo(const at::Tensor& host) {
+  dist_stats().gloo_collectives++;
+  dist_stats().gloo_bytes += static_cast<int64_t>(host.numel() * host.element_size());
+}
+
+at::Tensor host_copy(const at::Tensor& t, bool widen) {
+  at::Tensor h = t.to(at::kCPU);  // waits for the work issued before it
+  if (widen && h.scalar_type() != at::kFloat)
+    h = h.to(at::kFloat);
+  return h;
+}
+
+NeuronBackend::NeuronBackend(int rank, int size, c10::DeviceIndex dev,
+                             const nrn_comm_id& id, NodeLayout layout,
+                             std::chrono::milliseconds timeout,
+                             c10::intrusive_ptr<c10d::Backend> leaders,
+                             c10::intrusive_ptr<c10d::Backend> world)
+    : c10d::Backend(rank, size),
+      dev_(dev),
+      layout_(layout),
+      timeout_(timeout),
+      leaders_(std::move(leaders)),
+      world_(std::move(world)) {
+  TORCH_CHECK(layout_.nnodes == 1 || world_, "neuron: several nodes need the "
+              "Gloo group between them");
+  TORCH_CHECK(layout_.nnodes > 1 || (layout_.local_size == size &&
+                                     layout_.local_rank == rank),
+              "neuron: on one node the local ranks are the ranks");
+  int64_t ns = timeout.count() > 0 ? timeout.count() * 1000000LL : -1;
+  NEURON_CHECK(nrn_comm_init_rank(device(dev), layout_.local_size,
+                                  layout_.local_rank, &id, ns, &comm_));
+  done_ = std::make_unique<CompletionQueue>();
+}
+
+NeuronBackend::~NeuronBackend() {
+  done_.reset();  // completes the works in flight
+  if (comm_)
+    nrn_comm_destroy(comm_);
+}
+
+std::chrono::milliseconds NeuronBackend::timeout_of(std::chrono::milliseconds t) const {
+  return t.count() > 0 ? t : timeout_;
+}
+
+void NeuronBackend::check_tensor(const at::Tensor& t, const char* op) const {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "neuron: ", op,
+              ": the backend \"neuron\" takes neuron tensors, got a tensor on ",
+              t.device(), " (use a group with a CPU backend, e.g. "
+              "init_process_group(\"cpu:gloo,neuron:neuron\"), for CPU tensors)");
+  TORCH_CHECK(t.device().index() == dev_, "neuron: ", op, ": the tensor is on ",
+              t.device(), " but this rank's card is neuron:", static_cast<int>(dev_));
+  TORCH_CHECK(t.is_contiguous(), "neuron: ", op, ": the tensor must be "
+              "contiguous (call .contiguous() first)");
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
+    nrn_stream* s, c10d::OpType type, const char* what, std::vector<at::Tensor> outputs,
+    std::vector<at::Tensor> keep, std::chrono::milliseconds timeout) {
+  nrn_event* ev = nullptr;
+  NEURON_CHECK(nrn_event_create(device(dev_), &ev));
+  int rc = nrn_event_record(ev, s);
+  if (rc < 0) {
+    nrn_event_destroy(ev);
+    NEURON_CHECK(rc);
+  }
+  auto w = c10::make_intrusive<NeuronWork>(rank_, type, what, ev, std::move(outputs),
+                                           std::move(keep), timeout_of(timeout));
+  done_->push(w);
+  return w;
+}
+
+void NeuronBackend::issue_allreduce(const at::Tensor& t, c10d::ReduceOp op,
+                                    const char* name) {
+  nisa_dtype dt = reduce_dtype(t, name, op);
+  nrn_reduce_op rop = to_nrn(op, name);
+  if (t.numel() == 0)
+    return;
+  nrn_stream* s = device_stream(dev_);
+  Span sp = span_of(t);
+  uint64_t n = static_cast<uint64_t>(t.numel());
+  if (!multinode()) {
+    NEURON_CHECK(nrn_all_reduce(comm_, s, sp.buf, sp.off, sp.buf, sp.off, n, dt, rop));
+    count_card(t);
+    return;
+  }
+  // Across nodes: reduce within the node, leaders all-reduce through Gloo
+  // (AVG as a SUM divided by the world size), broadcast within the node.
+  bool avg = rop == NRN_REDUCE_AVG;
+  NEURON_CHECK(nrn_all_reduce(comm_, s, sp.buf, sp.off, sp.buf, sp.off, n, dt,
+                              avg ? NRN_REDUCE_SUM : rop));
+  count_card(t);
+  if (leaders_) {
+    at::Tensor h = host_copy(t, true);
+    std::vector<at::Tensor> v{h};
+    c10d::AllreduceOptions o;
+    o.reduceOp = avg ? c10d::ReduceOp(c10d::ReduceOp::SUM) : op;
+    o.timeout = timeout_;
+    leaders_->allreduce(v, o)->wait();
+    if (avg)
+      h.div_(size_);
+    t.copy_(h.to(t.scalar_type()));
+    count_gloo(h);
+  }
+  NEURON_CHECK(nrn_broadcast(comm_, s, sp.buf, sp.off, bytes_of(t), NISA_U8, 0));
+  count_card(t);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  for (auto& t : tensors)
+    check_tensor(t, "allreduce");
+  for (auto& t : tensors)
+    issue_allreduce(t, opts.reduceOp, "allreduce");
+  return finish_on(device_stream(dev_), c10d::OpType::ALLREDUCE, "allreduce",
+                   tensors, {}, opts.timeout);
+}
+
+// DDP's buckets: one collective per tensor, one Work for them all.
+c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  for (auto& t : tensors)
+    check_tensor(t, "allreduce_coalesced");
+  for (auto& t : tensors)
+    issue_allreduce(t, opts.reduceOp, "allreduce_coalesced");
+  return finish_on(device_stream(dev_), c10d::OpType::ALLREDUCE_COALESCED,
+                   "allreduce_coalesced", tensors, {}, opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::broadcast(
+    std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  TORCH_CHECK(opts.rootTensor == 0, "neuron: broadcast: one tensor per rank");
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "neuron: broadcast: "
+              "root rank ", opts.rootRank, " is not a rank of ", size_);
+  for (auto& t : tensors)
+    check_tensor(t, "broadcast");
+  nrn_stream* s = device_stream(dev_);
+  if (multinode())
+    return cross_broadcast(tensors, opts);
+  for (auto& t : tensors) {
+    if (t.numel() == 0)
+      continue;
+    Span sp = span_of(t);
+    NEURON_CHECK(nrn_broadcast(comm_, s, sp.buf, sp.off, bytes_of(t), NISA_U8,
+                               static_cast<int>(opts.rootRank)));
+    count_card(t);
+  }
+  return finish_on(s, c10d::OpType::BROADCAST, "broadcast", tensors, {}, opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
+  check_tensor(input, "all_gather_into_tensor");
+  check_tensor(output, "all_gather_into_tensor");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: "
+              "all_gather_into_tensor: output dtype ", output.scalar_type(),
+              " differs from the input's ", input.scalar_type());
+  TORCH_CHECK(output.numel() == input.numel() * size_, "neuron: "
+              "all_gather_into_tensor: the output has ", output.numel(),
+              " elements, expected ", input.numel() * size_, " (world size x input)");
+  if (multinode())
+    return cross_allgather(output.reshape({size_, -1}).unbind(0), input,
+                           c10d::OpType::_ALLGATHER_BASE, {output}, opts.timeout);
+  nrn_stream* s = device_stream(dev_);
+  if (input.numel() > 0) {
+    Span in = span_of(input), out = span_of(output);
+    NEURON_CHECK(nrn_all_gather(comm_, s, in.buf, in.off, out.buf, out.off,
+                                bytes_of(input), NISA_U8));
+    count_card(output);
+  }
+  return finish_on(s, c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor",
+                   {output}, {input}, opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1, "neuron: all_gather: "
+              "one input tensor and one output list per rank");
+  at::Tensor& in = inputs[0];
+  check_tensor(in, "all_gather");
+  TORCH_CHECK(static_cast<int>(outputs[0].size()) == size_, "neuron: all_gather: "
+              "the output list has ", outputs[0].size(), " tensors, expected ", size_);
+  for (auto& o : outputs[0]) {
+    check_tensor(o, "all_gather");
+    TORCH_CHECK(o.device() == in.device() && o.scalar_type() == in.scalar_type() &&
+                o.numel() == in.numel(), "neuron: all_gather: every output must "
+                "have the input's device, dtype and size");
+  }
+  if (multinode())
+    return cross_allgather(outputs[0], in, c10d::OpType::ALLGATHER, outputs[0],
+                           opts.timeout);
+  // Gather into one buffer, then copy the blocks out on the same stream.
+  at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
+  nrn_stream* s = device_stream(dev_);
+  if (in.numel() > 0) {
+    at::Tensor src = in;
+    Span si = span_of(src), so = span_of(flat);
+    NEURON_CHECK(nrn_all_gather(comm_, s, si.buf, si.off, so.buf, so.off,
+                                bytes_of(src), NISA_U8));
+    count_card(flat);
+    auto blocks = flat.view({size_, -1});
+    for (int r = 0; r < size_; r++)
+      outputs[0][r].view({-1}).copy_(blocks[r]);
+  }
+  return finish_on(s, c10d::OpType::ALLGATHER, "all_gather", outputs[0], {in, flat},
+                   opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  const char* name = "reduce_scatter_tensor";
+  check_tensor(input, name);
+  check_tensor(output, name);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
+              ": output dtype ", output.scalar_type(), " differs from the input's ",
+              input.scalar_type());
+  TORCH_CHECK(input.numel() == output.numel() * size_, "neuron: ", name,
+              ": the input has ", input.numel(), " elements, expected ",
+              output.numel() * size_, " (world size x output)");
+  nisa_dtype dt = reduce_dtype(input, name, opts.reduceOp);
+  nrn_reduce_op rop = to_nrn(opts.reduceOp, name);
+  nrn_stream* s = device_stream(dev_);
+  if (multinode()) {
+    // All-reduce a copy hierarchically, keep this rank's block.
+    at::Tensor tmp = input.clone();
+    issue_allreduce(tmp, opts.reduceOp, name);
+    output.view({-1}).copy_(tmp.view({size_, -1})[rank_]);
+    return finish_on(s, c10d::OpType::_REDUCE_SCATTER_BASE, name, {output},
+                     {input, tmp}, opts.timeout);
+  }
+  if (output.numel() > 0) {
+    Span si = span_of(input), so = span_of(output);
+    NEURON_CHECK(nrn_reduce_scatter(comm_, s, si.buf, si.off, so.buf, so.off,
+                                    static_cast<uint64_t>(output.numel()), dt, rop));
+    count_card(input);
+  }
+  return finish_on(s, c10d::OpType::_REDUCE_SCATTER_BASE, name, {output}, {input},
+                   opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1, "neuron: reduce_scatter: "
+              "one output tensor and one input list per rank");
+  TORCH_CHECK(static_cast<int>(inputs[0].size()) == size_, "neuron: reduce_scatter: "
+              "the input list has ", inputs[0].size(), " tensors, expected ", size_);
+  for (auto& t : inputs[0]) {
+    check_tensor(t, "reduce_scatter");
+    TORCH_CHECK(t.scalar_type() == outputs[0].scalar_type() &&
+                t.numel() == outputs[0].numel(), "neuron: reduce_scatter: every "
+                "input must have the output's dtype and size");
+  }
+  std::vector<at::Tensor> flat_parts;
+  for (auto& t : inputs[0])
+    flat_parts.push_back(t.reshape({-1}));
+  at::Tensor flat = at::cat(flat_parts);
+  auto w = _reduce_scatter_base(outputs[0], flat, opts);
+  return w;
+}
+
+}  // namespace torch_neuron

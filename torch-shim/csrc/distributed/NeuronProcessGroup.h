@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+// The c10d backend "neuron": torch.distributed collectives over libneuron's
+// communicators (nrn_comm, card to card over the links), one rank per card.
+//
+// Within one VM (one "node") every collective is one libneuron collective
+// issued on the caller's current neuron stream; it returns a NeuronWork at
+// once and the completion thread completes it (NeuronWork.h). Across VMs
+// the ranks of each node form their own nrn_comm and two internal Gloo
+// groups join the nodes over TCP (made by torch_neuron/distributed.py over
+// the same store): an all-reduce reduces within each node over the links,
+// all-reduces the node leaders' host copies through Gloo, and broadcasts
+// the result within each node over the links; the other collectives go
+// through Gloo on host copies of every rank's tensors. The cross-node
+// parts run on the calling thread (the returned Work waits only for the
+// final card work) and are counted in distributed_stats().
+// docs/distributed.md describes the design and its limits.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../NeuronHelpers.h"
+#include "NeuronWork.h"
+
+namespace torch_neuron {
+
+// Where this rank sits: its node, its rank among the node's ranks.
+struct NodeLayout {
+  int node = 0;
+  int nnodes = 1;
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+class NeuronBackend : public c10d::Backend {
+ public:
+  // Joins communicator @id as local rank @layout.local_rank with card
+  // @dev. @leaders (node leaders only, else null) and @world (every rank)
+  // are the Gloo groups between nodes; both null on one node.
+  NeuronBackend(int rank, int size, c10::DeviceIndex dev, const nrn_comm_id& id,
+                NodeLayout layout, std::chrono::milliseconds timeout,
+                c10::intrusive_ptr<c10d::Backend> leaders,
+                c10::intrusive_ptr<c10d::Backend> world);
+  ~NeuronBackend() override;
+
+  const std::string getBackendName() const override { return "neuron"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(
+      std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors,
+      const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(
+      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(
+      at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(
+      std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(
+      at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
+      std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+ private:
+  bool multinode() const { return layout_.nnodes > 1; }
+  // The checks every tensor argument passes (named @op in errors).
+  void check_tensor(const at::Tensor& t, const char* op) const;
+  // All-reduce @t in place on the current stream: one nrn_all_reduce, or
+  // across nodes the hierarchical path.
+  void issue_allreduce(const at::Tensor& t, c10d::ReduceOp op, const char* name);
+  // A Work ending with what was issued on @s so far.
+  c10::intrusive_ptr<c10d::Work> finish_on(nrn_stream* s, c10d::OpType type,
+                                           const char* what,
+                                           std::vector<at::Tensor> outputs,
+                                           std::vector<at::Tensor> keep,
+                                           std::chrono::milliseconds timeout);
+  std::chrono::milliseconds timeout_of(std::chrono::milliseconds t) const;
+  // Cross-node paths through the world Gloo group on host copies
+  // (NeuronExchange.cpp); they finish on the current stream's copies back.
+  c10::intrusive_ptr<c10d::Work> cross_broadcast(std::vector<at::Tensor>& tensors,
+                                                 const c10d::BroadcastOptions& opts);
+  c10::intrusive_ptr<c10d::Work> cross_allgather(std::vector<at::Tensor> blocks,
+                                                 const at::Tensor& input,
+                                                 c10d::OpType type,
+                                                 std::vector<at::Tensor> outputs,
+                                                 std::chrono::milliseconds timeout);
+  void count_gloo(const at::Tensor& host);
+
+  c10::DeviceIndex dev_;
+  NodeLayout layout_;
+  std::chrono::milliseconds timeout_;
+  nrn_comm* comm_ = nullptr;
+  c10::intrusive_ptr<c10d::Backend> leaders_;
+  c10::intrusive_ptr<c10d::Backend> world_;
+  std::unique_ptr<CompletionQueue> done_;
+};
+
+// Process-wide counters of the backend (torch_neuron.distributed.stats()).
+struct DistStats {
+  std::atomic<int64_t> card_collectives{0};     // libneuron collectives issued
+  std::atomic<int64_t> card_bytes{0};           // bytes they were given
+  std::atomic<int64_t> gloo_collectives{0};     // cross-node steps through Gloo
+  std::atomic<int64_t> gloo_bytes{0};           // host bytes they moved
+};
+DistStats& dist_stats();
+
+// Where a contiguous neuron tensor's bytes are, how many, and the counting
+// of a card collective over @t.
+struct Span {
+  nrn_buffer* buf;
+  uint64_t off;
+};
+Span span_of(const at::Tensor& t);
+uint64_t bytes_of(const at::Tensor& t);
+void count_card(const at::Tensor& t);
+
+// Host copy of @t for the cross-node path (float32 for a reduction's
+// 16-bit types, so that Gloo adds in float32), and back.
+at::Tensor host_copy(const at::Tensor& t, bool widen);
+
+}  // namespace torch_neuron
