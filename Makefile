@@ -3,7 +3,8 @@
 #   make run     set everything up, boot the VM, load neuron.ko, run neuron-ls
 #                and a PyTorch program on device "neuron"
 #   make check   set everything up, run every test suite, print totals
-# and their parts: setup qemu guest stack bench fuzz sweep shell clean.
+# and their parts: setup qemu guest stack bench fuzz sweep shell clean; the
+# multi-card and multi-VM checks beyond make check: check-multicard check-cluster.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -30,6 +31,20 @@ run: stack
 
 check: stack
 	@$(S)/check
+
+# Two VMs joined by a QEMU network, 2 cards each: scripts/tests/cluster-test
+# (ping, a torchrun Gloo all_reduce, first failure wins), then the DDP GPT
+# example under torchrun over the 2 x 2 cards (links within a VM, TCP
+# between them) against one card (scripts/guest/cluster-ddp).
+check-cluster: stack
+	@$(S)/tests/cluster-test
+	@$(S)/cluster --nodes 2 --cards 2 --timeout 2400 run -- scripts/guest/cluster-ddp
+
+# libneuron's collective tests on 3 and on 4 cards (make check runs them on 2).
+check-multicard: stack
+	@rc=0; for n in 3 4; do \
+		$(S)/vm --cards $$n --timeout 2400 run -- scripts/guest/check-multicard || rc=1; \
+	done; exit $$rc
 
 bench: stack
 	@$(S)/bench
@@ -59,4 +74,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest stack run check bench fuzz sweep shell module clean
+.PHONY: all setup qemu guest stack run check check-cluster check-multicard bench fuzz sweep shell module clean
