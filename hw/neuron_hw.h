@@ -50,7 +50,7 @@
 #define NHW_REG_VERSION			0x004	/* RO: model version */
 #define NHW_VERSION_MAJOR(v)		(((v) >> 16) & 0xffff)
 #define NHW_VERSION_MINOR(v)		((v) & 0xffff)
-#define NHW_MODEL_VERSION		0x00010000	/* 1.0 */
+#define NHW_MODEL_VERSION		0x00010001	/* 1.1: links */
 #define NHW_REG_CAPS			0x008	/* RO: NHW_CAP_* */
 #define NHW_CAP_DMA			BIT(0)	/* DMA engine queues */
 #define NHW_CAP_DMA_SGL			BIT(1)	/* scatter-gather host operands */

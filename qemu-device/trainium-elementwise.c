@@ -487,7 +487,6 @@ static uint32_t trn_ew_memmove(TrnKernel *k, TrnEw *e)
 
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
 {
-    g_autofree TrnEwBufs *buf = NULL;
     g_autofree TrnEw *e = g_new0(TrnEw, 1);
     uint32_t err;
     unsigned i;
@@ -515,6 +514,14 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
     if (trn_ew_bitwise(e) && !e->integer) {
         return trn_bad_insn(k, "bitwise operation on a non-integer operand");
     }
+    return trn_ew_run(k, e);
+}
+
+uint32_t trn_ew_run(TrnKernel *k, TrnEw *e)
+{
+    g_autofree TrnEwBufs *buf = NULL;
+    uint32_t err;
+
     if (!e->dst.numel) {
         return NISA_ERR_NONE;
     }

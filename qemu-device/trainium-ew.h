@@ -65,6 +65,14 @@ typedef struct TrnEw {
 bool trn_ew_f32(TrnKernel *k, const TrnEw *e, uint32_t *err);
 
 /*
+ * Execute @e, its operands checked and e->integer decided
+ * (trn_ew_integer()): what trn_insn_elementwise() does once it has
+ * checked the instruction; also the link engine's reduction
+ * (trainium-link.c), so that it computes what BINARY computes.
+ */
+uint32_t trn_ew_run(TrnKernel *k, TrnEw *e);
+
+/*
  * The pieces of trn_insn_elementwise() that EXPR (trainium-expr.c) runs
  * each step of its program through, so that a step computes exactly what
  * the instruction would:

@@ -19,7 +19,7 @@
 
 static const char *trn_qname(TrnQueue *q)
 {
-    return q->is_core ? "core" : "dma";
+    return q->is_core ? "core" : q->link >= 0 ? "link" : "dma";
 }
 
 /* Called with q->lock held. The queue stops taking descriptors. */
@@ -40,10 +40,15 @@ static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k)
     case NHW_OP_NOP:
         return NISA_ERR_NONE;
     case NHW_OP_COPY:
-        if (q->is_core) {
+        if (q->is_core || q->link >= 0) {
             break;
         }
         return trn_exec_copy(q, c);
+    case NHW_OP_LINK:
+        if (q->link < 0) {
+            break;
+        }
+        return trn_exec_link(q, (const struct nhw_link_desc *)raw);
     case NHW_OP_LAUNCH:
         if (!q->is_core) {
             break;
@@ -69,7 +74,7 @@ static bool trn_queue_ready(TrnQueue *q)
 
 /*
  * Work of a descriptor, in elements, for the inline path's budget: a COPY
- * len / 4 plus one per scatter-gather entry it may read, a LAUNCH its
+ * or LINK len / 4 (a COPY plus one per scatter-gather entry it may read), a LAUNCH its
  * kernel's estimate (computed on the copy that will run).
  */
 static uint64_t trn_desc_cost(const uint8_t *raw, const TrnKernel *k,
@@ -92,6 +97,8 @@ static uint64_t trn_desc_cost(const uint8_t *raw, const TrnKernel *k,
         return cost;
     case NHW_OP_LAUNCH:
         return k ? trn_kernel_cost(k, limit) : UINT64_MAX;
+    case NHW_OP_LINK:
+        return le64_to_cpu(((const struct nhw_link_desc *)raw)->len) / 4;
     }
     return 0;
 }
@@ -154,6 +161,10 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         err = kerr;
     } else {
         err = trn_exec(q, raw, k);
+    }
+    if (err != NISA_ERR_ABORTED) {
+        /* A link descriptor's migrated progress was its alone. */
+        qatomic_set(&q->link_done, 0);
     }
     if (err && err != NISA_ERR_ABORTED) {
         TRN_GUEST_ERR(desc_failed, "queue %u: descriptor %u (op %u, tag %u) "
@@ -287,6 +298,7 @@ void trn_queue_reset(TrnQueue *q, bool device)
     q->ring_size = q->ring_size_latched = 0;
     q->ctrl = q->head = q->tail = q->status = q->error = q->fault = 0;
     q->done = 0;
+    q->link_done = 0;
     q->irq_pending = q->err_pending = q->irq_armed = false;
     q->irq_at = 0;
     q->hung = false;
@@ -537,6 +549,8 @@ void trn_queue_init(TrnState *s, TrnQueue *q, unsigned idx, bool is_core)
     q->s = s;
     q->idx = idx;
     q->is_core = is_core;
+    q->link = idx >= s->dma_queues + s->cores ?
+              (int)(idx - s->dma_queues - s->cores) : -1;
     qemu_mutex_init(&q->lock);
     qemu_cond_init(&q->kick);
     qemu_cond_init(&q->idle);

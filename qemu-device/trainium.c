@@ -24,7 +24,20 @@
 static uint32_t trn_caps(TrnState *s)
 {
     return NHW_CAP_DMA | NHW_CAP_DMA_SGL | NHW_CAP_COMPUTE | NHW_CAP_BF16 |
-           NHW_CAP_IRQ_AT | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0);
+           NHW_CAP_IRQ_AT | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0) |
+           (s->links ? NHW_CAP_LINK : 0);
+}
+
+/* NHW_REG_LINK(l): the rank at the other end, and whether a card is there. */
+static uint32_t trn_link_reg(TrnState *s, unsigned l)
+{
+    unsigned peer;
+
+    if (l >= s->links) {
+        return 0;
+    }
+    peer = trn_fabric_peer(s->fabric, s->fabric_rank, l);
+    return peer | (trn_fabric_present(s->fabric, peer) ? NHW_LINK_UP : 0);
 }
 
 static uint64_t trn_global_read(TrnState *s, hwaddr addr)
@@ -37,7 +50,7 @@ static uint64_t trn_global_read(TrnState *s, hwaddr addr)
     case NHW_REG_CAPS:
         return trn_caps(s);
     case NHW_REG_QUEUES:
-        return s->dma_queues | (s->cores << 8);
+        return s->dma_queues | (s->cores << 8) | (s->links << 16);
     case NHW_REG_MEM_SIZE_LO:
         return (uint32_t)s->mem_size;
     case NHW_REG_MEM_SIZE_HI:
@@ -58,6 +71,12 @@ static uint64_t trn_global_read(TrnState *s, hwaddr addr)
         return s->err_queue;
     case NHW_REG_ERR_CODE:
         return s->err_code;
+    case NHW_REG_FABRIC:
+        return s->fabric_reg;
+    }
+    if (addr >= NHW_REG_LINK(0) && addr < NHW_REG_LINK(NHW_MAX_LINKS) &&
+        !(addr & 3)) {
+        return trn_link_reg(s, (addr - NHW_REG_LINK(0)) / 4);
     }
     TRN_GUEST_ERR(mmio_read, "read of unknown register 0x%" HWADDR_PRIx,
                   addr);
@@ -141,6 +160,55 @@ static const MemoryRegionOps trn_mmio_ops = {
     .impl = { .min_access_size = 4, .max_access_size = 4 },
 };
 
+/* The fabric properties, and the queues the links add. */
+static bool trn_check_fabric(TrnState *s, Error **errp)
+{
+    const char *name;
+    unsigned size;
+
+    s->links = 0;
+    if (!s->fabric) {
+        if (s->fabric_rank != UINT32_MAX) {
+            error_setg(errp, "fabric-rank needs fabric (a trainium-fabric "
+                       "object)");
+            return false;
+        }
+        return true;
+    }
+    name = object_get_canonical_path_component(OBJECT(s->fabric));
+    size = NHW_FABRIC_SIZE(trn_fabric_reg(s->fabric, 0));
+    if (s->fabric_rank == UINT32_MAX) {
+        error_setg(errp, "fabric %s: fabric-rank (0 to %u) is required",
+                   name, size - 1);
+        return false;
+    }
+    if (s->fabric_rank >= size) {
+        error_setg(errp, "fabric %s: fabric-rank %u out of range: the fabric "
+                   "has %u ranks (0 to %u)", name, s->fabric_rank, size,
+                   size - 1);
+        return false;
+    }
+    if (trn_fabric_present(s->fabric, s->fabric_rank)) {
+        error_setg(errp, "fabric %s: rank %u is already taken by another "
+                   "card", name, s->fabric_rank);
+        return false;
+    }
+    s->links = trn_fabric_links(s->fabric);
+    if (s->links > NHW_MAX_LINKS) {
+        error_setg(errp, "fabric %s: its topology gives a card %u links; a "
+                   "card has at most %d (use topology=ring)", name, s->links,
+                   NHW_MAX_LINKS);
+        return false;
+    }
+    if (s->dma_queues + s->cores + s->links > NHW_MAX_QUEUES) {
+        error_setg(errp, "dma-queues (%u) + cores (%u) + links (%u) exceed "
+                   "the card's %d queues", s->dma_queues, s->cores,
+                   s->links, NHW_MAX_QUEUES);
+        return false;
+    }
+    return true;
+}
+
 static bool trn_check_params(TrnState *s, Error **errp)
 {
     if (s->cores < 1 || s->cores > TRN_MAX_CORES) {
@@ -158,7 +226,7 @@ static bool trn_check_params(TrnState *s, Error **errp)
                    "64G");
         return false;
     }
-    return true;
+    return trn_check_fabric(s, errp);
 }
 
 /*
@@ -183,7 +251,7 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
     if (!trn_check_params(s, errp)) {
         return;
     }
-    s->nqueues = s->dma_queues + s->cores;
+    s->nqueues = s->dma_queues + s->cores + s->links;
     trn_matmul_set_threads(s);
 
     /* Interrupts are MSI-X only: no INTx pin is advertised. */
@@ -216,8 +284,19 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->dma_as = pci_get_address_space(pdev);
+    if (s->fabric) {
+        /* Checked free above; from now on peers' links reach @mem. */
+        if (!trn_fabric_join(s->fabric, s, s->fabric_rank, errp)) {
+            msix_uninit_exclusive_bar(pdev);
+            vmstate_unregister_ram(&s->mem, DEVICE(s));
+            return;
+        }
+        s->joined = true;
+        s->fabric_reg = trn_fabric_reg(s->fabric, s->fabric_rank);
+    }
     for (i = 0; i < s->nqueues; i++) {
-        trn_queue_init(s, &s->queues[i], i, i >= s->dma_queues);
+        trn_queue_init(s, &s->queues[i], i, i >= s->dma_queues &&
+                       i < s->dma_queues + s->cores);
         /* A card realized while the VM is stopped starts paused. */
         trn_queue_pause(&s->queues[i], !runstate_is_running());
     }
@@ -234,6 +313,14 @@ static void trn_exit(PCIDevice *pdev)
         s->vmse = NULL;
     }
 
+    /*
+     * First out of the fabric (waiting for the chunks other cards' links
+     * are writing into @mem), then the own engines stop.
+     */
+    if (s->joined) {
+        trn_fabric_leave(s->fabric, s->fabric_rank);
+        s->joined = false;
+    }
     for (i = 0; i < s->nqueues; i++) {
         trn_queue_fini(&s->queues[i]);
     }
@@ -307,7 +394,8 @@ static int trn_queue_post_load(void *opaque, int version_id)
         (q->ring_base_latched & (NHW_RING_ALIGN - 1)) ||
         (q->ctrl & ~NHW_QCTRL_ENABLE) ||
         (q->fault & ~(NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK)) ||
-        (!q->s->fault_injection && q->fault)) {
+        (!q->s->fault_injection && q->fault) ||
+        (q->link_done && q->link < 0)) {
         error_report("trainium: queue %u: invalid migration state", q->idx);
         return -EINVAL;
     }
@@ -328,6 +416,25 @@ static int trn_post_load(void *opaque, int version_id)
     }
     return 0;
 }
+
+/* A link descriptor stopped in mid-transfer: how far it went. */
+static bool trn_queue_link_needed(void *opaque)
+{
+    TrnQueue *q = opaque;
+
+    return q->link_done != 0;
+}
+
+static const VMStateDescription trn_queue_link_vmstate = {
+    .name = "trainium-queue/link",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = trn_queue_link_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(link_done, TrnQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 static const VMStateDescription trn_queue_vmstate = {
     .name = "trainium-queue",
@@ -350,6 +457,31 @@ static const VMStateDescription trn_queue_vmstate = {
         VMSTATE_BOOL(irq_armed, TrnQueue),
         VMSTATE_END_OF_LIST()
     },
+    .subsections = (const VMStateDescription * const []) {
+        &trn_queue_link_vmstate,
+        NULL
+    },
+};
+
+/* The fabric and rank: the destination's must be the same. */
+static bool trn_fabric_needed(void *opaque)
+{
+    TrnState *s = opaque;
+
+    return s->fabric_reg != 0;
+}
+
+static const VMStateDescription trn_fabric_vmstate = {
+    .name = "trainium/fabric",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = trn_fabric_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_EQUAL(fabric_reg, TrnState,
+                             "the fabric (fabric-id, size) and fabric-rank "
+                             "must match the source's"),
+        VMSTATE_END_OF_LIST()
+    },
 };
 
 static const VMStateDescription trn_vmstate = {
@@ -369,10 +501,15 @@ static const VMStateDescription trn_vmstate = {
         VMSTATE_UINT32(err_code, TrnState),
         /* Sizes the array below: must be this card's own (-EINVAL). */
         VMSTATE_UINT32_EQUAL(nqueues, TrnState,
-                             "cores and dma-queues must match the source's"),
+                             "cores, dma-queues and the fabric's links must "
+                             "match the source's"),
         VMSTATE_STRUCT_VARRAY_UINT32(queues, TrnState, nqueues, 1,
                                      trn_queue_vmstate, TrnQueue),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &trn_fabric_vmstate,
+        NULL
     },
 };
 
@@ -383,6 +520,9 @@ static const Property trn_props[] = {
     DEFINE_PROP_BOOL("fault-injection", TrnState, fault_injection, true),
     DEFINE_PROP_UINT64("inline-budget", TrnState, inline_budget, 16384),
     DEFINE_PROP_UINT32("blas-threads", TrnState, blas_threads, 0),
+    DEFINE_PROP_LINK("fabric", TrnState, fabric, TYPE_TRAINIUM_FABRIC,
+                     TrnFabric *),
+    DEFINE_PROP_UINT32("fabric-rank", TrnState, fabric_rank, UINT32_MAX),
 };
 
 static void trn_class_init(ObjectClass *oc, void *data)

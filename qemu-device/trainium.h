@@ -26,6 +26,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(TrnState, TRAINIUM)
 
 typedef struct TrnQueue TrnQueue;
 
+#define TYPE_TRAINIUM_FABRIC "trainium-fabric"
+OBJECT_DECLARE_SIMPLE_TYPE(TrnFabric, TRAINIUM_FABRIC)
+
 /*
  * One hardware queue: a ring in guest memory and a worker thread that
  * executes its descriptors. The guest-visible registers and the worker's
@@ -36,6 +39,7 @@ struct TrnQueue {
     TrnState *s;
     unsigned idx;
     bool is_core;
+    int link;             /* link engine of link @link, or -1 */
 
     QemuMutex lock;       /* protects everything below */
     QemuCond kick;        /* worker waits here for work, reset, stop */
@@ -66,6 +70,12 @@ struct TrnQueue {
     bool err_pending;     /* error interrupt to raise from the BH */
     uint32_t ring_size_latched;
     uint64_t ring_base_latched;
+    /*
+     * A link queue: bytes of the descriptor at HEAD already moved, while
+     * it runs (0 otherwise). Migrated, so that the destination goes on
+     * where the source stopped instead of reducing twice.
+     */
+    uint64_t link_done;
     QEMUBH *bh;
 };
 
@@ -84,6 +94,12 @@ struct TrnState {
     bool fault_injection;
     uint64_t inline_budget;  /* work a doorbell may execute itself */
     uint32_t blas_threads;   /* host threads of one MATMUL; 0: all */
+    TrnFabric *fabric;       /* the fabric this card is a member of */
+    uint32_t fabric_rank;
+
+    uint32_t links;          /* link engines: queues dma + cores + l */
+    uint32_t fabric_reg;     /* NHW_REG_FABRIC, 0 in no fabric */
+    bool joined;             /* a member of @fabric (realized) */
 
     /* Global registers, under the BQL */
     uint32_t scratch;
@@ -106,6 +122,35 @@ void trn_queue_reset(TrnQueue *q, bool device);
 void trn_queue_pause(TrnQueue *q, bool pause);
 bool trn_queue_hung(TrnQueue *q);
 void trn_irq_update(TrnState *s);
+
+/* trainium-fabric.c: the cards joined by links (docs/hardware.md "Links") */
+#define TRN_FABRIC_MAX 16
+/* Links of each member card. */
+unsigned trn_fabric_links(TrnFabric *f);
+/* The rank at the other end of link @l of rank @rank. */
+unsigned trn_fabric_peer(TrnFabric *f, unsigned rank, unsigned l);
+/* NHW_REG_FABRIC of rank @rank. */
+uint32_t trn_fabric_reg(TrnFabric *f, unsigned rank);
+/* Is a card at @rank now? */
+bool trn_fabric_present(TrnFabric *f, unsigned rank);
+/* Make @s the card at @rank: fails (with @errp) if the rank is taken. */
+bool trn_fabric_join(TrnFabric *f, TrnState *s, unsigned rank, Error **errp);
+/*
+ * Take the card at @rank out of the fabric, after waiting for every
+ * access into it that trn_fabric_get() granted: afterwards nothing
+ * touches its memory.
+ */
+void trn_fabric_leave(TrnFabric *f, unsigned rank);
+/*
+ * The card at @rank, held (it cannot leave) until trn_fabric_put(), or
+ * NULL if there is none. *@gen identifies its membership: a card that
+ * left and came back (or another one) has another.
+ */
+TrnState *trn_fabric_get(TrnFabric *f, unsigned rank, uint64_t *gen);
+void trn_fabric_put(TrnFabric *f, unsigned rank);
+
+/* trainium-link.c: the link engines' NHW_OP_LINK */
+uint32_t trn_exec_link(TrnQueue *q, const struct nhw_link_desc *d);
 
 /* trainium-dma.c: host and device memory access for the workers */
 uint32_t trn_host_rw(TrnState *s, uint64_t addr, void *buf, uint64_t len,

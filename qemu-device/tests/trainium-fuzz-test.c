@@ -5,7 +5,8 @@
  * and the hardware header -- a kernel of instructions with consistent
  * operands, a COPY descriptor, a register write -- then mutates some of
  * its fields (opcodes, subops, flags, dtypes, ranks, extents, strides,
- * offsets, slots, lengths, addresses, ring registers) toward the values
+ * offsets, slots, lengths, addresses, ring registers; a LINK to a second
+ * card of the fabric) toward the values
  * that break things: 0, 1, powers of two, all ones, the card's own BARs.
  * Queue resets, device resets and VM stop/cont (the migration pause) are
  * mixed in. After every step QEMU must answer (the ID register reads back)
@@ -33,11 +34,11 @@
 typedef struct Fuzz {
     Trn *t;
     GRand *r;
-    unsigned ndma, nq;
+    unsigned ndma, ncores, nq;  /* nq: DMA + cores + links */
     uint64_t host;        /* 64 KiB of guest RAM for COPY and SGLs */
     uint64_t table;       /* the buffer table, in guest RAM */
     bool stale[NHW_MAX_QUEUES];  /* ring registers no longer ours */
-    unsigned long steps, resets, launches, copies;
+    unsigned long steps, resets, launches, copies, links;
 } Fuzz;
 
 static uint32_t rnd(Fuzz *f, uint32_t n)
@@ -366,7 +367,7 @@ static void run_desc(Fuzz *f, unsigned q, const void *desc)
 
 static void step_launch(Fuzz *f)
 {
-    unsigned n = 1 + rnd(f, 4), q = f->ndma + rnd(f, f->nq - f->ndma);
+    unsigned n = 1 + rnd(f, 4), q = f->ndma + rnd(f, f->ncores);
     struct nisa_insn k[4];
     struct nhw_slot slots[NSLOTS + 2];
     struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = NSLOTS,
@@ -489,6 +490,32 @@ static void step_copy(Fuzz *f)
     run_desc(f, rnd(f, f->ndma), &d);
 }
 
+/*
+ * A LINK into the other card of the fabric (rank 1): valid reduce/dtype
+ * pairs mostly, then any; offsets and lengths small or nasty.
+ */
+static void step_link(Fuzz *f)
+{
+    static const uint8_t dtypes[] = { NISA_F32, NISA_BF16, NISA_F16 };
+    struct nhw_link_desc d = { .op = NHW_OP_LINK, .flags = rnd(f, 2) };
+    unsigned nlinks = f->nq - f->ndma - f->ncores;
+
+    d.reduce = chance(f, 90) ? rnd(f, NISA_NUM_LINK_REDUCE) : nasty32(f);
+    d.dtype = d.reduce == NISA_REDUCE_NONE ? 0 :
+              dtypes[rnd(f, ARRAY_SIZE(dtypes))];
+    if (chance(f, 10)) {
+        d.dtype = nasty32(f);
+    }
+    d.src_off = rnd(f, 4) ? rnd(f, 4096) * 2 : nasty64(f);
+    d.dst_off = rnd(f, 4) ? rnd(f, 4096) * 2 : nasty64(f);
+    d.len = rnd(f, 4) ? rnd(f, 16384) * 2 : nasty64(f);
+    if (chance(f, 5)) {
+        d.rsvd[rnd(f, 3)] = nasty64(f);
+    }
+    f->links++;
+    run_desc(f, f->ndma + f->ncores + rnd(f, nlinks), &d);
+}
+
 static void step_register(Fuzz *f)
 {
     static const uint32_t qregs[] = {
@@ -559,6 +586,30 @@ static void sanity(Fuzz *f)
     }
 }
 
+/*
+ * The card (as trn_start() would start it) in a fabric of two: the
+ * second card, not fuzzed, is the links' peer.
+ */
+static Trn *fuzz_start(void)
+{
+    Trn *t = g_new0(Trn, 1);
+
+    t->qts = qtest_initf("-machine q35 -device trainium-fabric,id=nl0,size=2 "
+                         "-device trainium,addr=%x.0,mem-size=64M,cores=2,"
+                         "dma-queues=2,inline-budget=16384,fabric=nl0,"
+                         "fabric-rank=0 -device trainium,addr=%x.0,"
+                         "mem-size=16M,fabric=nl0,fabric-rank=1", TRN_SLOT,
+                         TRN_SLOT + 1);
+    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
+    t->bus = qpci_new_pc(t->qts, &t->alloc);
+    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(TRN_SLOT, 0));
+    g_assert(t->dev);
+    qpci_device_enable(t->dev);
+    t->regs = qpci_iomap(t->dev, NHW_BAR_REGS, NULL);
+    t->mem = qpci_iomap(t->dev, NHW_BAR_MEM, &t->mem_size);
+    return t;
+}
+
 static void test_fuzz(void)
 {
     const char *s_seed = g_getenv("TRN_FUZZ_SEED");
@@ -576,9 +627,11 @@ static void test_fuzz(void)
                    seed, iters, secs);
     fprintf(stderr, "trainium fuzz: TRN_FUZZ_SEED=%u\n", seed);
     f.r = g_rand_new_with_seed(seed);
-    f.t = trn_start("mem-size=64M,cores=2,dma-queues=2,inline-budget=16384");
+    f.t = fuzz_start();
     f.ndma = NHW_QUEUES_DMA(rd(f.t, NHW_REG_QUEUES));
-    f.nq = f.ndma + NHW_QUEUES_CORES(rd(f.t, NHW_REG_QUEUES));
+    f.ncores = NHW_QUEUES_CORES(rd(f.t, NHW_REG_QUEUES));
+    f.nq = f.ndma + f.ncores + NHW_QUEUES_LINKS(rd(f.t, NHW_REG_QUEUES));
+    g_assert_cmpuint(f.nq, ==, f.ndma + f.ncores + 2);
     f.host = guest_alloc(&f.t->alloc, 64 * 1024);
     f.table = guest_alloc(&f.t->alloc, 4096);
     qpci_msix_enable(f.t->dev);
@@ -592,10 +645,12 @@ static void test_fuzz(void)
          f.steps++) {
         unsigned what = rnd(&f, 100);
 
-        if (what < 55) {
+        if (what < 50) {
             step_launch(&f);
-        } else if (what < 80) {
+        } else if (what < 70) {
             step_copy(&f);
+        } else if (what < 80) {
+            step_link(&f);
         } else if (what < 90) {
             step_register(&f);
         } else if (what < 94) {
@@ -618,11 +673,12 @@ static void test_fuzz(void)
         }
     }
     sanity(&f);
-    g_test_message("seed %u: %lu steps, %lu launches, %lu copies, %lu resets",
-                   seed, f.steps, f.launches, f.copies, f.resets);
+    g_test_message("seed %u: %lu steps, %lu launches, %lu copies, %lu links, "
+                   "%lu resets", seed, f.steps, f.launches, f.copies, f.links,
+                   f.resets);
     fprintf(stderr, "trainium fuzz: seed %u: %lu steps, %lu launches, "
-            "%lu copies, %lu resets\n", seed, f.steps, f.launches, f.copies,
-            f.resets);
+            "%lu copies, %lu links, %lu resets\n", seed, f.steps, f.launches,
+            f.copies, f.links, f.resets);
     g_rand_free(f.r);
     trn_stop(f.t);
 }
