@@ -170,7 +170,7 @@ static bool trn_check_fabric(TrnState *s, Error **errp)
     if (!s->fabric) {
         if (s->fabric_rank != UINT32_MAX) {
             error_setg(errp, "fabric-rank needs fabric (a trainium-fabric "
-                       "object)");
+                       "device)");
             return false;
         }
         return true;
