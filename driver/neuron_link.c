@@ -80,11 +80,28 @@ int neuron_link_probe(struct neuron_device *ndev)
 	return 0;
 }
 
+/* Is a card of @ndev's fabric with @rank probed and not being removed? */
+static bool neuron_card_listed(struct neuron_device *ndev, u32 rank)
+{
+	struct neuron_device *card;
+
+	lockdep_assert_held(&neuron_cards_lock);
+	list_for_each_entry(card, &neuron_cards, card)
+		if (NHW_FABRIC_ID(card->fabric) == NHW_FABRIC_ID(ndev->fabric) &&
+		    NHW_FABRIC_RANK(card->fabric) == rank)
+			return true;
+	return false;
+}
+
 /**
- * neuron_links_up() - the links whose peer card is present, now
+ * neuron_links_up() - the links whose peer card is there, now
  * @ndev: device
  *
- * Return: bit l set when link l is up; 0 once the card is unplugged.
+ * A link is up when the device sees the card at its other end
+ * (NHW_LINK_UP) and that card has a driver (this one): a card removed
+ * from the bus but still present in the fabric takes no link job.
+ *
+ * Return: bit l set when link l is up; 0 once this card is unplugged.
  */
 u32 neuron_links_up(struct neuron_device *ndev)
 {
@@ -97,6 +114,11 @@ u32 neuron_links_up(struct neuron_device *ndev)
 		if (neuron_rd(ndev, NHW_REG_LINK(l)) & NHW_LINK_UP)
 			up |= BIT(l);
 	drm_dev_exit(idx);
+	mutex_lock(&neuron_cards_lock);
+	for (l = 0; l < ndev->num_links; l++)
+		if ((up & BIT(l)) && !neuron_card_listed(ndev, ndev->link_peer[l]))
+			up &= ~BIT(l);
+	mutex_unlock(&neuron_cards_lock);
 	return up;
 }
 

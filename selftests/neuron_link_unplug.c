@@ -122,7 +122,13 @@ TEST(peer_removed_during_link_jobs)
 	EXPECT_EQ(16, ok + enodev);
 	EXPECT_LE(1, enodev);
 	EXPECT_GT(15000, nt_now_ms() - t0);
-	/* The peer is gone: a new link job into it is refused. */
+	/* The peer is gone: its link is down, a new link job into it refused. */
+	{
+		uint64_t up = ~0ull;
+
+		ASSERT_EQ(0, nt_param(live->fd, DRM_NEURON_PARAM_LINKS_UP, &up));
+		EXPECT_FALSE(up & (1u << l));
+	}
 	{
 		struct drm_neuron_link_copy c = { .src_handle = src,
 			.dst_handle = (uint32_t)peer, .size = 64 };

@@ -60,7 +60,7 @@ extern "C" {
 /* id << 16 | size << 8 | rank of the card's fabric; 0 when in none */
 #define DRM_NEURON_PARAM_FABRIC		12
 #define DRM_NEURON_PARAM_LINK_PEERS	13	/* byte l: fabric rank at link l's other end */
-#define DRM_NEURON_PARAM_LINKS_UP	14	/* bit l: link l's peer card is present */
+#define DRM_NEURON_PARAM_LINKS_UP	14	/* bit l: link l's peer is there, not removed */
 
 /* Capability bits of DRM_NEURON_PARAM_CAPABILITIES. */
 #define DRM_NEURON_CAP_DMA		0x1ULL
