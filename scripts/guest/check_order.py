@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: MIT
+"""pytest plugin of scripts/guest/check (-p check_order): the tests that time
+the card against the host run last, in the same pytest process as the rest
+(one `import torch` instead of two: 25-60 s under TCG), and wait first for
+the background work that shares the guest's CPUs to finish.
+
+  NEURON_CHECK_LAST   file names (space-separated) of the tests to run last
+  NEURON_CHECK_WAIT   a file whose existence means the background work ended
+"""
+import os
+import time
+
+_last = set(os.environ.get("NEURON_CHECK_LAST", "").split())
+_waited = False
+
+
+def _is_last(item):
+    return os.path.basename(str(item.fspath)) in _last
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # Stable: the order within each group is pytest's own.
+    items.sort(key=_is_last)
+
+
+def pytest_runtest_setup(item):
+    global _waited
+    if _waited or not _is_last(item):
+        return
+    _waited = True
+    wait = os.environ.get("NEURON_CHECK_WAIT")
+    if not wait:
+        return
+    t0 = time.monotonic()
+    while not os.path.exists(wait):
+        time.sleep(0.5)
+    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"\n== the timed tests ({' '.join(sorted(_last))}) start: "
+                            f"waited {time.monotonic() - t0:.0f} s for {wait}")
