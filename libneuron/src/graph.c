@@ -297,59 +297,147 @@ unsigned int nrn_insn_unit(const struct nisa_insn *in, unsigned int left)
 	return len < left ? len : left;
 }
 
+/*
+ * A launch's operand bases, resolved once: base b (an argument index,
+ * g->nargs for the arena, g->nargs + 1 for the constants) lies in @buf at
+ * @off; @id is the first base on the same buffer, whose @slot is that
+ * buffer's slot in the stream's current batch (-1: not bound yet).
+ */
+struct nrn_graph_base {
+	struct nrn_buffer *buf;
+	uint64_t off;
+	uint32_t id;
+	int32_t slot;
+};
+
+static uint32_t nrn_graph_base_index(const struct nrn_graph *g, uint32_t b)
+{
+	if (b == NRN_GRAPH_BASE_ARENA)
+		return g->nargs;
+	if (b == NRN_GRAPH_BASE_CONST)
+		return g->nargs + 1;
+	return b;
+}
+
+/* Fill @bases; bases on one buffer share an id (an open-addressed table). */
+static int nrn_graph_bases(const struct nrn_graph *g, const struct nrn_graph_arg *args,
+			   struct nrn_buffer *arena, uint64_t arena_off,
+			   struct nrn_buffer *consts, struct nrn_graph_base *bases)
+{
+	unsigned int nb = g->nargs + 2, size = 16, i;
+	uint32_t *table;
+
+	while (size < 2 * nb)
+		size *= 2;
+	table = malloc(size * sizeof(*table));
+	if (!table)
+		return -ENOMEM;
+	memset(table, 0xff, size * sizeof(*table));
+	for (i = 0; i < nb; i++) {
+		struct nrn_graph_base *b = &bases[i];
+		uintptr_t h;
+
+		if (i < g->nargs)
+			*b = (struct nrn_graph_base){ args[i].buf, args[i].offset, i, -1 };
+		else if (i == g->nargs)
+			*b = (struct nrn_graph_base){ arena, arena_off, i, -1 };
+		else
+			*b = (struct nrn_graph_base){ consts, 0, i, -1 };
+		if (!b->buf)
+			continue;
+		h = ((uintptr_t)b->buf >> 6) * 0x9e3779b1u;
+		for (h &= size - 1; table[h] != UINT32_MAX; h = (h + 1) & (size - 1))
+			if (bases[table[h]].buf == b->buf)
+				break;
+		if (table[h] == UINT32_MAX)
+			table[h] = i;
+		b->id = table[h];
+	}
+	free(table);
+	return 0;
+}
+
+/*
+ * Issue @g's instructions through @s's batching. An operand costs a table
+ * lookup of its base's slot in the current batch (bound once per buffer
+ * and batch), not a search of the batch's slots; the bindings are
+ * forgotten when the batch is submitted.
+ */
 static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *g,
 				  const struct nrn_graph_arg *args,
 				  struct nrn_buffer *arena, uint64_t arena_off,
 				  struct nrn_buffer *consts)
 {
 	enum { MAXU = 1 + NISA_EXPR_MAX_INPUTS + NISA_EXPR_MAX_STEPS };
-	struct nrn_buffer *bufs[MAXU][NRN_GRAPH_OPNDS];
-	struct nisa_insn in[MAXU];
-	int ret = 0;
+	struct nrn_graph_base *bases = malloc((g->nargs + 2) * sizeof(*bases));
+	uint32_t bound[DRM_NEURON_MAX_BOS];
+	unsigned int nbound = 0;
+	int ret = bases ? 0 : -ENOMEM;
 
+	if (!ret)
+		ret = nrn_graph_bases(g, args, arena, arena_off, consts, bases);
 	for (unsigned int n = 0; !ret && n < g->ninsns;) {
 		unsigned int len = nrn_insn_unit(&g->insns[n], g->ninsns - n), fresh = 0;
-		unsigned int u, i, j, slot;
-		struct nrn_buffer *seen[MAXU * NRN_GRAPH_OPNDS];
+		uint32_t seen[MAXU * NRN_GRAPH_OPNDS];
+		unsigned int u, i, j;
 
-		/* Relocate the unit and count the buffers the batch lacks. */
+		/* The buffers of the unit the batch lacks (an upper bound). */
 		for (u = 0; u < len; u++) {
-			in[u] = g->insns[n + u];
 			for (i = 0; i < NRN_GRAPH_OPNDS; i++) {
-				uint64_t off;
-				bool bound = false;
+				uint32_t b = g->ops[n + u].base[i], id;
 
-				bufs[u][i] = NULL;
-				if (g->ops[n + u].base[i] == NRN_GRAPH_NONE)
+				if (b == NRN_GRAPH_NONE)
 					continue;
-				nrn_graph_bind(g, n + u, i, args, arena, arena_off, consts,
-					       0, &bufs[u][i], &off);
-				nrn_opnd(&in[u], i)->offset += off;
-				for (j = 0; j < s->batch.nslots && !bound; j++)
-					bound = s->slots[j] == bufs[u][i];
-				for (j = 0; j < fresh && !bound; j++)
-					bound = seen[j] == bufs[u][i];
-				if (!bound)
-					seen[fresh++] = bufs[u][i];
+				id = bases[nrn_graph_base_index(g, b)].id;
+				if (bases[id].slot >= 0)
+					continue;
+				for (j = 0; j < fresh && seen[j] != id; j++)
+					;
+				if (j == fresh)
+					seen[fresh++] = id;
 			}
 		}
 		/* A unit is never split between two submissions. */
 		if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
 		    s->batch.count + len > NRN_BATCH_MAX_OPS)
 			ret = nrn_stream_flush_locked(s);
+		if (!s->batch.nslots) {
+			/* A new batch: no buffer is bound in it. */
+			for (j = 0; j < nbound; j++)
+				bases[bound[j]].slot = -1;
+			nbound = 0;
+		}
 		for (u = 0; !ret && u < len; u++) {
+			struct nisa_insn in = g->insns[n + u];
+
 			for (i = 0; !ret && i < NRN_GRAPH_OPNDS; i++) {
-				if (!bufs[u][i])
+				uint32_t b = g->ops[n + u].base[i], access = g->ops[n + u].access[i];
+				struct nrn_graph_base *base, *rep;
+				struct nisa_tensor *t = nrn_opnd(&in, i);
+				unsigned int slot;
+
+				if (b == NRN_GRAPH_NONE)
 					continue;
-				ret = nrn_stream_slot_locked(s, bufs[u][i],
-							     g->ops[n + u].access[i], &slot);
-				nrn_opnd(&in[u], i)->slot = (uint8_t)slot;
+				base = &bases[nrn_graph_base_index(g, b)];
+				rep = &bases[base->id];
+				if (rep->slot < 0) {
+					ret = nrn_stream_slot_locked(s, rep->buf, access, &slot);
+					if (ret)
+						break;
+					rep->slot = (int32_t)slot;
+					bound[nbound++] = base->id;
+				} else {
+					s->access[rep->slot] |= access;
+				}
+				t->offset += base->off;
+				t->slot = (uint8_t)rep->slot;
 			}
 			if (!ret)
-				ret = nrn_stream_push_locked(s, &in[u]);
+				ret = nrn_stream_push_locked(s, &in);
 		}
 		n += len;
 	}
+	free(bases);
 	return ret;
 }
 
