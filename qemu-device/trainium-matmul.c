@@ -29,7 +29,17 @@
  * cores' products take turns, each with every thread, rather than
  * oversubscribing the host. OpenBLAS's setting is per process: the last card
  * realized sets it.
+ *
+ * A small product runs on the calling thread alone: waking OpenBLAS's
+ * sleeping workers costs more than they save below about 2^24
+ * multiply-adds, and on a loaded host a wake-up waits for a time slice
+ * (measured under load: a GPT step's 512x64x192 addmm took 10 ms on the
+ * card, its single-threaded bmm of the same size class 30 us).
  */
+#define TRN_SGEMM_SMALL (1ull << 24)
+
+static int trn_blas_threads = 1;  /* the process-wide setting, as OpenBLAS's */
+
 void trn_matmul_set_threads(TrnState *s)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -38,7 +48,30 @@ void trn_matmul_set_threads(TrnState *s)
     if (!n) {
         n = cpus > 0 ? (uint32_t)cpus : 1;
     }
+    qatomic_set(&trn_blas_threads, (int)n);
     openblas_set_num_threads((int)n);
+}
+
+/*
+ * cblas_sgemm, single-threaded when small. The thread count is OpenBLAS's
+ * process-wide setting: a concurrent caller on another core may see 1 for
+ * one product (slower, same result).
+ */
+static void trn_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, uint64_t m,
+                      uint64_t n, uint64_t k, const float *a, int lda,
+                      const float *b, int ldb, float beta, float *c, int ldc)
+{
+    int threads = qatomic_read(&trn_blas_threads);
+    bool one = threads > 1 && m * n * k < TRN_SGEMM_SMALL;
+
+    if (one) {
+        openblas_set_num_threads(1);
+    }
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda,
+                b, ldb, beta, c, ldc);
+    if (one) {
+        openblas_set_num_threads(threads);
+    }
 }
 
 /* Rows, columns and inner length of one tile: 2^27 multiply-adds. */
@@ -218,8 +251,8 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
         }
         trn_mat(ab, m0, k0, m, kk, t->a, &am);
         trn_mat(bb, k0, n0, kk, n, t->b, &bm);
-        cblas_sgemm(CblasRowMajor, am.trans, bm.trans, (int)m, (int)n,
-                    (int)kk, 1.0f, am.p, am.ld, bm.p, bm.ld, beta, out, ldc);
+        trn_sgemm(am.trans, bm.trans, m, n, kk, am.p, am.ld, bm.p, bm.ld,
+                  beta, out, ldc);
         beta = 1.0f;
     }
     if (!direct) {
