@@ -83,3 +83,20 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("distributed_stats() -> (str[], int[])", &torch_neuron::distributed_stats);
   m.def("reset_distributed_stats() -> ()", &torch_neuron::reset_distributed_stats);
 }
+
+// c10d's collectives have kernels for PrivateUse1 but no autograd kernel,
+// and PyTorch 2.6 registers no autograd fallback for AutogradPrivateUse1
+// (it does for CPU, CUDA, XLA...): without these fallthroughs a collective
+// on a neuron tensor fails with "Could not run 'c10d::allreduce_' with
+// arguments from the 'Autogradneuron' backend". The collectives are not
+// differentiable, as on the other devices.
+TORCH_LIBRARY_IMPL(c10d, AutogradPrivateUse1, m) {
+  for (const char* op : {"broadcast_", "allreduce_", "allreduce_coalesced_", "allgather_",
+                         "_allgather_base_", "allgather_coalesced_",
+                         "allgather_into_tensor_coalesced_", "reduce_scatter_",
+                         "_reduce_scatter_base_", "reduce_scatter_tensor_coalesced_",
+                         "alltoall_", "alltoall_base_", "barrier", "monitored_barrier_",
+                         "send", "recv_", "recv_any_source_", "reduce_", "gather_",
+                         "scatter_"})
+    m.impl(op, torch::CppFunction::makeFallthrough());
+}

@@ -1,0 +1,425 @@
+# SPDX-License-Identifier: MIT
+"""torch.distributed backend "neuron" on 2 cards (docs/distributed.md).
+
+Two worker processes (ranks 0 and 1, cards neuron:0 and neuron:1) are
+started once for the module -- each pays ``import torch`` once, in
+parallel -- and join init_process_group("neuron"); every test sends the
+name of a check_* function below to both, which run it together and reply.
+A check also fails when an operator fell back to the CPU inside it (the
+workers are not this pytest process, so they count fallbacks themselves).
+
+Equality: on 2 ranks each element of a reduction is one operation on two
+values (rounded once to the dtype), so the collectives must equal the CPU
+reference bit for bit. Training (DDP, FSDP2) sums the gradients in another
+order than one card does, so it agrees to float32 rounding carried through
+the steps: relative loss difference <= 1e-4 (examples/ddp.py).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+WORLD = 2
+RTOL_TRAINING = 1e-4
+MARK = "@@neuron-worker@@ "
+
+# ---- the checks (run inside both workers) ---------------------------------
+
+
+def _data(rank, shape, dtype, seed=0):
+    import torch
+    g = torch.Generator().manual_seed(1000 * seed + rank)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+def _cpu_reduce(op, parts, dtype):
+    """Reference: two ranks' values reduced once, rounded to @dtype; AVG is
+    the sum (rounded) halved (exact in binary)."""
+    import torch
+    import torch.distributed as dist
+    a, b = (p.float() for p in parts)
+    if op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG):
+        r = (a + b).to(dtype)
+        return (r.float() / 2).to(dtype) if op == dist.ReduceOp.AVG else r
+    if op == dist.ReduceOp.PRODUCT:
+        return (a * b).to(dtype)
+    return (torch.maximum(a, b) if op == dist.ReduceOp.MAX else torch.minimum(a, b)).to(dtype)
+
+
+def _dtypes():
+    import torch
+    return [torch.float32, torch.bfloat16, torch.float16]
+
+
+def check_allreduce(rank, dev):
+    import torch
+    import torch.distributed as dist
+    ops = [dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.PRODUCT,
+           dist.ReduceOp.MAX, dist.ReduceOp.MIN]
+    for dtype in _dtypes():
+        for shape in [(1,), (1000,), (3, 4097)]:
+            for i, op in enumerate(ops):
+                parts = [_data(r, shape, dtype, seed=i) for r in range(WORLD)]
+                t = parts[rank].to(dev)
+                dist.all_reduce(t, op=op)
+                ref = _cpu_reduce(op, parts, dtype)
+                assert torch.equal(t.cpu(), ref), f"all_reduce {op} {dtype} {shape}"
+
+
+def check_allreduce_coalesced_buckets(rank, dev):
+    """Several tensors in one call (what DDP's buckets amount to)."""
+    import torch
+    import torch.distributed as dist
+    parts = [[_data(r, (n,), torch.float32, seed=n) for n in (5, 300, 7000)]
+             for r in range(WORLD)]
+    mine = [p.to(dev) for p in parts[rank]]
+    dist.all_reduce_coalesced(mine)
+    for j, t in enumerate(mine):
+        ref = parts[0][j] + parts[1][j]
+        assert torch.equal(t.cpu(), ref), f"coalesced tensor {j}"
+
+
+def check_broadcast_gather_scatter(rank, dev):
+    import torch
+    import torch.distributed as dist
+    for dtype in _dtypes() + [torch.int64]:
+        parts = [_data(r, (2, 513), torch.float32, seed=7).mul(100).to(dtype)
+                 for r in range(WORLD)]
+        for root in range(WORLD):
+            t = parts[rank].to(dev)
+            dist.broadcast(t, src=root)
+            assert torch.equal(t.cpu(), parts[root]), f"broadcast {dtype} root {root}"
+        outs = [torch.empty_like(parts[0]).to(dev) for _ in range(WORLD)]
+        dist.all_gather(outs, parts[rank].to(dev))
+        for r in range(WORLD):
+            assert torch.equal(outs[r].cpu(), parts[r]), f"all_gather {dtype}"
+        out = torch.empty((WORLD * 2, 513), dtype=dtype, device=dev)
+        dist.all_gather_into_tensor(out, parts[rank].to(dev))
+        assert torch.equal(out.cpu(), torch.cat(parts)), f"all_gather_into_tensor {dtype}"
+        out = torch.empty(WORLD * 2 * 513, dtype=dtype, device=dev)
+        inp = torch.cat([p.flatten() + 1000 * rank for p in parts]).to(dev)
+        dist.all_to_all_single(out, inp)
+        n = 2 * 513
+        ref = torch.cat([torch.cat([p.flatten() + 1000 * r for p in parts])[rank * n:(rank + 1) * n]
+                         for r in range(WORLD)])
+        assert torch.equal(out.cpu(), ref), f"all_to_all_single {dtype}"
+    for dtype in _dtypes():
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX):
+            parts = [_data(r, (WORLD * 1031,), dtype, seed=3) for r in range(WORLD)]
+            ref = _cpu_reduce(op, parts, dtype).view(WORLD, -1)[rank]
+            out = torch.empty(1031, dtype=dtype, device=dev)
+            dist.reduce_scatter_tensor(out, parts[rank].to(dev), op=op)
+            assert torch.equal(out.cpu(), ref), f"reduce_scatter_tensor {op} {dtype}"
+            out = torch.empty(1031, dtype=dtype, device=dev)
+            dist.reduce_scatter(out, list(parts[rank].to(dev).view(WORLD, -1).unbind(0)), op=op)
+            assert torch.equal(out.cpu(), ref), f"reduce_scatter {op} {dtype}"
+
+
+def check_send_recv_barrier(rank, dev):
+    import torch
+    import torch.distributed as dist
+    x = _data(0, (4096,), torch.float32, seed=11)
+    if rank == 0:
+        dist.send(x.to(dev), dst=1)
+        back = torch.empty(4096, device=dev)
+        dist.recv(back, src=1)
+        assert torch.equal(back.cpu(), x * 2)
+    else:
+        got = torch.empty(4096, device=dev)
+        dist.recv(got, src=0)
+        assert torch.equal(got.cpu(), x)
+        dist.send(got * 2, dst=0)
+    # barrier: rank 1 arrives 1 s late; rank 0 must wait for it
+    if rank == 1:
+        time.sleep(1.0)
+    t0 = time.monotonic()
+    dist.barrier()
+    if rank == 0:
+        assert time.monotonic() - t0 > 0.5, "barrier returned before rank 1 reached it"
+
+
+def check_async_work(rank, dev):
+    """The Work of a collective completes later, by itself. Issuing returns
+    once both ranks issued; the card work queued before the collective on
+    the stream (a chain of matmuls) keeps it from being complete then."""
+    import torch
+    import torch.distributed as dist
+    x = torch.randn(512, 512, device=dev) / 512 ** 0.5
+    y = x
+    for _ in range(8):
+        y = y @ x
+    t = torch.full((1 << 20,), float(rank + 1), device=dev)
+    work = dist.all_reduce(t, async_op=True)
+    fut = work.get_future()
+    assert not work.is_completed(), "complete before the work queued ahead of it"
+    assert not fut.done()
+    assert work.wait()
+    assert work.is_completed() and fut.done()
+    assert torch.equal(t.cpu(), torch.full((1 << 20,), 3.0))
+    value = fut.wait()
+    assert isinstance(value, list) and value[0].data_ptr() == t.data_ptr()
+    # is_completed turns true without wait(): polling only
+    t2 = torch.ones(8, device=dev)
+    w2 = dist.all_reduce(t2, async_op=True)
+    deadline = time.monotonic() + 60
+    while not w2.is_completed():
+        assert time.monotonic() < deadline, "work never completed"
+        time.sleep(0.01)
+    assert torch.equal(t2.cpu(), torch.full((8,), 2.0))
+
+
+def check_errors(rank, dev):
+    """Unsupported arguments fail naming op and dtype, before anything is
+    issued (so both ranks stay in step); the group works afterwards."""
+    import torch
+    import torch.distributed as dist
+
+    def raises(fn, *words):
+        try:
+            fn()
+        except (RuntimeError, ValueError) as e:
+            for w in words:
+                assert w in str(e), f"{w!r} not in {e}"
+            return
+        raise AssertionError(f"no error for {words}")
+
+    f64 = torch.ones(4, dtype=torch.float64).to(dev)  # storage only on the card
+    raises(lambda: dist.all_reduce(f64),
+           "allreduce", "Double")
+    raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64, device=dev)),
+           "allreduce", "Long")
+    raises(lambda: dist.all_reduce(torch.ones(4, 4, device=dev)[:, ::2]),
+           "allreduce", "contiguous")
+    raises(lambda: dist.all_reduce(torch.ones(4, device=dev), op=dist.ReduceOp.BAND),
+           "allreduce", "BAND")
+    raises(lambda: dist.reduce_scatter_tensor(f64[:2], f64), "reduce_scatter_tensor", "Double")
+    raises(lambda: dist.all_reduce(torch.ones(4)), "cpu")  # no CPU backend in this group
+    t = torch.ones(4, device=dev)
+    dist.all_reduce(t)
+    assert torch.equal(t.cpu(), torch.full((4,), 2.0))
+
+
+def _train_compare(rank, dev, model, wrap_name, steps):
+    import torch.distributed as dist
+    sys.path.insert(0, EXAMPLES)
+    import ddp
+    wrap = ddp.fsdp_wrap(WORLD) if wrap_name == "fsdp" else ddp.ddp_wrap(dev)
+    losses, _ = ddp.train(model, steps, dev, rank, WORLD, wrap, quiet=True)
+    if rank == 0:
+        ref, _ = ddp.train(model, steps, dev, quiet=True)
+        worst = max(abs(u - v) / abs(v) for u, v in zip(losses, ref))
+        print(f"{wrap_name} {model}: largest relative loss difference {worst:.3g}",
+              file=sys.stderr, flush=True)
+        assert worst <= RTOL_TRAINING, (losses, ref)
+        assert losses[-1] < losses[0], "did not train"
+    dist.barrier()
+
+
+def check_ddp_gpt(rank, dev):
+    _train_compare(rank, dev, "gpt", "ddp", 8)
+
+
+def check_fsdp2_mlp(rank, dev):
+    _train_compare(rank, dev, "mlp", "fsdp", 8)
+
+
+def check_stats(rank, dev):
+    import torch
+    import torch.distributed as dist
+    import torch_neuron.distributed as nd
+    nd.reset_stats()
+    dist.all_reduce(torch.ones(1000, device=dev))
+    s = nd.stats()
+    assert s["card_collectives"] == 1 and s["card_bytes"] == 4000, s
+    assert s["gloo_collectives"] == 0, s  # one VM: no Gloo
+
+
+def check_stats_nodes(rank, dev):
+    """Across nodes an all-reduce is node-local card work plus one Gloo
+    all-reduce of the leaders; the other collectives go through Gloo."""
+    import torch
+    import torch.distributed as dist
+    import torch_neuron.distributed as nd
+    nd.reset_stats()
+    dist.all_reduce(torch.ones(1000, device=dev))
+    s = nd.stats()
+    assert s["gloo_collectives"] == 1 and s["gloo_bytes"] == 4000, s
+    nd.reset_stats()
+    dist.broadcast(torch.ones(10, device=dev), src=0)
+    assert nd.stats()["gloo_collectives"] == 1
+
+
+# ---- the worker ------------------------------------------------------------
+
+
+def _worker(rank, port, nodes):
+    if nodes:  # each rank a node of its own (TORCH_NEURON_NODE): the cross-node path
+        os.environ["TORCH_NEURON_NODE"] = f"node{rank}"
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), WORLD_SIZE=str(WORLD),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    import torch
+    import torch.distributed as dist
+    import torch_neuron
+    import datetime
+    # a rank whose check failed early leaves its peer in a collective: the
+    # peer's fails after this timeout instead of hanging the run
+    dist.init_process_group("neuron", timeout=datetime.timedelta(seconds=180))
+    dev = torch.device("neuron", torch.neuron.current_device())
+    assert dev.index == rank
+    _reply({"ready": rank})
+    for line in sys.stdin:
+        name = line.strip()
+        if not name:
+            break
+        torch_neuron.reset_fallback_stats()
+        try:
+            globals()[name](rank, dev)
+            fell = torch_neuron.fallback_stats()
+            reply = {"ok": not fell, "error": f"CPU fallbacks: {fell}" if fell else ""}
+        except BaseException:
+            reply = {"ok": False, "error": traceback.format_exc()}
+        _reply(reply)
+    dist.destroy_process_group()
+
+
+def _reply(obj):
+    print(MARK + json.dumps(obj), flush=True)
+
+
+def _read_reply(proc):
+    """The worker's next reply (other output on its stdout is passed on)."""
+    for line in proc.stdout:
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK):])
+        sys.stderr.write(line)
+    return None
+
+
+class Workers:
+    def __init__(self, nodes=False):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(port),
+                                        "nodes" if nodes else "one"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                      for r in range(WORLD)]
+        for p in self.procs:
+            reply = _read_reply(p)
+            assert reply and reply.get("ready") is not None, "worker did not start"
+
+    def run(self, name):
+        for p in self.procs:
+            p.stdin.write(name + "\n")
+            p.stdin.flush()
+        replies = [_read_reply(p) for p in self.procs]
+        errors = []
+        for r, reply in enumerate(replies):
+            if reply is None:
+                errors.append(f"rank {r}: worker died (exit {self.procs[r].poll()})")
+                continue
+            if not reply["ok"]:
+                errors.append(f"rank {r}: {reply['error']}")
+        assert not errors, "\n".join(errors)
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.stdin.close()
+        for p in self.procs:
+            try:
+                p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _loopback_up():
+    """torch.distributed's rendezvous (TCPStore) and Gloo talk over
+    127.0.0.1; the test VM's init leaves the loopback interface down (and
+    has no iproute2): bring it up as `ip link set lo up` would."""
+    import fcntl
+    import struct
+    with open("/sys/class/net/lo/flags") as f:
+        flags = int(f.read(), 16)
+    if flags & 0x1:  # IFF_UP
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1))  # SIOCSIFFLAGS
+
+
+def _start(nodes):
+    import torch
+    if torch.neuron.device_count() < WORLD:
+        pytest.skip(f"needs {WORLD} cards")
+    _loopback_up()
+    return Workers(nodes)
+
+
+ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
+            "check_broadcast_gather_scatter", "check_send_recv_barrier", "check_async_work",
+            "check_errors", "check_stats", "check_ddp_gpt", "check_fsdp2_mlp"]
+TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
+             "check_broadcast_gather_scatter", "check_send_recv_barrier", "check_errors",
+             "check_stats_nodes", "check_ddp_gpt"]
+
+
+class TestOneNode:
+    """2 ranks on 2 linked cards of this VM: libneuron collectives only."""
+
+    @pytest.fixture(scope="class")
+    def workers(self):
+        w = _start(nodes=False)
+        yield w
+        w.close()
+
+    @pytest.mark.parametrize("check", ONE_NODE)
+    def test_check(self, workers, check):
+        workers.run(check)
+
+
+class TestTwoNodes:
+    """2 ranks that call themselves nodes of their own (TORCH_NEURON_NODE):
+    each node's communicator has one card and Gloo joins the nodes, the
+    path taken across VMs."""
+
+    @pytest.fixture(scope="class")
+    def workers(self):
+        w = _start(nodes=True)
+        yield w
+        w.close()
+
+    @pytest.mark.parametrize("check", TWO_NODES)
+    def test_check(self, workers, check):
+        workers.run(check)
+
+
+def test_backend_registered():
+    import torch.distributed as dist
+    assert dist.Backend.NEURON == "neuron"
+    assert dist.Backend.default_device_backend_map.get("neuron") == "neuron"
+
+
+def test_torchrun_ddp_example():
+    """The example under torchrun: DDP on 2 cards equals 1 card."""
+    import torch
+    if torch.neuron.device_count() < WORLD:
+        pytest.skip(f"needs {WORLD} cards")
+    _loopback_up()
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
+                        str(WORLD), os.path.join(EXAMPLES, "ddp.py"), "--model", "mlp",
+                        "--steps", "6", "--compare"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "final loss" in r.stdout and ": OK" in r.stdout, r.stdout
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--worker":
+    _worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "nodes")
