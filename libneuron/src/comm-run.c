@@ -6,7 +6,9 @@
  *    writes into it) its ready point and, to those writing into it, its
  *    receive buffers: a slot of the owner's cache, and the dma-buf fd when
  *    the peer has not imported that buffer yet. The messages also carry
- *    the call's arguments, checked against the partner's.
+ *    the call's arguments, checked against the partner's, and the slots
+ *    whose buffers the owner has freed since: the partner drops those
+ *    imports, which were keeping the memory allocated.
  * 2. Prologue on the stream: the local copies (or one 8-byte copy of the
  *    comm's tick buffer), after the stream's prior work and the previous
  *    collective's end; then a tick copy after it signals our timeline's
@@ -58,6 +60,8 @@ struct nrn_comm_msg {
 	uint64_t seq;
 	uint64_t base;		/* the sender's ready point */
 	uint64_t njobs;		/* its link jobs */
+	uint32_t drop;		/* slots of its buffers to forget (freed) */
+	uint32_t pad2;
 	struct nrn_comm_msg_buf buf[2];	/* its RECV and SCRATCH */
 };
 
@@ -134,6 +138,7 @@ static int nrn_comm_offer(struct nrn_comm *c, int q, struct nrn_buffer *buf,
 	if (m->has_fd) {
 		k = lru;
 		p->sent_key[k] = (uint64_t)st.st_ino;
+		p->sent_handle[k] = buf->handle;
 	} else {
 		close(*fd);
 		*fd = -1;
@@ -144,6 +149,38 @@ static int nrn_comm_offer(struct nrn_comm *c, int q, struct nrn_buffer *buf,
 	m->off = off;
 	m->len = len;
 	return 0;
+}
+
+/*
+ * Slots of peer @q's cache whose buffer we have freed since (its handle
+ * closed, or reused by another buffer: its export is another dma-buf), to
+ * be dropped by @q so that the memory returns: a peer's import keeps it.
+ * Slots in use by this message (@keep) are alive.
+ */
+static uint32_t nrn_comm_stale(struct nrn_comm *c, int q, uint32_t keep)
+{
+	struct nrn_comm_peer *p = &c->peer[q];
+	uint32_t drop = 0;
+	struct stat st;
+	int fd;
+
+	for (unsigned int k = 0; k < NRN_COMM_CACHE; k++) {
+		bool alive;
+
+		if (!p->sent_key[k] || (keep >> k & 1))
+			continue;
+		alive = !drmPrimeHandleToFD(c->dev->fd, p->sent_handle[k], DRM_CLOEXEC, &fd);
+		if (alive) {
+			alive = !fstat(fd, &st) && (uint64_t)st.st_ino == p->sent_key[k];
+			close(fd);
+		}
+		if (!alive) {
+			drop |= 1u << k;
+			p->sent_key[k] = 0;
+			p->sent_use[k] = 0;
+		}
+	}
+	return drop;
 }
 
 /* Take peer @q's buffer description, importing a new dma-buf. */
@@ -202,6 +239,9 @@ static int nrn_comm_exchange_msgs(struct nrn_comm_ctx *x)
 				fds[nfds++] = fd;
 		}
 		if (!ret)
+			m.drop = nrn_comm_stale(c, q, (m.buf[0].len ? 1u << m.buf[0].slot : 0) |
+						      (m.buf[1].len ? 1u << m.buf[1].slot : 0));
+		if (!ret)
 			ret = nrn_comm_send_msg(c->peer[q].sock, &m, sizeof(m), fds,
 						(unsigned int)nfds);
 		while (nfds)
@@ -226,6 +266,15 @@ static int nrn_comm_exchange_msgs(struct nrn_comm_ctx *x)
 				  m.njobs != x->njobs[q]))
 			ret = -EINVAL;	/* the ranks' calls do not match */
 		x->side[q].base = ret ? 0 : m.base;
+		for (unsigned int k = 0; !ret && k < NRN_COMM_CACHE; k++) {
+			struct nrn_comm_peer *p = &c->peer[q];
+
+			if (!(m.drop >> k & 1) || !p->got_handle[k])
+				continue;
+			drmCloseBufferHandle(c->dev->fd, p->got_handle[k]);
+			p->got_handle[k] = 0;
+			p->got_key[k] = 0;
+		}
 		for (unsigned int i = 0; !ret && i < 2; i++) {
 			if (!m.buf[i].len)
 				continue;

@@ -30,6 +30,7 @@ struct nrn_comm_peer {
 	/* Our buffers it has imported, by slot: dma-buf inode, last use. */
 	uint64_t sent_key[NRN_COMM_CACHE];
 	uint64_t sent_use[NRN_COMM_CACHE];
+	uint32_t sent_handle[NRN_COMM_CACHE];	/* our GEM handle of it */
 	/* Its buffers we imported, by slot (its slots): inode, our handle. */
 	uint64_t got_key[NRN_COMM_CACHE];
 	uint32_t got_handle[NRN_COMM_CACHE];

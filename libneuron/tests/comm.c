@@ -207,6 +207,12 @@ static void *t_rank_main(void *p)
 	static const uint64_t counts[] = { 1, 3, 1000, 70001 };
 	struct rank *R = p;
 
+	/*
+	 * 256 MiB first, on fresh cards: freed buffers a peer imported may
+	 * keep their memory (docs/collectives.md "Limits").
+	 */
+	if (full && R->big)
+		t_all_reduce(R, NISA_F32, NRN_REDUCE_SUM, 64 * MIB, true);
 	for (unsigned int d = R->big ? 0 : 1; d < (R->big ? 3u : 2u); d++) {
 		enum nisa_dtype dt = dts[d];
 
@@ -233,8 +239,6 @@ static void *t_rank_main(void *p)
 		t_broadcast(R, NISA_F32, 16 * MIB, R->n - 1);
 		t_all_to_all(R, NISA_F32, 16 * MIB / (uint64_t)R->n);
 	}
-	if (full)
-		t_all_reduce(R, NISA_F32, NRN_REDUCE_SUM, 64 * MIB, true);
 	return NULL;
 }
 
