@@ -29,6 +29,11 @@ EXAMPLES = os.path.join(HERE, "..", "..", "examples")
 WORLD = 2
 RTOL_TRAINING = 1e-4
 MARK = "@@neuron-worker@@ "
+# FSDP2's copy-in/out operators (Python-defined in PyTorch 2.6, kernels for
+# CPU and CUDA only) run through the shim's visible CPU fallback: counted,
+# allowed here, listed in docs/distributed.md's limits.
+ALLOWED_FALLBACKS = {"check_fsdp2_mlp": {"fsdp::all_gather_copy_in", "fsdp::chunk_cat",
+                                         "fsdp::split_with_sizes_copy"}}
 
 # ---- the checks (run inside both workers) ---------------------------------
 
@@ -282,7 +287,8 @@ def _worker(rank, port, nodes):
         torch_neuron.reset_fallback_stats()
         try:
             globals()[name](rank, dev)
-            fell = torch_neuron.fallback_stats()
+            fell = {op: n for op, n in torch_neuron.fallback_stats().items()
+                    if op not in ALLOWED_FALLBACKS.get(name, ())}
             reply = {"ok": not fell, "error": f"CPU fallbacks: {fell}" if fell else ""}
         except BaseException:
             reply = {"ok": False, "error": traceback.format_exc()}

@@ -100,3 +100,11 @@ TORCH_LIBRARY_IMPL(c10d, AutogradPrivateUse1, m) {
                          "scatter_"})
     m.impl(op, torch::CppFunction::makeFallthrough());
 }
+
+// The same for FSDP2's copy-in/out operators (defined in Python by
+// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, which gives
+// them a PrivateUse1 kernel but, on 2.6, no autograd kernel either).
+TORCH_LIBRARY_IMPL(fsdp, AutogradPrivateUse1, m) {
+  for (const char* op : {"all_gather_copy_in", "split_with_sizes_copy", "chunk_cat"})
+    m.impl(op, torch::CppFunction::makeFallthrough());
+}
