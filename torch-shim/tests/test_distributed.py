@@ -347,25 +347,10 @@ class Workers:
                 p.kill()
 
 
-def _loopback_up():
-    """torch.distributed's rendezvous (TCPStore) and Gloo talk over
-    127.0.0.1; the test VM's init leaves the loopback interface down (and
-    has no iproute2): bring it up as `ip link set lo up` would."""
-    import fcntl
-    import struct
-    with open("/sys/class/net/lo/flags") as f:
-        flags = int(f.read(), 16)
-    if flags & 0x1:  # IFF_UP
-        return
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 0x1))  # SIOCSIFFLAGS
-
-
 def _start(nodes):
     import torch
     if torch.neuron.device_count() < WORLD:
         pytest.skip(f"needs {WORLD} cards")
-    _loopback_up()
     return Workers(nodes)
 
 
@@ -423,7 +408,6 @@ def test_torchrun_ddp_example():
         pytest.skip("torchrun launch: make check-multicard runs it (NEURON_TEST_TORCHRUN=1)")
     if torch.neuron.device_count() < WORLD:
         pytest.skip(f"needs {WORLD} cards")
-    _loopback_up()
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
                         str(WORLD), os.path.join(EXAMPLES, "ddp.py"), "--model", "mlp",
                         "--steps", "6", "--compare"],
