@@ -62,12 +62,13 @@ def test_embedding_and_cross_entropy_gradients():
 
 
 def test_mlp_training_matches_cpu():
-    """100 steps of the MLP example: the loss curve on neuron follows the CPU's."""
+    """40 steps of the MLP example (the loss falls to about a quarter, 96%
+    accuracy): the loss curve on neuron follows the CPU's."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
     import mlp
 
-    losses_n, acc_n = mlp.train(N, 100, 64, quiet=True)
-    losses_c, acc_c = mlp.train("cpu", 100, 64, quiet=True)
+    losses_n, acc_n = mlp.train(N, 40, 64, quiet=True)
+    losses_c, acc_c = mlp.train("cpu", 40, 64, quiet=True)
     for ln, lc in zip(losses_n, losses_c):
         assert ln == pytest.approx(lc, rel=1e-3, abs=1e-4)
     assert losses_n[-1] < 0.6 * losses_n[0]

@@ -5,6 +5,8 @@ Two worker processes (ranks 0 and 1, cards neuron:0 and neuron:1) are
 started once for the module -- each pays ``import torch`` once, in
 parallel -- and join init_process_group("neuron"); every test sends the
 name of a check_* function below to both, which run it together and reply.
+For the two-node checks the same workers leave that group and join a new
+one as nodes of their own (importing PyTorch again would cost ~25 s).
 A check also fails when an operator fell back to the CPU inside it (the
 workers are not this pytest process, so they count fallbacks themselves).
 
@@ -228,7 +230,7 @@ def _train_compare(rank, dev, model, wrap_name, steps):
 
 
 def check_ddp_gpt(rank, dev):
-    _train_compare(rank, dev, "gpt", "ddp", 8)
+    _train_compare(rank, dev, "gpt", "ddp", 6)
 
 
 def check_fsdp2_mlp(rank, dev):
@@ -264,26 +266,42 @@ def check_stats_nodes(rank, dev):
 # ---- the worker ------------------------------------------------------------
 
 
-def _worker(rank, port, nodes):
-    if nodes:  # each rank a node of its own (TORCH_NEURON_NODE): the cross-node path
+def _join(rank, port, nodes):
+    """init_process_group("neuron") for this worker; @nodes: each rank a node
+    of its own (TORCH_NEURON_NODE), the cross-node path."""
+    import datetime
+    import torch
+    import torch.distributed as dist
+    if nodes:
         os.environ["TORCH_NEURON_NODE"] = f"node{rank}"
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), WORLD_SIZE=str(WORLD),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    import torch
-    import torch.distributed as dist
-    import torch_neuron
-    import datetime
     # a rank whose check failed early leaves its peer in a collective: the
     # peer's fails after this timeout instead of hanging the run
     dist.init_process_group("neuron", timeout=datetime.timedelta(seconds=180))
     dev = torch.device("neuron", torch.neuron.current_device())
     assert dev.index == rank
+    return dev
+
+
+def _worker(rank, port):
+    import torch.distributed as dist
+    import torch_neuron
+    dev = _join(rank, port, nodes=False)
     _reply({"ready": rank})
     for line in sys.stdin:
         name = line.strip()
         if not name:
             break
+        if name.startswith("@nodes "):  # leave the one-node group, join as two nodes
+            try:
+                dist.destroy_process_group()
+                dev = _join(rank, int(name.split()[1]), nodes=True)
+                _reply({"ok": True, "error": ""})
+            except BaseException:
+                _reply({"ok": False, "error": traceback.format_exc()})
+            continue
         torch_neuron.reset_fallback_stats()
         try:
             globals()[name](rank, dev)
@@ -309,18 +327,28 @@ def _read_reply(proc):
     return None
 
 
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class Workers:
-    def __init__(self, nodes=False):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(port),
-                                        "nodes" if nodes else "one"],
+    def __init__(self):
+        port = _free_port()
+        self.nodes = False
+        self.procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(port)],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                       for r in range(WORLD)]
         for p in self.procs:
             reply = _read_reply(p)
             assert reply and reply.get("ready") is not None, "worker did not start"
+
+    def as_nodes(self):
+        """From now on each rank is a node of its own (a new group)."""
+        if not self.nodes:
+            self.run(f"@nodes {_free_port()}")
+            self.nodes = True
 
     def run(self, name):
         for p in self.procs:
@@ -347,11 +375,14 @@ class Workers:
                 p.kill()
 
 
-def _start(nodes):
+@pytest.fixture(scope="module")
+def workers():
     import torch
     if torch.neuron.device_count() < WORLD:
         pytest.skip(f"needs {WORLD} cards")
-    return Workers(nodes)
+    w = Workers()
+    yield w
+    w.close()
 
 
 ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
@@ -365,14 +396,9 @@ TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
 class TestOneNode:
     """2 ranks on 2 linked cards of this VM: libneuron collectives only."""
 
-    @pytest.fixture(scope="class")
-    def workers(self):
-        w = _start(nodes=False)
-        yield w
-        w.close()
-
     @pytest.mark.parametrize("check", ONE_NODE)
     def test_check(self, workers, check):
+        assert not workers.nodes, "run before TestTwoNodes (file order)"
         workers.run(check)
 
 
@@ -381,14 +407,9 @@ class TestTwoNodes:
     each node's communicator has one card and Gloo joins the nodes, the
     path taken across VMs."""
 
-    @pytest.fixture(scope="class")
-    def workers(self):
-        w = _start(nodes=True)
-        yield w
-        w.close()
-
     @pytest.mark.parametrize("check", TWO_NODES)
     def test_check(self, workers, check):
+        workers.as_nodes()
         workers.run(check)
 
 
@@ -416,5 +437,5 @@ def test_torchrun_ddp_example():
     assert "final loss" in r.stdout and ": OK" in r.stdout, r.stdout
 
 
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--worker":
-    _worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "nodes")
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--worker":
+    _worker(int(sys.argv[2]), int(sys.argv[3]))
