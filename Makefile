@@ -46,9 +46,10 @@ check-cluster: stack
 	@$(S)/tests/cluster-test
 	@$(S)/cluster --nodes 2 --cards 2 --timeout 2400 run -- scripts/guest/cluster-ddp
 
-# libneuron's collective tests on 3 and on 4 cards (make check runs them on 2).
+# libneuron's collective tests at their full sizes (to 256 MiB) on 2, 3 and 4
+# cards (make check runs them to 64 MiB on 2), and the torchrun DDP example.
 check-multicard: stack
-	@rc=0; for n in 3 4; do \
+	@rc=0; for n in 2 3 4; do \
 		$(S)/vm --cards $$n --timeout 2400 run -- scripts/guest/check-multicard || rc=1; \
 	done; exit $$rc
 
