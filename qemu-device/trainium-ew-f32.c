@@ -14,6 +14,7 @@
 #include "qemu/osdep.h"
 #include "trainium-ew.h"
 #include "trainium-ew-ops.h"
+#include "trainium-ew-fast.h"
 #include "trainium-iter.h"
 
 /*
@@ -104,6 +105,36 @@ TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn,
         break;
     }
     g_assert_not_reached();     /* checked: a float bits function is refused */
+}
+
+/*
+ * A UNARY with a vector kernel (trainium-ew-fast.h): contiguous rows
+ * straight, strided ones through a local block.
+ */
+static void trn_f32_unary_fast(const TrnF32Run *r, TrnF32UnaryFn *fast)
+{
+    float xb[256], db[256];
+
+    for (uint64_t row = 0; row < r->rows; row++) {
+        float *d = r->d + (int64_t)row * r->rd;
+        const float *a = r->a + (int64_t)row * r->ra;
+
+        if (r->contig) {
+            fast(a, d, r->n, true);
+            continue;
+        }
+        for (uint64_t j0 = 0; j0 < r->n; j0 += ARRAY_SIZE(xb)) {
+            uint64_t m = MIN(ARRAY_SIZE(xb), r->n - j0);
+
+            for (uint64_t j = 0; j < m; j++) {
+                xb[j] = a[(int64_t)(j0 + j) * r->sa];
+            }
+            fast(xb, db, m, true);
+            for (uint64_t j = 0; j < m; j++) {
+                d[(int64_t)(j0 + j) * r->sd] = db[j];
+            }
+        }
+    }
 }
 
 /*
@@ -267,7 +298,13 @@ TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
         /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
         TRN_F32_FOR(&r, trn_to_f32(a[j]), trn_to_f32(a[j * r.sa]));
     } else if (e->op == NISA_INSN_UNARY) {
-        trn_f32_unary(&r, e->sub, e->scalar, e->alpha);
+        TrnF32UnaryFn *fast = trn_ew_fast_unary(e->sub);
+
+        if (fast) {
+            trn_f32_unary_fast(&r, fast);
+        } else {
+            trn_f32_unary(&r, e->sub, e->scalar, e->alpha);
+        }
     } else {                    /* BINARY: trn_ew_f32() admitted only these */
         trn_f32_binary_runs(e, &r);
     }

@@ -17,6 +17,7 @@
 #include "qemu/osdep.h"
 #include "trainium-isa.h"
 #include "trainium-ew.h"
+#include "trainium-ew-fast.h"
 
 /* Elements per block: the registers of a block stay in the host's cache. */
 #define TRN_EXPR_BLOCK 256
@@ -330,7 +331,9 @@ static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
  * The float32 path: registers of floats. +, -, *, / of float32 values
  * (alpha 1, a scalar float32 holds) are computed in float32, eight at a
  * time: the same bits as in double rounded once (as trainium-ew-f32.c's
- * trn_f32_exact()); every other step goes through double as above.
+ * trn_f32_exact()); the UNARY functions with a vector kernel
+ * (trainium-ew-fast.h) through it, with the same bits too; every other
+ * step goes through double as above.
  */
 static bool trn_expr_f32_fast(const TrnEw *e)
 {
@@ -438,6 +441,12 @@ static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
         if (trn_expr_f32_fast(&st->e)) {
             trn_expr_f32_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
                             g->f[st->dst], n);
+            continue;
+        }
+        if (st->e.op == NISA_INSN_UNARY && trn_ew_fast_unary(st->e.sub)) {
+            /* A cast, as trn_expr_f32_narrow(): NaN payloads kept. */
+            trn_ew_fast_unary(st->e.sub)(g->f[st->src[0]], g->f[st->dst], n,
+                                         false);
             continue;
         }
         for (unsigned j = 0; j < st->e.nsrc; j++) {
