@@ -159,9 +159,16 @@ TRN_FAST_INLINE TrnV4i trn_v_gelu_tanh_grad(TrnV4d x, TrnV4f *f)
 TRN_FAST_INLINE TrnV4i trn_v_exp_f(TrnV4d x, TrnV4f *f)
 {
     TrnV4l in = trn_v_abs(x) <= TRN_V(100.0);
+    TrnV4l zero = x <= TRN_V(-104.0);
     TrnV4d r = trn_v_exp(trn_v_sel(in, x, TRN_V(0.0)));
 
-    return trn_v_proven(r, r * TRN_V(0x1p-46) + TRN_V(0x1p-1000), in, f);
+    /*
+     * From -104 down (-inf included, a softmax's masked lanes), e^x is
+     * below 2^-150, glibc's result too: float32 +0.
+     */
+    r = trn_v_sel(zero, TRN_V(0.0), r);
+    return trn_v_proven(r, r * TRN_V(0x1p-46) + TRN_V(0x1p-1000), in | zero,
+                        f);
 }
 
 /*
@@ -189,13 +196,20 @@ TRN_FAST_INLINE float trn_fast_round(double g, bool quiet)
         for (; j + 4 <= n; j += 4) {                                         \
             TrnV4f xf, f;                                                    \
             TrnV4i ok;                                                       \
+            uint64_t w[2];                                                   \
                                                                              \
             memcpy(&xf, x + j, sizeof(xf));                                  \
             ok = VEC(__builtin_convertvector(xf, TrnV4d), &f);               \
-            for (unsigned u = 0; u < 4; u++) {                               \
-                d[j + u] = ok[u] ? f[u]                                      \
-                         : trn_fast_round(REF((double)xf[u], 0, 0), quiet);  \
+            memcpy(w, &ok, sizeof(w));                                       \
+            if (unlikely((w[0] & w[1]) != UINT64_MAX)) {                     \
+                for (unsigned u = 0; u < 4; u++) {                           \
+                    if (!ok[u]) {                                            \
+                        f[u] = trn_fast_round(REF((double)xf[u], 0, 0),      \
+                                              quiet);                        \
+                    }                                                        \
+                }                                                            \
             }                                                                \
+            memcpy(d + j, &f, sizeof(f));                                    \
         }                                                                    \
         for (; j < n; j++) {                                                 \
             d[j] = trn_fast_round(REF((double)x[j], 0, 0), quiet);           \
