@@ -327,6 +327,48 @@ void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin)
 
 /* ---- Device placement (drm_mm over device memory) ---- */
 
+/**
+ * neuron_bo_close() - drm_gem_object_funcs.close of device and peer buffers
+ * @obj: a device buffer of this card, or a peer buffer it imported
+ * @file: the file whose handle goes
+ *
+ * A job holds a reference to each buffer it names until it is freed:
+ * direct jobs by the device's reaper, in batches up to NEURON_REAP_DELAY
+ * after they complete, scheduled ones by the scheduler's clean-up work. A
+ * buffer whose last handle closes right after its jobs completed would keep
+ * its device memory until then -- a peer buffer, the memory of another
+ * card. So free those jobs first (the reaper, run now and waited for) and
+ * wait for the scheduler to free the others that have completed
+ * (@done_jobs; bounded, in case its work is held up): the handle still
+ * holds @obj, and the object goes with it unless a job still in flight
+ * names it (its memory then comes back when that job has completed).
+ */
+void neuron_bo_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct neuron_device *ndev = to_neuron_device(obj->dev);
+	struct neuron_bo *bo = to_neuron_bo(obj);
+
+	if (!atomic_read(&bo->done_jobs))
+		return;
+	if (!llist_empty(&ndev->reap_list))
+		flush_delayed_work(&ndev->reap_work);
+	wait_var_event_timeout(&bo->done_jobs, !atomic_read(&bo->done_jobs), HZ);
+}
+
+/**
+ * neuron_bo_done_put() - a completed job that named @obj is being freed
+ * @obj: a buffer the job counted in its @done_jobs when it completed
+ *
+ * Called before the job drops its reference to @obj.
+ */
+void neuron_bo_done_put(struct drm_gem_object *obj)
+{
+	struct neuron_bo *bo = to_neuron_bo(obj);
+
+	if (atomic_dec_and_test(&bo->done_jobs))
+		wake_up_var(&bo->done_jobs);
+}
+
 static void neuron_dev_bo_free(struct drm_gem_object *obj)
 {
 	struct neuron_device *ndev = to_neuron_device(obj->dev);
@@ -367,6 +409,7 @@ static int neuron_dev_bo_mmap(struct drm_gem_object *obj,
 
 static const struct drm_gem_object_funcs neuron_dev_bo_funcs = {
 	.free = neuron_dev_bo_free,
+	.close = neuron_bo_close,
 	.export = neuron_dev_bo_export,
 	.mmap = neuron_dev_bo_mmap,
 	.vm_ops = &neuron_dev_bo_vm_ops,

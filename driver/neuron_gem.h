@@ -33,12 +33,17 @@ struct neuron_bo {
 	struct drm_mm_node node;
 	/**
 	 * @exporter: a peer buffer (neuron_prime.c): the device buffer of
-	 * another card it stands for, kept allocated -- and that card's
-	 * drm_device alive -- by @dmabuf; NULL for the others
+	 * another card it stands for, held (a reference to it and to that
+	 * card's drm_device) until the peer buffer is freed; NULL for the
+	 * others
 	 */
 	struct neuron_bo *exporter;
-	/** @dmabuf: a peer buffer: a reference to the dma-buf it came from */
-	struct dma_buf *dmabuf;
+	/**
+	 * @done_jobs: device and peer buffers: jobs that have completed and
+	 * still hold a reference to it, until they are freed (shortly after:
+	 * by the reaper or the scheduler); neuron_bo_close() waits for them
+	 */
+	atomic_t done_jobs;
 };
 
 /**
@@ -81,6 +86,8 @@ u64 neuron_max_pinned(void);
 int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		  enum dma_data_direction dir, struct neuron_pin *pin);
 void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin);
+void neuron_bo_close(struct drm_gem_object *obj, struct drm_file *file);
+void neuron_bo_done_put(struct drm_gem_object *obj);
 
 /* neuron_prime.c */
 struct dma_buf *neuron_dev_bo_export(struct drm_gem_object *obj, int flags);

@@ -128,6 +128,7 @@ struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	job->stats = NULL;
 	INIT_LIST_HEAD(&job->link);
 	job->direct = false;
+	job->done = false;
 	job->peer = NULL;
 	return job;
 }
@@ -146,8 +147,11 @@ void neuron_job_free(struct neuron_job *job)
 	neuron_job_unbudget(job);
 	if (job->pinned)
 		atomic64_sub(job->pinned, &ndev->stats.pinned);
-	for (i = 0; i < job->bo_count; i++)
+	for (i = 0; i < job->bo_count; i++) {
+		if (job->done && to_neuron_bo(job->bos[i])->placement == DRM_NEURON_BO_DEVICE)
+			neuron_bo_done_put(job->bos[i]);
 		drm_gem_object_put(job->bos[i]);
+	}
 	for (i = 0; i < job->in_fence_count; i++)
 		dma_fence_put(job->in_fences[i]);
 	if (job->stats)
@@ -177,6 +181,22 @@ void neuron_job_unbudget(struct neuron_job *job)
 		atomic64_sub(job->budget, &job->stats->pinned);
 		job->budget = 0;
 	}
+}
+
+/**
+ * neuron_job_done_locked() - a job completed: count it in its device buffers
+ * @job: a job being retired, under its queue's lock (any context)
+ *
+ * Until it is freed, the job holds them: neuron_bo_close() waits for that.
+ */
+void neuron_job_done_locked(struct neuron_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		if (to_neuron_bo(job->bos[i])->placement == DRM_NEURON_BO_DEVICE)
+			atomic_inc(&to_neuron_bo(job->bos[i])->done_jobs);
+	job->done = true;
 }
 
 /**

@@ -86,6 +86,11 @@ struct neuron_job {
 	 * freed by the device's reaper once it has completed
 	 */
 	bool direct;
+	/**
+	 * @done: completed, counted in its device buffers' @done_jobs
+	 * (set at retirement, under the queue's lock)
+	 */
+	bool done;
 	/** @reap: entry in the device's list of completed direct jobs */
 	struct llist_node reap;
 	/** @small: from the slab cache of small jobs */
@@ -121,6 +126,7 @@ int neuron_job_get_in_syncs(struct neuron_job *job, struct drm_file *file,
 			    struct drm_neuron_submit *args);
 void neuron_job_free(struct neuron_job *job);
 void neuron_job_reap(struct work_struct *work);
+void neuron_job_done_locked(struct neuron_job *job);
 void neuron_job_unbudget(struct neuron_job *job);
 
 /* neuron_link.c */

@@ -8,12 +8,16 @@
  * same card, it is the same object (as the PRIME helpers do). Imported by
  * a file of another card, it becomes a peer buffer: a GEM object of the
  * importing card that records the exporter's buffer (and through it its
- * card, device offset and size), holding a reference to the dma-buf, which
- * holds the exporter's object and drm_device. So the memory stays
- * allocated, and the exporting card's structure valid, as long as a handle
- * or a job of the importer names the peer buffer -- even after that card
- * is removed (link jobs then fail with -ENOLINK or -ENODEV, see
- * neuron_link.c).
+ * card, device offset and size), holding a reference to that object and to
+ * its drm_device (not to the dma-buf: the last reference of a dma-buf
+ * dropped by a kernel thread is released a tick later, and the buffer's
+ * memory with it). So the memory stays allocated, and the exporting card's
+ * structure valid, as long as a handle or a job of the importer names the
+ * peer buffer -- even after that card is removed (link jobs then fail with
+ * -ENOLINK or -ENODEV, see neuron_link.c) -- and no longer: the last handle
+ * closed (neuron_bo_close() first frees the completed jobs that name it),
+ * the exporter's buffer is freed at once unless its card still has a
+ * handle or a job naming it.
  *
  * A peer buffer is only a link copy's destination: DMA and compute jobs
  * naming it fail with -EXDEV, and it cannot be mapped (-EOPNOTSUPP): the
@@ -87,10 +91,17 @@ static void neuron_peer_bo_free(struct drm_gem_object *obj)
 {
 	struct neuron_bo *bo = to_neuron_bo(obj);
 	struct neuron_device *ndev = to_neuron_device(obj->dev);
+	struct drm_device *exp_drm = bo->exporter->base.base.dev;
 
 	drm_gem_object_release(obj);
-	/* May drop the exporter's buffer, and its card's last reference. */
-	dma_buf_put(bo->dmabuf);
+	/*
+	 * May free the exporter's buffer, at once and in this context (a
+	 * dma-buf's last reference dropped by a kernel thread, the
+	 * scheduler's clean-up, is released a tick later), then drop its
+	 * card's last reference.
+	 */
+	drm_gem_object_put(&bo->exporter->base.base);
+	drm_dev_put(exp_drm);
 	kfree(bo);
 	atomic64_dec(&ndev->stats.bos);
 }
@@ -104,12 +115,12 @@ static int neuron_peer_bo_mmap(struct drm_gem_object *obj,
 
 static const struct drm_gem_object_funcs neuron_peer_bo_funcs = {
 	.free = neuron_peer_bo_free,
+	.close = neuron_bo_close,
 	.mmap = neuron_peer_bo_mmap,
 };
 
 /* A peer buffer of @ndev for @exp, another card's device buffer. */
 static struct drm_gem_object *neuron_peer_bo_create(struct neuron_device *ndev,
-						    struct dma_buf *dma_buf,
 						    struct neuron_bo *exp)
 {
 	struct neuron_bo *bo;
@@ -119,8 +130,8 @@ static struct drm_gem_object *neuron_peer_bo_create(struct neuron_device *ndev,
 		return ERR_PTR(-ENOMEM);
 	bo->placement = DRM_NEURON_BO_DEVICE;
 	bo->exporter = exp;
-	bo->dmabuf = dma_buf;
-	get_dma_buf(dma_buf);
+	drm_gem_object_get(&exp->base.base);
+	drm_dev_get(exp->base.base.dev);
 	bo->base.base.funcs = &neuron_peer_bo_funcs;
 	drm_gem_private_object_init(&ndev->drm, &bo->base.base, exp->base.base.size);
 	atomic64_inc(&ndev->stats.bos);
@@ -149,5 +160,5 @@ struct drm_gem_object *neuron_gem_prime_import(struct drm_device *drm,
 	}
 	if (drm_dev_is_unplugged(obj->dev))
 		return ERR_PTR(-ENODEV);
-	return neuron_peer_bo_create(to_neuron_device(drm), dma_buf, to_neuron_bo(obj));
+	return neuron_peer_bo_create(to_neuron_device(drm), to_neuron_bo(obj));
 }

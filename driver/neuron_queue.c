@@ -216,6 +216,7 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 	}
 	atomic64_inc(&st->completed);
 	neuron_job_unbudget(job);
+	neuron_job_done_locked(job);
 	if (err) {
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
