@@ -10,7 +10,8 @@ gpt: the GPT-2 of examples/gpt2.py (2 layers, d=64, 4 heads, context 32,
 resnet18: torchvision's ResNet-18 (10 classes) as examples/resnet.py trains
      it: batch 32, 3x32x32 images, float32, SGD with momentum.
 The step is forward, loss, backward, optimizer step and loss.item() (which
-waits for the device); the first step is a warm-up.
+waits for the device); the first step is a warm-up (two when compiled); the
+figure is the median of the --steps timed steps.
 
 --compile: the forward and loss run as torch.compile(backend="neuron")
 (their backward too), and so does the optimizer step (AdamW with
@@ -18,11 +19,12 @@ capturable=True: its step counts on the card, not baked into the kernel as
 host values); also reported: the first step's time with an empty
 compile cache (dynamo, AOTAutograd, capture and compile), the same with the
 cache holding the kernels (a new dynamo compile whose kernels come from the
-disk), and the kernel launches per step.
+disk; --no-cache-figures skips it), and the kernel launches per step.
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -63,7 +65,8 @@ def resnet18_setup(dev):
 SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "resnet18": resnet18_setup}
 
 
-def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None) -> float:
+def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None,
+            cache_figures: bool = True) -> float:
     torch.manual_seed(0)
     model, opt, x, y = SETUPS[name](dev)
 
@@ -94,16 +97,20 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
     if compile:
         import torch_neuron
         launches = torch_neuron.compile_stats()["launches"]
-    t0 = time.perf_counter()
+    times = []
     for _ in range(steps):
+        t0 = time.perf_counter()
         step()
-    ms = (time.perf_counter() - t0) / steps * 1e3
+        times.append((time.perf_counter() - t0) * 1e3)
+    ms = statistics.median(times)
     if compile and figures is not None:
         s = torch_neuron.compile_stats()
         figures[f"{name}_launches_per_step_compiled"] = (s["launches"] - launches) / steps
         figures[f"{name}_first_compile_ms"] = first  # the first two steps
         figures[f"{name}_capture_compile_ms"] = s["compile_ms"]
         figures[f"{name}_eager_graphs"] = s["eager_graphs"]
+        if not cache_figures:
+            return ms
         # a new dynamo compile of the same step: its kernels come from the cache
         torch._dynamo.reset()
         fn[0] = torch.compile(forward_loss, backend="neuron")
@@ -129,12 +136,14 @@ if __name__ == "__main__":
                    "MODEL_step_DEVICE_compiled_ms with --compile)")
     p.add_argument("--compile", action="store_true",
                    help='torch.compile(backend="neuron") the forward and loss')
+    p.add_argument("--no-cache-figures", action="store_true",
+                   help="with --compile: skip the second compile from the disk cache")
     a = p.parse_args()
     if a.compile:
         # a cache of its own, empty: the first step compiles
         import tempfile
         os.environ["TORCH_NEURON_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
     figures = {}
-    ms = step_ms(a.model, a.device, a.steps, a.compile, figures)
+    ms = step_ms(a.model, a.device, a.steps, a.compile, figures, not a.no_cache_figures)
     name = a.name or f"{a.model}_step_{a.device}{'_compiled' if a.compile else ''}_ms"
     print(json.dumps({name: ms, **figures, "torch_version": torch.__version__}))
