@@ -11,11 +11,16 @@
  * message to that peer (the barrier's) and the peer drops the import
  * before its part of the barrier is issued, so the memory is back when the
  * owner's barrier has completed.
+ *
+ * The card's free memory is the figure compared, so no other process may
+ * use the cards meanwhile: one that does is named and the test fails (it
+ * must run alone -- `make check` runs it with comm-unplug, after the rest).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "t_comm.h"
@@ -33,6 +38,58 @@ struct rank {
 	struct nrn_stream *s;
 	const char *mode;
 };
+
+static pid_t t_main_pid;
+
+/*
+ * Another process with a card open (the test's own: this process and the
+ * ranks it forked): named on stderr. Return: true when there is one.
+ */
+static bool t_foreign_users(void)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *f;
+	bool found = false;
+
+	if (!proc)
+		return false;
+	while ((p = readdir(proc))) {
+		char path[PATH_MAX], link[64], stat[512];
+		pid_t pid = (pid_t)atoi(p->d_name);
+		FILE *st;
+		int ppid = 0;
+
+		if (pid <= 0 || pid == t_main_pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		st = fopen(path, "r");
+		if (st) {
+			if (fgets(stat, sizeof(stat), st) && strrchr(stat, ')'))
+				sscanf(strrchr(stat, ')') + 1, " %*c %d", &ppid);
+			fclose(st);
+		}
+		if (ppid == t_main_pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		while (fds && (f = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, f->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = 0, !strncmp(link, "/dev/accel/", 11))) {
+				fprintf(stderr, "process %d has %s open: this test compares the "
+					"cards' free memory and needs them to itself\n", pid, link);
+				found = true;
+				break;
+			}
+		}
+		if (fds)
+			closedir(fds);
+	}
+	closedir(proc);
+	return found;
+}
 
 static uint64_t t_mem_free(struct rank *R)
 {
@@ -87,7 +144,9 @@ static void t_rank_run(struct rank *R)
 		t_check_ret(nrn_barrier(R->comm, R->s), 0);
 		t_check_ret(nrn_stream_sync(R->s), 0);
 		after = t_mem_free(R);
-		if (after != before)
+		if (after != before && t_foreign_users())
+			t_check(!"the cards were used by another process");
+		else if (after != before)
 			fprintf(stderr, "%s rank %d, round %d: %llu bytes still allocated after "
 				"the barrier\n", R->mode, R->r, it,
 				(unsigned long long)(before - after));
@@ -173,6 +232,9 @@ int main(void)
 		fprintf(stderr, "cards not linked: skipped\n");
 		return T_EXIT_SKIP;
 	}
+	t_main_pid = getpid();
+	if (t_foreign_users())
+		return T_EXIT_FAIL;
 	t_threads(n);
 	t_processes(n);
 	return t_exit();
