@@ -126,6 +126,73 @@ static uint32_t trn_prod_int(TrnKernel *k, const TrnView *src, const TrnView *ds
     return NISA_ERR_NONE;
 }
 
+/*
+ * A float32 source reduced by SUM, MEAN, MAX or MIN along an axis with
+ * nothing after it (one row per output: a layer norm's mean, a softmax's
+ * max): each row read straight from memory and folded in order, in
+ * double, by the same operations as trn_fold() -- the same bits, without
+ * the double buffer and a call per element. A row that comes out NaN or
+ * zero is folded again through trn_gather() and trn_fold() (@x,
+ * TRN_CHUNK_ELEMS doubles), so that even the sign of its NaN or zero is
+ * theirs. False (nothing done) for any other reduction.
+ */
+static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
+                                const TrnView *src, const TrnView *dst,
+                                const TrnAxis *ax, double *x, uint32_t *err)
+{
+    int a = NISA_MAX_DIMS - 1;
+    bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
+
+    if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
+        (!sum && red != NISA_RED_MAX && red != NISA_RED_MIN)) {
+        return false;
+    }
+    while (src->shape[a] == 1) {        /* the axis: the last extent > 1 */
+        a--;
+    }
+    for (uint64_t o = 0; o < ax->outer; o++) {
+        const uint8_t *p = src->data;
+        const float *f;
+        uint64_t r = o;
+        double acc = sum ? 0 : red == NISA_RED_MAX ? -INFINITY : INFINITY;
+        double g = 0;
+
+        if (trn_tick(k, ax->len + 1)) {
+            *err = NISA_ERR_ABORTED;
+            return true;
+        }
+        for (int d = a - 1; d >= 0; d--) {
+            p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
+            r /= src->shape[d];
+        }
+        f = (const float *)p;
+        for (uint64_t i = 0; i < ax->len; i++) {
+            double v = f[(int64_t)i * src->stride[a]];
+
+            acc = sum ? acc + v
+                : isnan(acc) || isnan(v) ? NAN
+                : red == NISA_RED_MAX ? fmax(acc, v) : fmin(acc, v);
+        }
+        if (isnan(acc) || acc == 0) {
+            trn_fold_init(red, &acc, &g, 1);
+            for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
+                uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
+
+                trn_gather(src, o * ax->len + i0, n, x);
+                for (uint64_t j = 0; j < n; j++) {
+                    trn_fold(red, &acc, &g, &x[j], 1, i0 + j);
+                }
+            }
+        }
+        if (red == NISA_RED_MEAN) {
+            acc /= (double)ax->len;
+        }
+        trn_scatter(dst, o, 1, &acc);
+    }
+    *err = NISA_ERR_NONE;
+    return true;
+}
+
 uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned red = le16_to_cpu(in->subop), d;
@@ -168,6 +235,9 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
     }
     if (red == NISA_RED_PROD && trn_is_int(src.dtype) && trn_is_int(dst.dtype)) {
         return trn_prod_int(k, &src, &dst, &ax);
+    }
+    if (trn_reduce_rows_f32(k, red, &src, &dst, &ax, x, &err)) {
+        return err;
     }
 
     for (uint64_t o = 0; o < ax.outer; o++) {

@@ -1,0 +1,157 @@
+/*
+ * QTest of REDUCE's float32 row path (trainium-reduce.c,
+ * trn_reduce_rows_f32: SUM, MEAN, MAX, MIN along an axis with nothing
+ * after it, rows read straight from memory): every output has the bits of
+ *   - the same reduction of the transposed tensor along axis 0 (columns:
+ *     the general fold over double buffers, in the same order), and
+ *   - the test's own fold in double, in order, rounded once (but for the
+ *     sign of a zero max or min, which is the card's fmax()'s),
+ * over rows with a NaN (either sign), infinities of both signs, zeros of
+ * both signs, subnormals, and a strided, permuted source.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "trainium-core-qtest.h"
+
+#define R 24
+#define L 300
+
+static const unsigned reds[] = {
+    NISA_RED_SUM, NISA_RED_MEAN, NISA_RED_MAX, NISA_RED_MIN,
+};
+
+static uint32_t bits_stored(double g)
+{
+    float f = (float)g;
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    return isnan(f) ? (u & 0x80000000u) | 0x7fc00000u : u;
+}
+
+static double host_fold(unsigned red, const float *row, int64_t stride)
+{
+    bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
+    double acc = sum ? 0 : red == NISA_RED_MAX ? -INFINITY : INFINITY;
+
+    for (unsigned i = 0; i < L; i++) {
+        double v = row[i * stride];
+
+        acc = sum ? acc + v
+            : isnan(acc) || isnan(v) ? NAN
+            : red == NISA_RED_MAX ? fmax(acc, v) : fmin(acc, v);
+    }
+    return red == NISA_RED_MEAN ? acc / L : acc;
+}
+
+static void check(const char *what, unsigned red, const uint32_t *got,
+                  const uint32_t *want)
+{
+    for (unsigned r = 0; r < R; r++) {
+        if (got[r] != want[r]) {
+            g_test_message("%s, reduction %u, row %u: want 0x%08x, got 0x%08x",
+                           what, red, r, want[r], got[r]);
+            g_assert_cmphex(got[r], ==, want[r]);
+        }
+    }
+}
+
+static void fill(float *x)
+{
+    GRand *g = g_rand_new_with_seed(7);
+
+    for (unsigned i = 0; i < R * L; i++) {
+        x[i] = (float)g_rand_double_range(g, -3, 3);
+    }
+    x[1 * L + 17] = NAN;
+    x[2 * L + 250] = -NAN;
+    x[3 * L + 4] = INFINITY;
+    x[4 * L + 9] = -INFINITY;
+    x[5 * L + 0] = INFINITY;
+    x[5 * L + 1] = -INFINITY;               /* inf - inf: NaN */
+    for (unsigned i = 0; i < L; i++) {
+        x[6 * L + i] = -0.0f;                /* sum +0, max and min -0 */
+        x[7 * L + i] = i % 2 ? 0.0f : -0.0f;
+        x[8 * L + i] = i % 3 ? 1e-40f : -1e-40f;   /* subnormals */
+        x[9 * L + i] = i % 2 ? 1.5f : -1.5f;        /* sums to exactly 0 */
+    }
+    g_rand_free(g);
+}
+
+static void test_rows(void)
+{
+    Core *c = core_start();
+    g_autofree float *x = g_new(float, R * L);
+    g_autofree float *xt = g_new(float, R * L);
+    uint32_t rows[R], cols[R], want[R];
+    /* the rows: x as [R][L] */
+    struct nisa_tensor tr = tn(0, NISA_F32, 0, R, L, 0, 0);
+    /* the same rows from a transposed copy: xt as [L][R], permuted view */
+    struct nisa_tensor tp = tn(1, NISA_F32, 0, R, L, 0, 0);
+    /* columns: xt as [L][R] reduced along axis 0 */
+    struct nisa_tensor tc = tn(1, NISA_F32, 0, L, R, 0, 0);
+
+    tp.strides[0] = 1;
+    tp.strides[1] = R;
+    fill(x);
+    for (unsigned r = 0; r < R; r++) {
+        for (unsigned i = 0; i < L; i++) {
+            xt[i * R + r] = x[r * L + i];
+        }
+    }
+    put(c, 0, 0, x, R * L * 4);
+    put(c, 1, 0, xt, R * L * 4);
+    for (unsigned k = 0; k < ARRAY_SIZE(reds); k++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = reds[k] };
+
+        for (unsigned r = 0; r < R; r++) {
+            want[r] = bits_stored(host_fold(reds[k], x + r * L, 1));
+        }
+        /* the general fold: columns of the transposed copy */
+        in.src[0] = tc;
+        in.axis = 0;
+        in.dst = tn(2, NISA_F32, 0, 1, R, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, cols, sizeof(cols));
+        if (reds[k] == NISA_RED_MAX || reds[k] == NISA_RED_MIN) {
+            /* the sign of a zero max or min is the card's fmax()'s */
+            for (unsigned r = 0; r < R; r++) {
+                if ((want[r] & 0x7fffffff) == 0) {
+                    want[r] = cols[r];
+                }
+            }
+        }
+        check("columns", reds[k], cols, want);
+
+        /* the rows */
+        in.src[0] = tr;
+        in.axis = 1;
+        in.dst = tn(2, NISA_F32, 0, R, 1, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, rows, sizeof(rows));
+        check("rows", reds[k], rows, want);
+
+        /* strided rows (a permuted view of the transposed copy) */
+        in.src[0] = tp;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, rows, sizeof(rows));
+        check("strided rows", reds[k], rows, want);
+    }
+    /* something real was computed: row 0's min is not 0, row 1's is NaN */
+    {
+        float s0, s1;
+
+        memcpy(&s0, &want[0], 4);
+        memcpy(&s1, &want[1], 4);
+        g_assert_cmpfloat(fabsf(s0), >, 0);
+        g_assert_true(isnan(s1));
+    }
+    core_stop(c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/reduce-rows/same-bits", test_rows);
+    return g_test_run();
+}
