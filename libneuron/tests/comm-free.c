@@ -16,7 +16,7 @@
  * 10-20 ms later: completed jobs held the buffers until reaped).
  *
  * The card's free memory is the figure compared: a card that another
- * process has open (make check runs other tests beside this one) is not
+ * process has open (other tests running beside this one) is not
  * compared -- named on stderr -- but the collectives still run on it; at
  * least one card must be compared, else the test fails.
  */
