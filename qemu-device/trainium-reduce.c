@@ -157,27 +157,36 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
         double acc = sum ? 0 : red == NISA_RED_MAX ? -INFINITY : INFINITY;
         double g = 0;
 
-        if (trn_tick(k, ax->len + 1)) {
-            *err = NISA_ERR_ABORTED;
-            return true;
-        }
         for (int d = a - 1; d >= 0; d--) {
             p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
             r /= src->shape[d];
         }
         f = (const float *)p;
-        for (uint64_t i = 0; i < ax->len; i++) {
-            double v = f[(int64_t)i * src->stride[a]];
+        for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
+            uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
 
-            acc = sum ? acc + v
-                : isnan(acc) || isnan(v) ? NAN
-                : red == NISA_RED_MAX ? fmax(acc, v) : fmin(acc, v);
+            /* as the general loop: a reset is seen within a chunk */
+            if (trn_tick(k, n + 1)) {
+                *err = NISA_ERR_ABORTED;
+                return true;
+            }
+            for (uint64_t i = i0; i < i0 + n; i++) {
+                double v = f[(int64_t)i * src->stride[a]];
+
+                acc = sum ? acc + v
+                    : isnan(acc) || isnan(v) ? NAN
+                    : red == NISA_RED_MAX ? fmax(acc, v) : fmin(acc, v);
+            }
         }
         if (isnan(acc) || acc == 0) {
             trn_fold_init(red, &acc, &g, 1);
             for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
 
+                if (trn_tick(k, n)) {
+                    *err = NISA_ERR_ABORTED;
+                    return true;
+                }
                 trn_gather(src, o * ax->len + i0, n, x);
                 for (uint64_t j = 0; j < n; j++) {
                     trn_fold(red, &acc, &g, &x[j], 1, i0 + j);
