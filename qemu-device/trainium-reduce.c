@@ -127,24 +127,29 @@ static uint32_t trn_prod_int(TrnKernel *k, const TrnView *src, const TrnView *ds
 }
 
 /*
- * A float32 source reduced by SUM, MEAN, MAX or MIN along an axis with
- * nothing after it (one row per output: a layer norm's mean, a softmax's
- * max): each row read straight from memory and folded in order, in
- * double, by the same operations as trn_fold() -- the same bits, without
- * the double buffer and a call per element. A row that comes out NaN or
- * zero is folded again through trn_gather() and trn_fold() (@x,
- * TRN_CHUNK_ELEMS doubles), so that even the sign of its NaN or zero is
- * theirs. False (nothing done) for any other reduction.
+ * A float32 source reduced by SUM, MEAN, MAX, MIN, ARGMAX or ARGMIN along
+ * an axis with nothing after it (one row per output: a layer norm's mean,
+ * a softmax's max, a max pooling's windows): each row read straight from
+ * memory and folded in order, in double, by the same operations as
+ * trn_fold() -- the same bits, without the double buffer and a call per
+ * element. A SUM, MEAN, MAX or MIN row that comes out NaN or zero is
+ * folded again through trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS
+ * doubles), so that even the sign of its NaN or zero is theirs (an index
+ * has no sign). The results are stored TRN_CHUNK_ELEMS at a time (@out).
+ * False (nothing done) for any other reduction.
  */
 static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
                                 const TrnView *src, const TrnView *dst,
-                                const TrnAxis *ax, double *x, uint32_t *err)
+                                const TrnAxis *ax, double *x, double *out,
+                                uint32_t *err)
 {
     int a = NISA_MAX_DIMS - 1;
     bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
+    bool arg = trn_red_is_arg(red);
+    bool max = red == NISA_RED_MAX || red == NISA_RED_ARGMAX;
 
     if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
-        (!sum && red != NISA_RED_MAX && red != NISA_RED_MIN)) {
+        (!sum && !arg && red != NISA_RED_MAX && red != NISA_RED_MIN)) {
         return false;
     }
     while (src->shape[a] == 1) {        /* the axis: the last extent > 1 */
@@ -154,7 +159,7 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
         const uint8_t *p = src->data;
         const float *f;
         uint64_t r = o;
-        double acc = sum ? 0 : red == NISA_RED_MAX ? -INFINITY : INFINITY;
+        double acc = sum ? 0 : max ? -INFINITY : INFINITY;
         double g = 0;
 
         for (int d = a - 1; d >= 0; d--) {
@@ -173,12 +178,19 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
             for (uint64_t i = i0; i < i0 + n; i++) {
                 double v = f[(int64_t)i * src->stride[a]];
 
+                if (arg) {      /* the first NaN, else the first extreme */
+                    if (!isnan(acc) && (isnan(v) || (max ? v > acc : v < acc))) {
+                        acc = v;
+                        g = (double)i;
+                    }
+                    continue;
+                }
                 acc = sum ? acc + v
                     : isnan(acc) || isnan(v) ? NAN
-                    : red == NISA_RED_MAX ? fmax(acc, v) : fmin(acc, v);
+                    : max ? fmax(acc, v) : fmin(acc, v);
             }
         }
-        if (isnan(acc) || acc == 0) {
+        if (!arg && (isnan(acc) || acc == 0)) {
             trn_fold_init(red, &acc, &g, 1);
             for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
@@ -196,7 +208,10 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
         if (red == NISA_RED_MEAN) {
             acc /= (double)ax->len;
         }
-        trn_scatter(dst, o, 1, &acc);
+        out[o % TRN_CHUNK_ELEMS] = arg ? g : acc;
+        if (o % TRN_CHUNK_ELEMS == TRN_CHUNK_ELEMS - 1 || o == ax->outer - 1) {
+            trn_scatter(dst, o - o % TRN_CHUNK_ELEMS, o % TRN_CHUNK_ELEMS + 1, out);
+        }
     }
     *err = NISA_ERR_NONE;
     return true;
@@ -245,7 +260,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
     if (red == NISA_RED_PROD && trn_is_int(src.dtype) && trn_is_int(dst.dtype)) {
         return trn_prod_int(k, &src, &dst, &ax);
     }
-    if (trn_reduce_rows_f32(k, red, &src, &dst, &ax, x, &err)) {
+    if (trn_reduce_rows_f32(k, red, &src, &dst, &ax, x, acc, &err)) {
         return err;
     }
 

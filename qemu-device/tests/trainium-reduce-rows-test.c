@@ -1,7 +1,9 @@
 /*
  * QTest of REDUCE's float32 row path (trainium-reduce.c,
- * trn_reduce_rows_f32: SUM, MEAN, MAX, MIN along an axis with nothing
- * after it, rows read straight from memory): every output has the bits of
+ * trn_reduce_rows_f32: SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN along an axis
+ * with nothing after it, rows read straight from memory): every output
+ * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
+ * extreme, ties included) has the bits of
  *   - the same reduction of the transposed tensor along axis 0 (columns:
  *     the general fold over double buffers, in the same order), and
  *   - the test's own fold in double, in order, rounded once (but for the
@@ -69,13 +71,147 @@ static void fill(float *x)
     x[4 * L + 9] = -INFINITY;
     x[5 * L + 0] = INFINITY;
     x[5 * L + 1] = -INFINITY;               /* inf - inf: NaN */
+    x[11 * L + 5] = x[11 * L + 200] = 7;    /* ties: the first extreme */
+    x[11 * L + 6] = x[11 * L + 201] = -7;
     for (unsigned i = 0; i < L; i++) {
         x[6 * L + i] = -0.0f;                /* sum +0, max and min -0 */
         x[7 * L + i] = i % 2 ? 0.0f : -0.0f;
         x[8 * L + i] = i % 3 ? 1e-40f : -1e-40f;   /* subnormals */
         x[9 * L + i] = i % 2 ? 1.5f : -1.5f;        /* sums to exactly 0 */
+        x[10 * L + i] = 2.0f;                       /* all equal */
     }
     g_rand_free(g);
+}
+
+/* ARGMAX and ARGMIN: the index of the first NaN, else of the first extreme. */
+static int64_t host_arg(unsigned red, const float *row)
+{
+    double acc = red == NISA_RED_ARGMAX ? -INFINITY : INFINITY;
+    int64_t arg = 0;
+
+    for (unsigned i = 0; i < L; i++) {
+        double v = row[i];
+
+        if (!isnan(acc) &&
+            (isnan(v) || (red == NISA_RED_ARGMAX ? v > acc : v < acc))) {
+            acc = v;
+            arg = i;
+        }
+    }
+    return arg;
+}
+
+static void test_arg_rows(void)
+{
+    static const unsigned args[] = { NISA_RED_ARGMAX, NISA_RED_ARGMIN };
+    static const struct { unsigned row; int64_t argmax, argmin; } known[] = {
+        { 1, 17, 17 }, { 2, 250, 250 }, { 10, 0, 0 }, { 11, 5, 6 },
+    };
+    Core *c = core_start();
+    g_autofree float *x = g_new(float, R * L);
+    g_autofree float *xt = g_new(float, R * L);
+    int64_t rows[R], cols[R], want[R];
+    struct nisa_tensor tr = tn(0, NISA_F32, 0, R, L, 0, 0);
+    struct nisa_tensor tp = tn(1, NISA_F32, 0, R, L, 0, 0);
+    struct nisa_tensor tc = tn(1, NISA_F32, 0, L, R, 0, 0);
+
+    tp.strides[0] = 1;
+    tp.strides[1] = R;
+    fill(x);
+    for (unsigned r = 0; r < R; r++) {
+        for (unsigned i = 0; i < L; i++) {
+            xt[i * R + r] = x[r * L + i];
+        }
+    }
+    put(c, 0, 0, x, R * L * 4);
+    put(c, 1, 0, xt, R * L * 4);
+    for (unsigned k = 0; k < ARRAY_SIZE(args); k++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = args[k] };
+
+        for (unsigned r = 0; r < R; r++) {
+            want[r] = host_arg(args[k], x + r * L);
+        }
+        for (unsigned j = 0; j < ARRAY_SIZE(known); j++) {
+            g_assert_cmpint(want[known[j].row], ==, args[k] == NISA_RED_ARGMAX ?
+                            known[j].argmax : known[j].argmin);
+        }
+        in.src[0] = tc;             /* the general fold: columns */
+        in.axis = 0;
+        in.dst = tn(2, NISA_I64, 0, 1, R, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, cols, sizeof(cols));
+        in.src[0] = tr;             /* the rows */
+        in.axis = 1;
+        in.dst = tn(2, NISA_I64, 0, R, 1, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, rows, sizeof(rows));
+        for (unsigned r = 0; r < R; r++) {
+            g_assert_cmpint(cols[r], ==, want[r]);
+            g_assert_cmpint(rows[r], ==, want[r]);
+        }
+        in.src[0] = tp;             /* strided rows */
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, rows, sizeof(rows));
+        for (unsigned r = 0; r < R; r++) {
+            g_assert_cmpint(rows[r], ==, want[r]);
+        }
+    }
+    core_stop(c);
+}
+
+/*
+ * Many short rows (a max pooling's 3x3 windows), more than one store's
+ * worth (TRN_CHUNK_ELEMS = 1024 results): MAX and ARGMAX of each row, as
+ * the columns' general fold and the host give them.
+ */
+#define NR 2500
+#define NL 9
+
+static void test_short_rows(void)
+{
+    Core *c = core_start();
+    g_autofree float *x = g_new(float, NR * NL);
+    g_autofree float *xt = g_new(float, NR * NL);
+    g_autofree float *vals = g_new(float, NR);
+    g_autofree int64_t *idx = g_new(int64_t, NR);
+    GRand *g = g_rand_new_with_seed(11);
+    struct nisa_insn in = { .opcode = NISA_INSN_REDUCE };
+
+    for (unsigned i = 0; i < NR * NL; i++) {
+        x[i] = (float)g_rand_int_range(g, -4, 5);   /* ties in most rows */
+    }
+    g_rand_free(g);
+    for (unsigned r = 0; r < NR; r++) {
+        for (unsigned i = 0; i < NL; i++) {
+            xt[i * NR + r] = x[r * NL + i];
+        }
+    }
+    put(c, 0, 0, x, NR * NL * 4);
+    put(c, 1, 0, xt, NR * NL * 4);
+    for (int col = 0; col < 2; col++) {
+        in.src[0] = col ? tn(1, NISA_F32, 0, NL, NR, 0, 0) : tn(0, NISA_F32, 0, NR, NL, 0, 0);
+        in.axis = col ? 0 : 1;
+        in.subop = NISA_RED_MAX;
+        in.dst = col ? tn(2, NISA_F32, 0, 1, NR, 0, 0) : tn(2, NISA_F32, 0, NR, 1, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, vals, NR * 4);
+        in.subop = NISA_RED_ARGMAX;
+        in.dst = col ? tn(2, NISA_I64, 0, 1, NR, 0, 0) : tn(2, NISA_I64, 0, NR, 1, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, idx, NR * 8);
+        for (unsigned r = 0; r < NR; r++) {
+            int64_t first = 0;
+
+            for (unsigned i = 1; i < NL; i++) {
+                if (x[r * NL + i] > x[r * NL + first]) {
+                    first = i;
+                }
+            }
+            g_assert_cmpint(idx[r], ==, first);
+            g_assert_cmpfloat(vals[r], ==, x[r * NL + first]);
+        }
+    }
+    core_stop(c);
 }
 
 static void test_rows(void)
@@ -153,5 +289,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/reduce-rows/same-bits", test_rows);
+    qtest_add_func("/trainium/reduce-rows/arg-indices", test_arg_rows);
+    qtest_add_func("/trainium/reduce-rows/short-rows", test_short_rows);
     return g_test_run();
 }
