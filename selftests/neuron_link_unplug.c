@@ -68,11 +68,18 @@ static int write_file(const char *path, const char *s)
  * removed is the lowest-numbered one of the pair (the kselftests' card:
  * make check runs its sweep on card 1).
  */
+/*
+ * Enough 64 MiB reductions that most are still queued when the removal
+ * lands: about 1 s of link work on an idle host (16 once all completed
+ * before a removal 0.2 s after them).
+ */
+#define UNPLUG_JOBS 64
+
 TEST(peer_removed_during_link_jobs)
 {
 	struct card cards[MAX_CARDS], *a, *b, *gone, *live;
 	int ncards = open_cards(cards), l;
-	uint32_t src, dst, syncs[16];
+	uint32_t src, dst, syncs[UNPLUG_JOBS];
 	int64_t peer;
 	char pci[64], path[160];
 	int enodev = 0, ok = 0, minor;
@@ -91,7 +98,7 @@ TEST(peer_removed_during_link_jobs)
 	ASSERT_EQ(0, nt_bo_create(gone->fd, 64 << 20, DRM_NEURON_BO_DEVICE, &dst));
 	peer = share_bo(gone->fd, live->fd, dst);
 	ASSERT_LT(0, peer);
-	for (int i = 0; i < 16; i++) {
+	for (int i = 0; i < UNPLUG_JOBS; i++) {
 		struct drm_neuron_link_copy c = { .src_handle = src,
 			.dst_handle = (uint32_t)peer, .size = 64 << 20,
 			.reduce = NISA_REDUCE_SUM, .dtype = NISA_F32 };
@@ -99,12 +106,17 @@ TEST(peer_removed_during_link_jobs)
 		ASSERT_EQ(0, nt_syncobj_create(live->fd, &syncs[i]));
 		ASSERT_EQ(0, link_submit(live->fd, l, &c, 1, NULL, 0, syncs[i]));
 	}
-	/* Let the first ones run. */
-	usleep(200 * 1000);
+	/* The first one has run: the others are running or queued. */
+	{
+		int32_t st = 1;
+
+		ASSERT_EQ(0, nt_wait(live->fd, syncs[0], 0, 15000, &st, NULL));
+		ASSERT_EQ(0, st);
+	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", pci);
 	t0 = nt_now_ms();
 	ASSERT_EQ(0, write_file(path, "1"));
-	for (int i = 0; i < 16; i++) {
+	for (int i = 0; i < UNPLUG_JOBS; i++) {
 		int32_t st = 1;
 
 		ASSERT_EQ(0, nt_wait(live->fd, syncs[i], 0, 15000, &st, NULL))
@@ -119,7 +131,7 @@ TEST(peer_removed_during_link_jobs)
 	}
 	TH_LOG("%d jobs completed, %d failed with -ENODEV, in %.0f ms", ok, enodev,
 	       nt_now_ms() - t0);
-	EXPECT_EQ(16, ok + enodev);
+	EXPECT_EQ(UNPLUG_JOBS, ok + enodev);
 	EXPECT_LE(1, enodev);
 	EXPECT_GT(15000, nt_now_ms() - t0);
 	/* The peer is gone: its link is down, a new link job into it refused. */
