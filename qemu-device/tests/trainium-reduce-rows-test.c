@@ -83,6 +83,19 @@ static void fill(float *x)
     g_rand_free(g);
 }
 
+/* x as [R][L] in slot 0, its transposed copy xt as [L][R] in slot 1. */
+static void put_rows(Core *c, float *x, float *xt)
+{
+    fill(x);
+    for (unsigned r = 0; r < R; r++) {
+        for (unsigned i = 0; i < L; i++) {
+            xt[i * R + r] = x[r * L + i];
+        }
+    }
+    put(c, 0, 0, x, R * L * 4);
+    put(c, 1, 0, xt, R * L * 4);
+}
+
 /* ARGMAX and ARGMIN: the index of the first NaN, else of the first extreme. */
 static int64_t host_arg(unsigned red, const float *row)
 {
@@ -117,14 +130,7 @@ static void test_arg_rows(void)
 
     tp.strides[0] = 1;
     tp.strides[1] = R;
-    fill(x);
-    for (unsigned r = 0; r < R; r++) {
-        for (unsigned i = 0; i < L; i++) {
-            xt[i * R + r] = x[r * L + i];
-        }
-    }
-    put(c, 0, 0, x, R * L * 4);
-    put(c, 1, 0, xt, R * L * 4);
+    put_rows(c, x, xt);
     for (unsigned k = 0; k < ARRAY_SIZE(args); k++) {
         struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = args[k] };
 
@@ -229,14 +235,7 @@ static void test_rows(void)
 
     tp.strides[0] = 1;
     tp.strides[1] = R;
-    fill(x);
-    for (unsigned r = 0; r < R; r++) {
-        for (unsigned i = 0; i < L; i++) {
-            xt[i * R + r] = x[r * L + i];
-        }
-    }
-    put(c, 0, 0, x, R * L * 4);
-    put(c, 1, 0, xt, R * L * 4);
+    put_rows(c, x, xt);
     for (unsigned k = 0; k < ARRAY_SIZE(reds); k++) {
         struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = reds[k] };
 

@@ -92,6 +92,17 @@ def _seed():
     torch.manual_seed(1234)
 
 
+@pytest.fixture
+def fresh_compile(tmp_path, monkeypatch):
+    """A compiled-mode test starts from nothing: its own empty kernel cache
+    (TORCH_NEURON_CACHE_DIR), dynamo's caches reset, compile_stats() zero."""
+    monkeypatch.setenv("TORCH_NEURON_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    torch_neuron.reset_compile_stats()
+    yield
+    torch._dynamo.reset()
+
+
 def assert_close(got, want, dtype=torch.float32, **kw):
     """Compare a neuron result with the CPU's; tolerances by dtype.
 

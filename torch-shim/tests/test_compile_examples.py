@@ -19,13 +19,8 @@ N = "neuron"
 
 
 @pytest.fixture(autouse=True)
-def _fresh(tmp_path, monkeypatch):
+def _no_fallback(fresh_compile, monkeypatch):
     monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
-    monkeypatch.setenv("TORCH_NEURON_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    torch_neuron.reset_compile_stats()
-    yield
-    torch._dynamo.reset()
 
 
 def assert_all_compiled(steps):

@@ -22,13 +22,7 @@ from torchvision.models.resnet import BasicBlock  # noqa: E402
 N = "neuron"
 
 
-@pytest.fixture(autouse=True)
-def _fresh(tmp_path, monkeypatch):
-    monkeypatch.setenv("TORCH_NEURON_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    torch_neuron.reset_compile_stats()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compile")
 
 
 def narrow_resnet():
