@@ -83,9 +83,25 @@ static void fill(float *x)
     g_rand_free(g);
 }
 
-/* x as [R][L] in slot 0, its transposed copy xt as [L][R] in slot 1. */
-static void put_rows(Core *c, float *x, float *xt)
+/*
+ * The rows x as [R][L] in slot 0 (@tr), a transposed copy xt as [L][R] in
+ * slot 1 read as the same rows through a permuted view (@tp) and as
+ * columns reduced along axis 0 (@tc).
+ */
+typedef struct Rows {
+    struct nisa_tensor tr, tp, tc;
+} Rows;
+
+static Rows put_rows(Core *c, float *x, float *xt)
 {
+    Rows t = {
+        .tr = tn(0, NISA_F32, 0, R, L, 0, 0),
+        .tp = tn(1, NISA_F32, 0, R, L, 0, 0),
+        .tc = tn(1, NISA_F32, 0, L, R, 0, 0),
+    };
+
+    t.tp.strides[0] = 1;
+    t.tp.strides[1] = R;
     fill(x);
     for (unsigned r = 0; r < R; r++) {
         for (unsigned i = 0; i < L; i++) {
@@ -94,6 +110,7 @@ static void put_rows(Core *c, float *x, float *xt)
     }
     put(c, 0, 0, x, R * L * 4);
     put(c, 1, 0, xt, R * L * 4);
+    return t;
 }
 
 /* ARGMAX and ARGMIN: the index of the first NaN, else of the first extreme. */
@@ -124,13 +141,8 @@ static void test_arg_rows(void)
     g_autofree float *x = g_new(float, R * L);
     g_autofree float *xt = g_new(float, R * L);
     int64_t rows[R], cols[R], want[R];
-    struct nisa_tensor tr = tn(0, NISA_F32, 0, R, L, 0, 0);
-    struct nisa_tensor tp = tn(1, NISA_F32, 0, R, L, 0, 0);
-    struct nisa_tensor tc = tn(1, NISA_F32, 0, L, R, 0, 0);
+    Rows t = put_rows(c, x, xt);
 
-    tp.strides[0] = 1;
-    tp.strides[1] = R;
-    put_rows(c, x, xt);
     for (unsigned k = 0; k < ARRAY_SIZE(args); k++) {
         struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = args[k] };
 
@@ -141,12 +153,12 @@ static void test_arg_rows(void)
             g_assert_cmpint(want[known[j].row], ==, args[k] == NISA_RED_ARGMAX ?
                             known[j].argmax : known[j].argmin);
         }
-        in.src[0] = tc;             /* the general fold: columns */
+        in.src[0] = t.tc;             /* the general fold: columns */
         in.axis = 0;
         in.dst = tn(2, NISA_I64, 0, 1, R, 0, 0);
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, cols, sizeof(cols));
-        in.src[0] = tr;             /* the rows */
+        in.src[0] = t.tr;             /* the rows */
         in.axis = 1;
         in.dst = tn(2, NISA_I64, 0, R, 1, 0, 0);
         g_assert_cmphex(run1(c, in), ==, OK);
@@ -155,7 +167,7 @@ static void test_arg_rows(void)
             g_assert_cmpint(cols[r], ==, want[r]);
             g_assert_cmpint(rows[r], ==, want[r]);
         }
-        in.src[0] = tp;             /* strided rows */
+        in.src[0] = t.tp;             /* strided rows */
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, rows, sizeof(rows));
         for (unsigned r = 0; r < R; r++) {
@@ -226,16 +238,8 @@ static void test_rows(void)
     g_autofree float *x = g_new(float, R * L);
     g_autofree float *xt = g_new(float, R * L);
     uint32_t rows[R], cols[R], want[R];
-    /* the rows: x as [R][L] */
-    struct nisa_tensor tr = tn(0, NISA_F32, 0, R, L, 0, 0);
-    /* the same rows from a transposed copy: xt as [L][R], permuted view */
-    struct nisa_tensor tp = tn(1, NISA_F32, 0, R, L, 0, 0);
-    /* columns: xt as [L][R] reduced along axis 0 */
-    struct nisa_tensor tc = tn(1, NISA_F32, 0, L, R, 0, 0);
+    Rows t = put_rows(c, x, xt);
 
-    tp.strides[0] = 1;
-    tp.strides[1] = R;
-    put_rows(c, x, xt);
     for (unsigned k = 0; k < ARRAY_SIZE(reds); k++) {
         struct nisa_insn in = { .opcode = NISA_INSN_REDUCE, .subop = reds[k] };
 
@@ -243,7 +247,7 @@ static void test_rows(void)
             want[r] = bits_stored(host_fold(reds[k], x + r * L, 1));
         }
         /* the general fold: columns of the transposed copy */
-        in.src[0] = tc;
+        in.src[0] = t.tc;
         in.axis = 0;
         in.dst = tn(2, NISA_F32, 0, 1, R, 0, 0);
         g_assert_cmphex(run1(c, in), ==, OK);
@@ -259,7 +263,7 @@ static void test_rows(void)
         check("columns", reds[k], cols, want);
 
         /* the rows */
-        in.src[0] = tr;
+        in.src[0] = t.tr;
         in.axis = 1;
         in.dst = tn(2, NISA_F32, 0, R, 1, 0, 0);
         g_assert_cmphex(run1(c, in), ==, OK);
@@ -267,7 +271,7 @@ static void test_rows(void)
         check("rows", reds[k], rows, want);
 
         /* strided rows (a permuted view of the transposed copy) */
-        in.src[0] = tp;
+        in.src[0] = t.tp;
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, rows, sizeof(rows));
         check("strided rows", reds[k], rows, want);
