@@ -556,8 +556,10 @@ int nrn_graph_arg_access(const struct nrn_graph *g, unsigned int i,
  * when arena_size is 0); else -EINVAL. An argument overlapping the arena,
  * or a written argument overlapping another argument: -EINVAL. Every instruction goes through
  * the stream's normal batching (flushing at NRN_BATCH_MAX_OPS instructions
- * or when the batch's buffer table is full), in order after earlier work;
- * asynchronous like any operation. An arena may serve one launch at a time
+ * or when the batch's buffer table is full), in order after earlier work,
+ * and the batch holding the graph's end is submitted before the call
+ * returns: the card starts on it while the caller goes on. Asynchronous
+ * like any operation. An arena may serve one launch at a time
  * (in stream order). Launching on a capturing stream records the launch
  * (graphs nest; the constants go into the outer capture).
  */

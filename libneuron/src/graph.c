@@ -464,6 +464,13 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 		ret = nrn_graph_record_locked(s, g, args, arena, arena_off);
 	else
 		ret = nrn_graph_issue_locked(s, g, args, arena, arena_off, consts);
+	/*
+	 * A graph is a unit of work worth starting at once: submitted now, the
+	 * card runs it while the caller prepares what follows (else it would
+	 * wait in the batch for the next sync).
+	 */
+	if (!ret && !s->capture)
+		ret = nrn_stream_flush_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
