@@ -15,14 +15,22 @@ def _big(n=N):
     return a, b
 
 
+def _long_work(length=6):
+    """@length 1024x1024 matmuls on the current stream (each about 10 ms of
+    the card's time or more): the stream is busy for a while after this
+    returns, however fast the card's products are."""
+    g1, g2 = _big(1024)
+    for _ in range(length):
+        g1 = g1 @ g2
+    return g1
+
+
 def _gate(length):
     """A stream busy with @length long matmuls, and an event at their end."""
-    g1, g2 = _big(1024)
     gate_stream = torch.neuron.Stream()
     with torch.neuron.stream(gate_stream):
-        for _ in range(length):
-            g1 = g1 @ g2
-        return gate_stream.record_event(), g1
+        g = _long_work(length)
+        return gate_stream.record_event(), g
 
 
 def test_current_and_default_stream():
@@ -87,6 +95,7 @@ def test_work_goes_to_the_current_stream():
     a, b = _big()
     s = torch.neuron.Stream()
     with torch.neuron.stream(s):
+        g = _long_work()
         c = a @ b
         c = c @ b
         assert not s.query()
@@ -94,6 +103,7 @@ def test_work_goes_to_the_current_stream():
     s.synchronize()
     assert s.query()
     torch.testing.assert_close(c.cpu(), a.cpu() @ b.cpu() @ b.cpu(), rtol=1e-4, atol=1e-3)
+    del g
 
 
 def test_wait_stream_orders_work():
@@ -187,7 +197,7 @@ def test_synchronize_waits_for_every_stream():
     a, b = _big()
     s = torch.neuron.Stream()
     with torch.neuron.stream(s):
-        c = (a @ b) @ b
+        c = _long_work()
     assert not s.query()
     torch.neuron.synchronize()
     assert s.query()
@@ -215,8 +225,7 @@ def test_accelerator():
     try:
         assert acc.current_stream().stream_id == s.stream_id
         assert torch.neuron.current_stream() == s
-        a, b = _big()
-        c = (a @ b) @ b
+        c = _long_work()
         assert not s.query()
         acc.synchronize()
         assert s.query()
