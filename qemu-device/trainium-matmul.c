@@ -18,17 +18,20 @@
  */
 #include "qemu/osdep.h"
 #include <cblas.h>
+#include "hw/boards.h"
 #include "trainium-isa.h"
 
 /*
  * A MATMUL's sgemm uses the "blas-threads" property's host threads, by
- * default all the host's CPUs: the common case is one busy NeuronCore (one
- * stream), which then has the whole host, as PyTorch natively would
- * (measured: a float32 MLP training step 47 ms with one of two host threads,
- * 37-42 ms with both). OpenBLAS serialises concurrent level-3 callers, so two
- * cores' products take turns, each with every thread, rather than
- * oversubscribing the host. OpenBLAS's setting is per process: the last card
- * realized sets it.
+ * default the host's CPUs that the machine's vCPUs leave (at least one):
+ * the common case is one busy NeuronCore (one stream), which then has the
+ * rest of the host. Not more: OpenBLAS splits a product evenly between its
+ * threads, so a thread sharing a core with a busy vCPU holds the whole
+ * product back (measured under TCG, one vCPU on 2 host CPUs: a compiled MLP
+ * step 24.9 ms with one thread, 32.5 with two; docs/benchmarks.md).
+ * OpenBLAS serialises concurrent level-3 callers, so two cores' products
+ * take turns, each with every thread, rather than oversubscribing the host.
+ * OpenBLAS's setting is per process: the last card realized sets it.
  *
  * A small product runs on the calling thread alone: waking OpenBLAS's
  * sleeping workers costs more than they save below about 2^24
@@ -43,10 +46,11 @@ static int trn_blas_threads = 1;  /* the process-wide setting, as OpenBLAS's */
 void trn_matmul_set_threads(TrnState *s)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long vcpus = MACHINE(qdev_get_machine())->smp.cpus;
     uint32_t n = s->blas_threads;
 
     if (!n) {
-        n = cpus > 0 ? (uint32_t)cpus : 1;
+        n = cpus > vcpus ? (uint32_t)(cpus - vcpus) : 1;
     }
     qatomic_set(&trn_blas_threads, (int)n);
     openblas_set_num_threads((int)n);
