@@ -136,6 +136,19 @@ static inline bool trn_sources_unset(const struct nisa_insn *in)
     return true;
 }
 
+/*
+ * Run @fn(@arg, worker, i) for every chunk i in [0, @n): on the device's
+ * helper threads and the calling worker (worker 0; helpers 1 to
+ * trn_pool_workers() - 1, so per-worker scratch can be indexed by it), or
+ * on the worker alone when another instruction has the helpers. Each
+ * chunk must be bounded work, about TRN_ABORT_GRAIN to a few times it: a
+ * reset or pause is seen between chunks. Chunks must not depend on each
+ * other. Returns NISA_ERR_ABORTED if the queue is reset meanwhile (some
+ * chunks then did not run), else NISA_ERR_NONE.
+ */
+typedef void TrnChunkFn(void *arg, unsigned worker, uint64_t i);
+uint32_t trn_pool_run(TrnKernel *k, uint64_t n, TrnChunkFn *fn, void *arg);
+
 /* trainium-elementwise.c */
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in);
 
@@ -149,8 +162,9 @@ uint32_t trn_insn_scan(TrnKernel *k, const struct nisa_insn *in);
 
 /* trainium-matmul.c */
 uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in);
-/* Give each NeuronCore its share of the host's threads for sgemm. */
-void trn_matmul_set_threads(TrnState *s);
+/* The host threads one MATMUL runs on (the worker and the helpers). */
+unsigned trn_matmul_threads(TrnState *s);
+bool trn_matmul_check_threads(TrnState *s, Error **errp);
 
 /* trainium-index.c */
 uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in);

@@ -22,60 +22,65 @@
 #include "trainium-isa.h"
 
 /*
- * A MATMUL's sgemm uses the "blas-threads" property's host threads, by
- * default the host's CPUs that the machine's vCPUs leave (at least one):
- * the common case is one busy NeuronCore (one stream), which then has the
- * rest of the host. Not more: OpenBLAS splits a product evenly between its
- * threads, so a thread sharing a core with a busy vCPU holds the whole
- * product back (measured under TCG, one vCPU on 2 host CPUs: a compiled MLP
- * step 24.9 ms with one thread, 32.5 with two; docs/benchmarks.md).
- * OpenBLAS serialises concurrent level-3 callers, so two cores' products
- * take turns, each with every thread, rather than oversubscribing the host.
- * OpenBLAS's setting is per process: the last card realized sets it.
- *
- * A small product runs on the calling thread alone: waking OpenBLAS's
- * sleeping workers costs more than they save below about 2^24
- * multiply-adds, and on a loaded host a wake-up waits for a time slice
- * (measured under load: a GPT step's 512x64x192 addmm took 10 ms on the
- * card, its single-threaded bmm of the same size class 30 us).
+ * A MATMUL runs on the "blas-threads" property's host threads, by default
+ * one per host CPU: its queue worker and the device's helper threads
+ * (trainium-pool.c), each calling a single-threaded sgemm on chunks of the
+ * product that it takes as it comes. OpenBLAS's own threads are not used:
+ * it splits a product evenly between them, so one sharing a core with a
+ * busy vCPU held the whole product back (measured under TCG, one vCPU on
+ * 2 host CPUs: a compiled MLP step took 32.5 ms with two OpenBLAS threads,
+ * 24.9 with one; docs/benchmarks.md). With chunks taken dynamically, a
+ * helper on a busy core takes fewer of them. The helpers serve one
+ * instruction at a time: another core's product meanwhile runs on its
+ * worker alone.
  */
-#define TRN_SGEMM_SMALL (1ull << 24)
+#define TRN_MAX_BLAS_THREADS 64
 
-static int trn_blas_threads = 1;  /* the process-wide setting, as OpenBLAS's */
-
-void trn_matmul_set_threads(TrnState *s)
+unsigned trn_matmul_threads(TrnState *s)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    long vcpus = MACHINE(qdev_get_machine())->smp.cpus;
-    uint32_t n = s->blas_threads;
 
-    if (!n) {
-        n = cpus > vcpus ? (uint32_t)(cpus - vcpus) : 1;
+    /* Every sgemm runs on the thread that calls it. */
+    openblas_set_num_threads(1);
+    if (s->blas_threads) {
+        return s->blas_threads;
     }
-    qatomic_set(&trn_blas_threads, (int)n);
-    openblas_set_num_threads((int)n);
+    return cpus > 1 ? (unsigned)MIN(cpus, TRN_MAX_BLAS_THREADS) : 1;
+}
+
+bool trn_matmul_check_threads(TrnState *s, Error **errp)
+{
+    if (s->blas_threads > TRN_MAX_BLAS_THREADS) {
+        error_setg(errp, "blas-threads must be at most %d (0: one per host "
+                   "CPU)", TRN_MAX_BLAS_THREADS);
+        return false;
+    }
+    return true;
 }
 
 /*
- * cblas_sgemm, single-threaded when small. The thread count is OpenBLAS's
- * process-wide setting: a concurrent caller on another core may see 1 for
- * one product (slower, same result).
+ * A product of fewer multiply-adds than this runs on its worker alone:
+ * handing chunks to a sleeping helper costs more than it saves, and on a
+ * loaded host a wake-up waits for a time slice.
  */
+#define TRN_SGEMM_SMALL (1ull << 24)
+/*
+ * Multiply-adds of one chunk: about 0.3 ms on one host core, so that the
+ * last chunks of the threads end close together; a chunk is never more
+ * than TRN_CHUNK_MAX, the bound on what a reset waits for.
+ */
+#define TRN_CHUNK_MACS (1ull << 25)
+#define TRN_CHUNK_MAX  (1ull << 28)
+/* The smallest chunk's rows and columns; the fewest chunks of a product. */
+#define TRN_CHUNK_MIN 64
+#define TRN_CHUNK_COUNT 8
+
 static void trn_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, uint64_t m,
                       uint64_t n, uint64_t k, const float *a, int lda,
                       const float *b, int ldb, float beta, float *c, int ldc)
 {
-    int threads = qatomic_read(&trn_blas_threads);
-    bool one = threads > 1 && m * n * k < TRN_SGEMM_SMALL;
-
-    if (one) {
-        openblas_set_num_threads(1);
-    }
     cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, lda,
                 b, ldb, beta, c, ldc);
-    if (one) {
-        openblas_set_num_threads(threads);
-    }
 }
 
 /* Rows, columns and inner length of one tile: 2^27 multiply-adds. */
@@ -213,7 +218,9 @@ static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
 
 /*
  * One (m x n) output tile at (@m0, @n0) of one batch entry: the inner
- * dimension in steps of TRN_TILE, each one bounded sgemm call.
+ * dimension in steps of TRN_TILE, each one bounded sgemm call, with a
+ * check for a reset between them (none with a NULL @k: a chunk of
+ * trn_pool_run(), bounded as a whole).
  */
 static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
                                 const TrnView *bb, const TrnView *cb,
@@ -244,13 +251,13 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
         } else if (!biasb && !acc) {
             trn_epilogue(&cblk, NULL, false, NULL, t->x, t->y);
         }
-        return trn_tick(k, m * n) ? NISA_ERR_ABORTED : NISA_ERR_NONE;
+        return k && trn_tick(k, m * n) ? NISA_ERR_ABORTED : NISA_ERR_NONE;
     }
     for (uint64_t k0 = 0; k0 < K; k0 += TRN_TILE) {
         uint64_t kk = MIN(TRN_TILE, K - k0);
         TrnMat am, bm;
 
-        if (trn_tick(k, m * n * kk)) {
+        if (k && trn_tick(k, m * n * kk)) {
             return NISA_ERR_ABORTED;
         }
         trn_mat(ab, m0, k0, m, kk, t->a, &am);
@@ -265,63 +272,51 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
     return NISA_ERR_NONE;
 }
 
-uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in)
-{
-    uint32_t flags = le32_to_cpu(in->flags), err;
-    bool acc = flags & NISA_IF_ACCUMULATE, has_bias = flags & NISA_IF_BIAS;
-    g_autofree TrnTiles *tiles = NULL;
+/* A MATMUL's operands, one batch entry at a time. */
+typedef struct TrnMatmul {
     TrnView a, b, c, bias;
+    bool has_bias, acc;
     uint64_t M, N, K;
+    /* The parallel split: chunks of tm x tn outputs, mt x nt per entry. */
+    uint64_t tm, tn, mt, nt;
+    TrnTiles **tiles;     /* per worker, allocated by it */
+} TrnMatmul;
 
-    if (flags & ~(NISA_IF_ACCUMULATE | NISA_IF_BIAS) || in->subop) {
-        return trn_bad_insn(k, "bad matmul flags");
-    }
-    err = trn_view_init(k, &in->src[0], TRN_READ, &a);
-    if (!err) {
-        err = trn_view_init(k, &in->src[1], TRN_READ, &b);
-    }
-    if (!err) {
-        err = trn_view_init(k, &in->dst, TRN_WRITE | (acc ? TRN_READ : 0), &c);
-    }
-    if (!err && has_bias) {
-        err = trn_view_init(k, &in->src[2], TRN_READ, &bias);
-        if (!err && !trn_same_shape(&bias, &c)) {
-            err = trn_bad_insn(k, "bias shape differs from the destination's");
-        }
-    }
-    if (err) {
-        return err;
-    }
-    M = c.shape[2];
-    N = c.shape[3];
-    K = a.shape[3];
-    if (a.shape[2] != M || b.shape[2] != K || b.shape[3] != N ||
-        a.shape[0] != c.shape[0] || a.shape[1] != c.shape[1] ||
-        b.shape[0] != c.shape[0] || b.shape[1] != c.shape[1]) {
-        return trn_bad_insn(k, "matmul shapes do not match");
-    }
-    if (!c.numel) {
-        return NISA_ERR_NONE;
-    }
+typedef struct TrnMatmulBatch {
+    TrnView a, b, c, bias;
+    bool direct;          /* the product goes straight into c */
+} TrnMatmulBatch;
 
-    tiles = g_new(TrnTiles, 1);
-    for (uint64_t b0 = 0; b0 < c.shape[0]; b0++) {
-        for (uint64_t b1 = 0; b1 < c.shape[1]; b1++) {
-            TrnView cb = trn_batch(&c, b0, b1);
-            TrnView ab = trn_batch(&a, b0, b1), bb = trn_batch(&b, b0, b1);
-            TrnView biasb = has_bias ? trn_batch(&bias, b0, b1) : cb;
-            bool direct = c.dtype == NISA_F32 && cb.stride[3] == 1 &&
-                          cb.stride[2] >= (int64_t)N && cb.stride[2] <= INT_MAX &&
-                          !trn_overlap(&cb, &ab) && !trn_overlap(&cb, &bb) &&
-                          !(has_bias && trn_overlap(&cb, &biasb));
+static void trn_matmul_batch(const TrnMatmul *mm, uint64_t b0, uint64_t b1,
+                             TrnMatmulBatch *e)
+{
+    e->c = trn_batch(&mm->c, b0, b1);
+    e->a = trn_batch(&mm->a, b0, b1);
+    e->b = trn_batch(&mm->b, b0, b1);
+    e->bias = mm->has_bias ? trn_batch(&mm->bias, b0, b1) : e->c;
+    e->direct = mm->c.dtype == NISA_F32 && e->c.stride[3] == 1 &&
+                e->c.stride[2] >= (int64_t)mm->N &&
+                e->c.stride[2] <= INT_MAX &&
+                !trn_overlap(&e->c, &e->a) && !trn_overlap(&e->c, &e->b) &&
+                !(mm->has_bias && trn_overlap(&e->c, &e->bias));
+}
 
-            for (uint64_t m0 = 0; m0 < M; m0 += TRN_TILE) {
-                for (uint64_t n0 = 0; n0 < N; n0 += TRN_TILE) {
-                    err = trn_matmul_tile(k, &ab, &bb, &cb,
-                                          has_bias ? &biasb : NULL, acc,
-                                          direct, m0, n0,
-                                          MIN(TRN_TILE, M - m0),
-                                          MIN(TRN_TILE, N - n0), K, tiles);
+static uint32_t trn_matmul_serial(TrnKernel *k, const TrnMatmul *mm)
+{
+    g_autofree TrnTiles *tiles = g_new(TrnTiles, 1);
+
+    for (uint64_t b0 = 0; b0 < mm->c.shape[0]; b0++) {
+        for (uint64_t b1 = 0; b1 < mm->c.shape[1]; b1++) {
+            TrnMatmulBatch e;
+
+            trn_matmul_batch(mm, b0, b1, &e);
+            for (uint64_t m0 = 0; m0 < mm->M; m0 += TRN_TILE) {
+                for (uint64_t n0 = 0; n0 < mm->N; n0 += TRN_TILE) {
+                    uint32_t err = trn_matmul_tile(
+                        k, &e.a, &e.b, &e.c, mm->has_bias ? &e.bias : NULL,
+                        mm->acc, e.direct, m0, n0, MIN(TRN_TILE, mm->M - m0),
+                        MIN(TRN_TILE, mm->N - n0), mm->K, tiles);
+
                     if (err) {
                         return err;
                     }
@@ -330,4 +325,113 @@ uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in)
         }
     }
     return NISA_ERR_NONE;
+}
+
+/* Chunk @i of the parallel split, on worker @w. */
+static void trn_matmul_chunk(void *arg, unsigned w, uint64_t i)
+{
+    TrnMatmul *mm = arg;
+    uint64_t per = mm->mt * mm->nt, entry = i / per, r = i % per;
+    uint64_t m0 = r / mm->nt * mm->tm, n0 = r % mm->nt * mm->tn;
+    TrnMatmulBatch e;
+
+    if (!mm->tiles[w]) {
+        mm->tiles[w] = g_new(TrnTiles, 1);
+    }
+    trn_matmul_batch(mm, entry / mm->c.shape[1], entry % mm->c.shape[1], &e);
+    trn_matmul_tile(NULL, &e.a, &e.b, &e.c, mm->has_bias ? &e.bias : NULL,
+                    mm->acc, e.direct, m0, n0, MIN(mm->tm, mm->M - m0),
+                    MIN(mm->tn, mm->N - n0), mm->K, mm->tiles[w]);
+}
+
+/*
+ * Split the product into chunks: output blocks of about TRN_CHUNK_MACS
+ * multiply-adds, and at least TRN_CHUNK_COUNT of them, halving the longer
+ * side down to TRN_CHUNK_MIN. The split does not depend on the threads, so
+ * neither do the numbers (sgemm's rounding depends on the block shapes).
+ * False if the product stays in TRN_TILE tiles on the worker: small, a
+ * chunk would exceed TRN_CHUNK_MAX (a long inner dimension, where the
+ * serial path checks for a reset inside the tile), or the destination
+ * overlaps a source (chunks would read what others wrote).
+ */
+static bool trn_matmul_split(TrnMatmul *mm)
+{
+    uint64_t entries = mm->c.shape[0] * mm->c.shape[1];
+
+    if (entries * mm->M * mm->N * mm->K < TRN_SGEMM_SMALL ||
+        trn_overlap(&mm->c, &mm->a) || trn_overlap(&mm->c, &mm->b) ||
+        (mm->has_bias && trn_overlap(&mm->c, &mm->bias))) {
+        return false;
+    }
+    mm->tm = MIN(mm->M, TRN_TILE);
+    mm->tn = MIN(mm->N, TRN_TILE);
+    for (;;) {
+        mm->mt = DIV_ROUND_UP(mm->M, mm->tm);
+        mm->nt = DIV_ROUND_UP(mm->N, mm->tn);
+        if ((mm->tm * mm->tn * mm->K <= TRN_CHUNK_MACS &&
+             entries * mm->mt * mm->nt >= TRN_CHUNK_COUNT) ||
+            (mm->tm <= TRN_CHUNK_MIN && mm->tn <= TRN_CHUNK_MIN)) {
+            break;
+        }
+        if (mm->tn >= mm->tm) {
+            mm->tn = ROUND_UP(DIV_ROUND_UP(mm->tn, 2), 16);
+        } else {
+            mm->tm = ROUND_UP(DIV_ROUND_UP(mm->tm, 2), 16);
+        }
+    }
+    return mm->tm * mm->tn * mm->K <= TRN_CHUNK_MAX;
+}
+
+uint32_t trn_insn_matmul(TrnKernel *k, const struct nisa_insn *in)
+{
+    uint32_t flags = le32_to_cpu(in->flags), err;
+    TrnMatmul mm = {
+        .acc = flags & NISA_IF_ACCUMULATE,
+        .has_bias = flags & NISA_IF_BIAS,
+    };
+    unsigned workers = trn_pool_workers(k->s->pool);
+
+    if (flags & ~(NISA_IF_ACCUMULATE | NISA_IF_BIAS) || in->subop) {
+        return trn_bad_insn(k, "bad matmul flags");
+    }
+    err = trn_view_init(k, &in->src[0], TRN_READ, &mm.a);
+    if (!err) {
+        err = trn_view_init(k, &in->src[1], TRN_READ, &mm.b);
+    }
+    if (!err) {
+        err = trn_view_init(k, &in->dst,
+                            TRN_WRITE | (mm.acc ? TRN_READ : 0), &mm.c);
+    }
+    if (!err && mm.has_bias) {
+        err = trn_view_init(k, &in->src[2], TRN_READ, &mm.bias);
+        if (!err && !trn_same_shape(&mm.bias, &mm.c)) {
+            err = trn_bad_insn(k, "bias shape differs from the destination's");
+        }
+    }
+    if (err) {
+        return err;
+    }
+    mm.M = mm.c.shape[2];
+    mm.N = mm.c.shape[3];
+    mm.K = mm.a.shape[3];
+    if (mm.a.shape[2] != mm.M || mm.b.shape[2] != mm.K ||
+        mm.b.shape[3] != mm.N || mm.a.shape[0] != mm.c.shape[0] ||
+        mm.a.shape[1] != mm.c.shape[1] || mm.b.shape[0] != mm.c.shape[0] ||
+        mm.b.shape[1] != mm.c.shape[1]) {
+        return trn_bad_insn(k, "matmul shapes do not match");
+    }
+    if (!mm.c.numel) {
+        return NISA_ERR_NONE;
+    }
+    if (!trn_matmul_split(&mm)) {
+        return trn_matmul_serial(k, &mm);
+    }
+    mm.tiles = g_new0(TrnTiles *, workers);
+    err = trn_pool_run(k, mm.c.shape[0] * mm.c.shape[1] * mm.mt * mm.nt,
+                       trn_matmul_chunk, &mm);
+    for (unsigned w = 0; w < workers; w++) {
+        g_free(mm.tiles[w]);
+    }
+    g_free(mm.tiles);
+    return err;
 }

@@ -226,7 +226,7 @@ static bool trn_check_params(TrnState *s, Error **errp)
                    "64G");
         return false;
     }
-    return trn_check_fabric(s, errp);
+    return trn_matmul_check_threads(s, errp) && trn_check_fabric(s, errp);
 }
 
 /*
@@ -252,7 +252,6 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->nqueues = s->dma_queues + s->cores + s->links;
-    trn_matmul_set_threads(s);
 
     /* Interrupts are MSI-X only: no INTx pin is advertised. */
     pci_config_set_interrupt_pin(pdev->config, 0);
@@ -294,6 +293,7 @@ static void trn_realize(PCIDevice *pdev, Error **errp)
         s->joined = true;
         s->fabric_reg = trn_fabric_reg(s->fabric, s->fabric_rank);
     }
+    s->pool = trn_pool_new("trn-pool", trn_matmul_threads(s) - 1);
     for (i = 0; i < s->nqueues; i++) {
         trn_queue_init(s, &s->queues[i], i, i >= s->dma_queues &&
                        i < s->dma_queues + s->cores);
@@ -324,6 +324,8 @@ static void trn_exit(PCIDevice *pdev)
     for (i = 0; i < s->nqueues; i++) {
         trn_queue_fini(&s->queues[i]);
     }
+    trn_pool_free(s->pool);
+    s->pool = NULL;
     msix_uninit_exclusive_bar(pdev);
     /*
      * The RAM's migration id is the device path: free it now, or a card

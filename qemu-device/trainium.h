@@ -25,6 +25,7 @@
 OBJECT_DECLARE_SIMPLE_TYPE(TrnState, TRAINIUM)
 
 typedef struct TrnQueue TrnQueue;
+typedef struct TrnPool TrnPool;
 
 #define TYPE_TRAINIUM_FABRIC "trainium-fabric"
 OBJECT_DECLARE_SIMPLE_TYPE(TrnFabric, TRAINIUM_FABRIC)
@@ -94,6 +95,7 @@ struct TrnState {
     bool fault_injection;
     uint64_t inline_budget;  /* work a doorbell may execute itself */
     uint32_t blas_threads;   /* host threads of one MATMUL; 0: all */
+    TrnPool *pool;           /* helper threads of large instructions */
     TrnFabric *fabric;       /* the fabric this card is a member of */
     uint32_t fabric_rank;
 
@@ -122,6 +124,16 @@ void trn_queue_reset(TrnQueue *q, bool device);
 void trn_queue_pause(TrnQueue *q, bool pause);
 bool trn_queue_hung(TrnQueue *q);
 void trn_irq_update(TrnState *s);
+
+/*
+ * trainium-pool.c: @nthreads helper threads (named @name/hN) that share
+ * the chunks of a large instruction with its queue worker; see
+ * trn_pool_run() in trainium-isa.h.
+ */
+TrnPool *trn_pool_new(const char *name, unsigned nthreads);
+void trn_pool_free(TrnPool *p);
+/* Threads that may run one job's chunks: the helpers and the worker. */
+unsigned trn_pool_workers(TrnPool *p);
 
 /* trainium-fabric.c: the cards joined by links (docs/hardware.md "Links") */
 #define TRN_FABRIC_MAX 16

@@ -592,6 +592,74 @@ static void test_matmul(void)
     core_stop(c);
 }
 
+/*
+ * A product large enough to be shared between the card's threads (output
+ * blocks taken as they come): odd sizes, a transposed operand, bias and
+ * accumulation, a bf16 destination (through a tile); the same numbers, bit
+ * for bit, as with one thread (blas-threads=1), and the reference's.
+ */
+static void matmul_shared_run(const char *props, const float *a,
+                              const float *b, const float *bias, float *o,
+                              uint16_t *ob, int B, int M, int N, int K)
+{
+    Core *c = core_start_with(props);
+    struct nisa_tensor bt = tn(1, NISA_F32, 0, B, K, N, 0);
+    struct nisa_tensor biast = tn(3, NISA_F32, 0, B, M, N, 0);
+    size_t osz = sizeof(float) * B * M * N;
+
+    /* B is stored transposed: [B, N, K] with the last two strides swapped. */
+    bt.strides[1] = 1;
+    bt.strides[2] = K;
+    biast.strides[0] = 0;           /* one bias for every batch entry */
+    put(c, 0, 0, a, sizeof(float) * B * M * K);
+    put(c, 1, 0, b, sizeof(float) * B * K * N);
+    put(c, 3, 0, bias, sizeof(float) * M * N);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+        .flags = NISA_IF_BIAS, .dst = tn(2, NISA_F32, 0, B, M, N, 0),
+        .src = { tn(0, NISA_F32, 0, B, M, K, 0), bt, biast } }), ==, OK);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+        .flags = NISA_IF_ACCUMULATE, .dst = tn(2, NISA_F32, 0, B, M, N, 0),
+        .src = { tn(0, NISA_F32, 0, B, M, K, 0), bt } }), ==, OK);
+    get(c, 2, 0, o, osz);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+        .dst = tn(2, NISA_BF16, 0, B, M, N, 0),
+        .src = { tn(0, NISA_F32, 0, B, M, K, 0), bt } }), ==, OK);
+    get(c, 2, 0, ob, sizeof(uint16_t) * B * M * N);
+    core_stop(c);
+}
+
+static void test_matmul_shared(void)
+{
+    enum { B = 2, M = 203, N = 301, K = 517 };
+    g_autofree float *a = g_new(float, B * M * K);
+    g_autofree float *b = g_new(float, B * K * N);
+    g_autofree float *bias = g_new(float, M * N);
+    g_autofree float *o1 = g_new(float, B * M * N);
+    g_autofree float *o2 = g_new(float, B * M * N);
+    g_autofree float *w = g_new(float, M * N);
+    g_autofree uint16_t *ob1 = g_new(uint16_t, B * M * N);
+    g_autofree uint16_t *ob2 = g_new(uint16_t, B * M * N);
+
+    randf(a, B * M * K, 7);
+    randf(b, B * K * N, 8);
+    randf(bias, M * N, 9);
+    matmul_shared_run("mem-size=64M,blas-threads=1", a, b, bias, o1, ob1,
+                      B, M, N, K);
+    matmul_shared_run("mem-size=64M,blas-threads=3", a, b, bias, o2, ob2,
+                      B, M, N, K);
+    g_assert_cmpmem(o1, sizeof(float) * B * M * N, o2,
+                    sizeof(float) * B * M * N);
+    g_assert_cmpmem(ob1, sizeof(uint16_t) * B * M * N, ob2,
+                    sizeof(uint16_t) * B * M * N);
+    for (int bi = 0; bi < B; bi++) {
+        ref_matmul(a + bi * M * K, b + bi * K * N, w, M, N, K, false, true);
+        for (int i = 0; i < M * N; i++) {
+            g_assert_cmpfloat_with_epsilon(o2[bi * M * N + i],
+                                           2 * w[i] + bias[i], 2e-3);
+        }
+    }
+}
+
 static void test_gather_scatter(void)
 {
     Core *c = core_start();
@@ -824,6 +892,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/core/integer-exact", test_integer_exact);
     qtest_add_func("/trainium/core/reduce-softmax", test_reduce_softmax);
     qtest_add_func("/trainium/core/matmul", test_matmul);
+    qtest_add_func("/trainium/core/matmul-shared", test_matmul_shared);
     qtest_add_func("/trainium/core/gather-scatter", test_gather_scatter);
     qtest_add_func("/trainium/core/isolation", test_isolation);
     qtest_add_func("/trainium/core/launch-errors", test_launch_errors);

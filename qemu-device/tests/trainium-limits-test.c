@@ -95,6 +95,7 @@ static void test_reset_bound(void)
 {
     static const uint32_t row[] = { 0xffffffffu };
     static const uint32_t sq20[] = { 1u << 20, 1u << 20 };
+    static const uint32_t sq14[] = { 1u << 14, 1u << 14 };
     static const uint32_t cube10[] = { 1u << 10, 1u << 10, 1u << 10, 1u << 10 };
     static const uint32_t cube10_1[] = { 1u << 10, 1u << 10, 1u << 10, 1 };
     static const uint32_t wide[] = { 4, 1u << 30 };
@@ -128,6 +129,11 @@ static void test_reset_bound(void)
         { "matmul 2^20 x 2^20 x 2^20, packed", { .opcode = NISA_INSN_MATMUL,
           .dst = t4(2, NISA_F32, 2, sq20, z),
           .src = { t4(0, NISA_F32, 2, sq20, z), t4(1, NISA_BF16, 2, sq20, z) } } },
+        { "matmul 2^14 x 2^14 x 2^12, shared by the card's threads",
+          { .opcode = NISA_INSN_MATMUL,
+          .dst = t4(2, NISA_F32, 2, sq14, z),
+          .src = { t4(0, NISA_F32, 2, (const uint32_t[]){ 1u << 14, 1u << 12 }, z),
+                   t4(1, NISA_F32, 2, (const uint32_t[]){ 1u << 12, 1u << 14 }, z) } } },
         { "matmul into dst in place, inner 2^30", { .opcode = NISA_INSN_MATMUL,
           .flags = NISA_IF_ACCUMULATE,
           .dst = tn(2, NISA_F32, 0, 1024, 1024, 0, 0),
