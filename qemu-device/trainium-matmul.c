@@ -12,7 +12,10 @@
  * BLAS can express (one of them 1) is used in place, anything else is
  * packed tile by tile into a float32 buffer; bf16 is converted. The result
  * goes straight into a float32 destination with a unit inner stride that
- * overlaps no source, else through a float32 tile and a conversion.
+ * overlaps no source, else through a float32 tile and a conversion. A
+ * large product is cut into output blocks that the card's threads share
+ * (trn_matmul_split(), trainium-pool.c); each memory bound holds per
+ * thread.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -22,10 +25,10 @@
 #include "trainium-isa.h"
 
 /*
- * A MATMUL runs on the "blas-threads" property's host threads, by default
- * one per host CPU: its queue worker and the device's helper threads
- * (trainium-pool.c), each calling a single-threaded sgemm on chunks of the
- * product that it takes as it comes. OpenBLAS's own threads are not used:
+ * A MATMUL runs on the "blas-threads" property's host threads: its queue
+ * worker and the device's helper threads (trainium-pool.c), each calling a
+ * single-threaded sgemm on chunks of the product that it takes as it
+ * comes. OpenBLAS's own threads are not used:
  * it splits a product evenly between them, so one sharing a core with a
  * busy vCPU held the whole product back (measured under TCG, one vCPU on
  * 2 host CPUs: a compiled MLP step took 32.5 ms with two OpenBLAS threads,
@@ -39,13 +42,22 @@
 unsigned trn_matmul_threads(TrnState *s)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long vcpus = MACHINE(qdev_get_machine())->smp.cpus;
 
     /* Every sgemm runs on the thread that calls it. */
     openblas_set_num_threads(1);
     if (s->blas_threads) {
         return s->blas_threads;
     }
-    return cpus > 1 ? (unsigned)MIN(cpus, TRN_MAX_BLAS_THREADS) : 1;
+    /*
+     * By default the worker and a helper for each host CPU the vCPUs
+     * leave. One vCPU on 2 host CPUs: two threads (an eager ResNet-18 step
+     * 340 ms, 420 with one). Two vCPUs on 2 (make check): the worker
+     * alone, as a helper would take its time from the busy guest
+     * (torch_neuron's tests took 998 s with one, 849 without; one run
+     * each).
+     */
+    return 1 + (unsigned)MIN(MAX(cpus - vcpus, 0), TRN_MAX_BLAS_THREADS - 1);
 }
 
 bool trn_matmul_check_threads(TrnState *s, Error **errp)
