@@ -54,8 +54,8 @@ unsigned trn_matmul_threads(TrnState *s)
      * leave. One vCPU on 2 host CPUs: two threads (an eager ResNet-18 step
      * 340 ms, 420 with one). Two vCPUs on 2 (make check): the worker
      * alone, as a helper would take its time from the busy guest
-     * (torch_neuron's tests took 998 s with one, 849 without; one run
-     * each).
+     * (torch_neuron's tests took 998 s with one; without, 849 and 928 s:
+     * within this host's noise, so a precaution, not a measured gain).
      */
     return 1 + (unsigned)MIN(MAX(cpus - vcpus, 0), TRN_MAX_BLAS_THREADS - 1);
 }
