@@ -94,7 +94,7 @@ struct TrnState {
     uint64_t mem_size;
     bool fault_injection;
     uint64_t inline_budget;  /* work a doorbell may execute itself */
-    uint32_t blas_threads;   /* host threads of one MATMUL; 0: all */
+    uint32_t blas_threads;   /* host threads of one MATMUL; 0: default */
     TrnPool *pool;           /* helper threads of large instructions */
     TrnFabric *fabric;       /* the fabric this card is a member of */
     uint32_t fabric_rank;
