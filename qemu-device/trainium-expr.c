@@ -404,6 +404,66 @@ TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
     }
 }
 
+/*
+ * The other +, -, *, / steps of float32 registers (alpha not 1, a scalar
+ * float32 cannot hold): in double, as trn_bin_add() and its kin compute
+ * them, rounded to float32 as trn_expr_f32_narrow() rounds -- the bits of
+ * the widen/apply/narrow path below, in one pass.
+ */
+#define TRN_EXPR_F64_FORMS(EXPR_T, EXPR_S, EXPR_R)                          \
+    do {                                                                    \
+        if (!scalar) {                                                      \
+            TRN_EXPR_F32_BLOCKS((float)(EXPR_T));                           \
+        } else if (!rev) {                                                  \
+            TRN_EXPR_F32_BLOCKS((float)(EXPR_S));                           \
+        } else {                                                            \
+            TRN_EXPR_F32_BLOCKS((float)(EXPR_R));                           \
+        }                                                                   \
+    } while (0)
+
+TRN_EW_CLONES static void trn_expr_f64_op(const TrnEw *e, const float *x,
+                                          const float *y, float *d,
+                                          uint64_t n)
+{
+    bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+    double sc = e->scalar, al = e->alpha;
+
+    if (rev && !scalar) {       /* src1 op src0 */
+        const float *t = x;
+
+        x = y;
+        y = t;
+    }
+    switch (e->sub) {
+    case NISA_BIN_ADD:
+        TRN_EXPR_F64_FORMS((double)x[j + u] + al * (double)y[j + u],
+                           (double)x[j + u] + al * sc,
+                           sc + al * (double)x[j + u]);
+        break;
+    case NISA_BIN_SUB:
+        TRN_EXPR_F64_FORMS((double)x[j + u] - al * (double)y[j + u],
+                           (double)x[j + u] - al * sc,
+                           sc - al * (double)x[j + u]);
+        break;
+    case NISA_BIN_MUL:
+        TRN_EXPR_F64_FORMS((double)x[j + u] * (double)y[j + u],
+                           (double)x[j + u] * sc, sc * (double)x[j + u]);
+        break;
+    default:
+        TRN_EXPR_F64_FORMS((double)x[j + u] / (double)y[j + u],
+                           (double)x[j + u] / sc, sc / (double)x[j + u]);
+        break;
+    }
+}
+
+static bool trn_expr_arith(const TrnEw *e)
+{
+    return e->op == NISA_INSN_BINARY &&
+           (e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
+            e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV);
+}
+
 TRN_EW_CLONES static void trn_expr_f32_widen(double *restrict d,
                                              const float *restrict f,
                                              uint64_t n)
@@ -440,6 +500,11 @@ static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
 
         if (trn_expr_f32_fast(&st->e)) {
             trn_expr_f32_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
+                            g->f[st->dst], n);
+            continue;
+        }
+        if (trn_expr_arith(&st->e)) {
+            trn_expr_f64_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
                             g->f[st->dst], n);
             continue;
         }

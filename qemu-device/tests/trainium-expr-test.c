@@ -145,6 +145,67 @@ static void test_f32_chain(void)
 }
 
 /*
+ * Each of +, -, *, / in every form float32 registers compute in double
+ * (alpha not 1, a scalar float32 cannot hold, reversed, and the exact
+ * forms beside them): one-step programs against the instruction itself.
+ */
+static void test_f32_arith_forms(void)
+{
+    static const uint16_t ops[] = { NISA_BIN_ADD, NISA_BIN_SUB, NISA_BIN_MUL,
+                                    NISA_BIN_DIV };
+    static const struct {
+        uint32_t flags;
+        double scalar, alpha;
+    } forms[] = {
+        { 0, 0, 1.0 }, { 0, 0, 0.3 }, { NISA_IF_REVERSE, 0, 0.3 },
+        { NISA_IF_SCALAR, 0.9, 1.0 }, { NISA_IF_SCALAR, 0.5, 1.0 },
+        { NISA_IF_SCALAR, 0.9, -0.1 },
+        { NISA_IF_SCALAR | NISA_IF_REVERSE, 0.9, 1.0 },
+        { NISA_IF_SCALAR | NISA_IF_REVERSE, 1e-3, 0.7 },
+    };
+    Core *c = core_start();
+    float x[N], y[N];
+    struct nisa_tensor tx = tn(0, NISA_F32, 0, R, C, 0, 0);
+    struct nisa_tensor ty = tn(1, NISA_F32, 0, R, C, 0, 0);
+    struct nisa_tensor out = tn(2, NISA_F32, 0, R, C, 0, 0);
+    struct nisa_tensor ref = tn(2, NISA_F32, 1 * MiB, R, C, 0, 0);
+
+    randf(x, N, 5);
+    randf(y, N, 6);
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    for (unsigned o = 0; o < ARRAY_SIZE(ops); o++) {
+        for (unsigned f = 0; f < ARRAY_SIZE(forms); f++) {
+            bool scalar = forms[f].flags & NISA_IF_SCALAR;
+            struct nisa_tensor in[2] = { tx, ty };
+            struct nisa_expr_step st = step(NISA_INSN_BINARY, ops[o], NISA_F32,
+                                            2, 0, scalar ? 0 : 1, 0);
+            struct nisa_insn code[4], one;
+            unsigned n;
+
+            if (ops[o] == NISA_BIN_MUL || ops[o] == NISA_BIN_DIV) {
+                if (forms[f].alpha != 1.0) {
+                    continue;   /* alpha is +'s and -'s */
+                }
+            }
+            st.flags = forms[f].flags;
+            st.scalar = f64bits(forms[f].scalar);
+            st.alpha = f64bits(forms[f].alpha);
+            n = expr_encode(code, out, in, scalar ? 1 : 2, &st, 1);
+            g_assert_cmphex(run_kernel(c, code, n), ==, OK);
+            one = insn(NISA_INSN_BINARY, ops[o], ref, tx,
+                       scalar ? (struct nisa_tensor){} : ty);
+            one.flags = forms[f].flags;
+            one.scalar = f64bits(forms[f].scalar);
+            one.alpha = f64bits(forms[f].alpha);
+            g_assert_cmphex(run_kernel(c, &one, 1), ==, OK);
+            assert_same(c, 0, 1 * MiB, sizeof(x));
+        }
+    }
+    core_stop(c);
+}
+
+/*
  * exp rounded to bf16, times a row rounded to f16, plus x into float32:
  * the intermediates' roundings happen inside the program too. The dst is
  * strided (every other element of a transposed buffer).
@@ -402,6 +463,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/expr/f32-chain", test_f32_chain);
+    qtest_add_func("/trainium/expr/f32-arith-forms", test_f32_arith_forms);
     qtest_add_func("/trainium/expr/low-precision-strided",
                    test_low_precision_strided);
     qtest_add_func("/trainium/expr/integer-where", test_integer_where);
