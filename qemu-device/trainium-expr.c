@@ -331,7 +331,8 @@ static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
  * The float32 path: registers of floats. +, -, *, / of float32 values
  * (alpha 1, a scalar float32 holds) are computed in float32, eight at a
  * time: the same bits as in double rounded once (as trainium-ew-f32.c's
- * trn_f32_exact()); the UNARY functions with a vector kernel
+ * trn_f32_exact()), the other +, -, *, / in double lanes, in the same
+ * pass (trn_expr_f32_op()); the UNARY functions with a vector kernel
  * (trainium-ew-fast.h) through it, with the same bits too; every other
  * step goes through double as above.
  */
@@ -348,6 +349,14 @@ static bool trn_expr_f32_fast(const TrnEw *e)
            e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV;
 }
 
+/* A step trn_expr_f32_op() computes. */
+static bool trn_expr_arith(const TrnEw *e)
+{
+    return e->op == NISA_INSN_BINARY &&
+           (e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
+            e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV);
+}
+
 /* d[j] = @VAL for j < @nn (a multiple of 8), through a local block. */
 #define TRN_EXPR_F32_BLOCKS(VAL)                                            \
     for (uint64_t j = 0; j < nn; j += 8) {                                  \
@@ -359,20 +368,28 @@ static bool trn_expr_f32_fast(const TrnEw *e)
             d[j + u] = t_[u];                                               \
         }                                                                   \
     }
-#define TRN_EXPR_F32_FORMS(OP)                                              \
+/* The three forms of a step: tensor op tensor, op scalar, scalar op. */
+#define TRN_EXPR_FORMS(EXPR_T, EXPR_S, EXPR_R)                              \
     do {                                                                    \
         if (!scalar) {                                                      \
-            TRN_EXPR_F32_BLOCKS(x[j + u] OP y[j + u]);                      \
+            TRN_EXPR_F32_BLOCKS(EXPR_T);                                    \
         } else if (!rev) {                                                  \
-            TRN_EXPR_F32_BLOCKS(x[j + u] OP sc);                            \
+            TRN_EXPR_F32_BLOCKS(EXPR_S);                                    \
         } else {                                                            \
-            TRN_EXPR_F32_BLOCKS(sc OP x[j + u]);                            \
+            TRN_EXPR_F32_BLOCKS(EXPR_R);                                    \
         }                                                                   \
     } while (0)
+#define TRN_EXPR_F32_FORMS(OP)                                              \
+    TRN_EXPR_FORMS(x[j + u] OP y[j + u], x[j + u] OP fs, fs OP x[j + u])
+#define TRN_EXPR_F64_FORMS(EXPR_T, EXPR_S, EXPR_R)                          \
+    TRN_EXPR_FORMS((float)(EXPR_T), (float)(EXPR_S), (float)(EXPR_R))
 
 /*
- * A fast step over @n elements (rounded up to 8: the registers hold
- * TRN_EXPR_BLOCK, the lanes past @n are never stored).
+ * A +, -, *, / step over @n elements (rounded up to 8: the registers hold
+ * TRN_EXPR_BLOCK, the lanes past @n are never stored): in float32 when
+ * trn_expr_f32_fast() admits it; else in double lanes, as trn_bin_add()
+ * and its kin compute, rounded to float32 as trn_expr_f32_narrow() rounds
+ * -- the bits of the widen/apply/narrow path below, in one pass.
  */
 TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
                                           const float *y, float *d,
@@ -380,60 +397,31 @@ TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
 {
     bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
     uint64_t nn = (n + 7) & ~(uint64_t)7;
-    float sc = (float)e->scalar;
-
-    if (rev && !scalar) {       /* src1 op src0 */
-        const float *t = x;
-
-        x = y;
-        y = t;
-    }
-    switch (e->sub) {
-    case NISA_BIN_ADD:
-        TRN_EXPR_F32_FORMS(+);
-        break;
-    case NISA_BIN_SUB:
-        TRN_EXPR_F32_FORMS(-);
-        break;
-    case NISA_BIN_MUL:
-        TRN_EXPR_F32_FORMS(*);
-        break;
-    default:
-        TRN_EXPR_F32_FORMS(/);
-        break;
-    }
-}
-
-/*
- * The other +, -, *, / steps of float32 registers (alpha not 1, a scalar
- * float32 cannot hold): in double, as trn_bin_add() and its kin compute
- * them, rounded to float32 as trn_expr_f32_narrow() rounds -- the bits of
- * the widen/apply/narrow path below, in one pass.
- */
-#define TRN_EXPR_F64_FORMS(EXPR_T, EXPR_S, EXPR_R)                          \
-    do {                                                                    \
-        if (!scalar) {                                                      \
-            TRN_EXPR_F32_BLOCKS((float)(EXPR_T));                           \
-        } else if (!rev) {                                                  \
-            TRN_EXPR_F32_BLOCKS((float)(EXPR_S));                           \
-        } else {                                                            \
-            TRN_EXPR_F32_BLOCKS((float)(EXPR_R));                           \
-        }                                                                   \
-    } while (0)
-
-TRN_EW_CLONES static void trn_expr_f64_op(const TrnEw *e, const float *x,
-                                          const float *y, float *d,
-                                          uint64_t n)
-{
-    bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
-    uint64_t nn = (n + 7) & ~(uint64_t)7;
     double sc = e->scalar, al = e->alpha;
+    float fs = (float)e->scalar;
 
     if (rev && !scalar) {       /* src1 op src0 */
         const float *t = x;
 
         x = y;
         y = t;
+    }
+    if (trn_expr_f32_fast(e)) {
+        switch (e->sub) {
+        case NISA_BIN_ADD:
+            TRN_EXPR_F32_FORMS(+);
+            break;
+        case NISA_BIN_SUB:
+            TRN_EXPR_F32_FORMS(-);
+            break;
+        case NISA_BIN_MUL:
+            TRN_EXPR_F32_FORMS(*);
+            break;
+        default:
+            TRN_EXPR_F32_FORMS(/);
+            break;
+        }
+        return;
     }
     switch (e->sub) {
     case NISA_BIN_ADD:
@@ -455,13 +443,6 @@ TRN_EW_CLONES static void trn_expr_f64_op(const TrnEw *e, const float *x,
                            (double)x[j + u] / sc, sc / (double)x[j + u]);
         break;
     }
-}
-
-static bool trn_expr_arith(const TrnEw *e)
-{
-    return e->op == NISA_INSN_BINARY &&
-           (e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
-            e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV);
 }
 
 TRN_EW_CLONES static void trn_expr_f32_widen(double *restrict d,
@@ -498,13 +479,8 @@ static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
         const TrnExprStep *st = &x->step[s];
         const double *src[3] = { g->d[0], g->d[1], g->d[2] };
 
-        if (trn_expr_f32_fast(&st->e)) {
-            trn_expr_f32_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
-                            g->f[st->dst], n);
-            continue;
-        }
         if (trn_expr_arith(&st->e)) {
-            trn_expr_f64_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
+            trn_expr_f32_op(&st->e, g->f[st->src[0]], g->f[st->src[1]],
                             g->f[st->dst], n);
             continue;
         }
