@@ -396,8 +396,8 @@ static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
     trn_scatter_i64(&e->dst, start, n, buf->io, e->wrap);
 }
 
-TRN_EW_CLONES void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
-                      double *sbuf, double *o, uint64_t n)
+TRN_CLONES void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
+                                 double *sbuf, double *o, uint64_t n)
 {
     const double *x = src[0], *y = src[1];
     uint64_t j;

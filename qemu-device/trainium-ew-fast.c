@@ -24,11 +24,6 @@
 #include "trainium-ew-ops.h"
 #include "trainium-ew-fast.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TRN_FAST_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TRN_FAST_CLONES
-#endif
 #define TRN_FAST_INLINE static inline __attribute__((always_inline))
 
 typedef double TrnV4d __attribute__((vector_size(32)));
@@ -188,8 +183,8 @@ TRN_FAST_INLINE float trn_fast_round(double g, bool quiet)
  * prove, and the last n % 4, through @REF (trainium-ew-ops.h).
  */
 #define TRN_FAST_KERNEL(NAME, VEC, REF)                                      \
-    TRN_FAST_CLONES static void NAME(const float *x, float *d, uint64_t n,  \
-                                     bool quiet)                             \
+    static TRN_CLONES void NAME(const float *x, float *d, uint64_t n,        \
+                                bool quiet)                                  \
     {                                                                        \
         uint64_t j = 0;                                                      \
                                                                              \

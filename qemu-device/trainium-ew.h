@@ -30,16 +30,6 @@
     case NISA_INSN_EXPR_DATA:                                                \
     case NISA_NUM_OPCODES
 
-/*
- * The arithmetic loops shared with EXPR are built for the host's AVX2 and
- * for the baseline; the loader picks one (as trainium-ew-f32.c's).
- */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TRN_EW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TRN_EW_CLONES
-#endif
-
 /* One elementwise instruction, its operands checked. */
 typedef struct TrnEw {
     enum nisa_opcode op;

@@ -242,9 +242,9 @@ static uint32_t trn_expr_program(TrnKernel *k, TrnExpr *x,
  * but a NaN depends on a payload, the sign is kept, and dst's store makes
  * every NaN the quiet NaN -- the bits of the unfused instructions.
  */
-TRN_EW_CLONES static void trn_expr_round_f32(double *restrict d,
-                                             const double *restrict o,
-                                             uint64_t n)
+static TRN_CLONES void trn_expr_round_f32(double *restrict d,
+                                          const double *restrict o,
+                                          uint64_t n)
 {
     uint64_t j = 0;
 
@@ -391,9 +391,9 @@ static bool trn_expr_arith(const TrnEw *e)
  * and its kin compute, rounded to float32 as trn_expr_f32_narrow() rounds
  * -- the bits of the widen/apply/narrow path below, in one pass.
  */
-TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
-                                          const float *y, float *d,
-                                          uint64_t n)
+static TRN_CLONES void trn_expr_f32_op(const TrnEw *e, const float *x,
+                                       const float *y, float *d,
+                                       uint64_t n)
 {
     bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
     uint64_t nn = (n + 7) & ~(uint64_t)7;
@@ -445,9 +445,9 @@ TRN_EW_CLONES static void trn_expr_f32_op(const TrnEw *e, const float *x,
     }
 }
 
-TRN_EW_CLONES static void trn_expr_f32_widen(double *restrict d,
-                                             const float *restrict f,
-                                             uint64_t n)
+static TRN_CLONES void trn_expr_f32_widen(double *restrict d,
+                                          const float *restrict f,
+                                          uint64_t n)
 {
     uint64_t nn = (n + 7) & ~(uint64_t)7;
 
@@ -456,9 +456,9 @@ TRN_EW_CLONES static void trn_expr_f32_widen(double *restrict d,
     }
 }
 
-TRN_EW_CLONES static void trn_expr_f32_narrow(float *restrict f,
-                                              const double *restrict d,
-                                              uint64_t n)
+static TRN_CLONES void trn_expr_f32_narrow(float *restrict f,
+                                           const double *restrict d,
+                                           uint64_t n)
 {
     uint64_t nn = (n + 7) & ~(uint64_t)7;
 

@@ -15,6 +15,18 @@
 #define TRN_CHUNK_ELEMS 1024
 
 /*
+ * The device's arithmetic loops are built twice, for the host's AVX2 (4
+ * doubles per vector instruction, twice SSE2's: conversions and double
+ * arithmetic are what they spend their time on) and for the baseline; the
+ * loader picks one (an ifunc). Their helpers are inlined into both.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TRN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TRN_CLONES
+#endif
+
+/*
  * Work (elements moved or multiply-adds) between two checks for a reset or
  * a pause: about a millisecond on one host core, so that a reset never
  * waits long for an instruction, whatever its operands (docs/hardware.md,
