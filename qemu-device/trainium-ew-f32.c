@@ -17,18 +17,7 @@
 #include "trainium-ew-fast.h"
 #include "trainium-iter.h"
 
-/*
- * The run functions are built twice, for the host's AVX2 (4 doubles per
- * vector instruction, twice SSE2's: the conversions and the double
- * arithmetic are what these loops spend their time on) and for the
- * baseline; the loader picks one (an ifunc). Their helpers are inlined
- * into both.
- */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TRN_F32_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TRN_F32_CLONES
-#endif
+/* The run functions are TRN_CLONES; their helpers are inlined into both. */
 #define TRN_F32_INLINE static inline __attribute__((always_inline))
 
 /*
@@ -270,7 +259,7 @@ TRN_F32_INLINE void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
     }
 }
 
-TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
+static TRN_CLONES void trn_f32_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     TrnF32Run r = {
@@ -320,9 +309,19 @@ TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
             uint8_t *d = TRN_ROW(runs, 0, r, uint8_t);                       \
             const float *a = TRN_ROW(runs, 1, r, const float);               \
                                                                              \
-            if (scalar) {                                                    \
+            if (scalar && sd == 1 && sa == 1) {  /* unit strides: vectors */ \
+                for (int64_t j = 0; j < n; j++) {                            \
+                    d[j] = trn_cmp_##name(a[j], s) != 0;                     \
+                }                                                            \
+            } else if (scalar) {                                             \
                 for (int64_t j = 0; j < n; j++) {                            \
                     d[j * sd] = trn_cmp_##name(a[j * sa], s) != 0;           \
+                }                                                            \
+            } else if (sd == 1 && sa == 1 && sb == 1) {                      \
+                const float *b = TRN_ROW(runs, 2, r, const float);           \
+                                                                             \
+                for (int64_t j = 0; j < n; j++) {                            \
+                    d[j] = trn_cmp_##name(a[j], b[j]) != 0;                  \
                 }                                                            \
             } else {                                                         \
                 const float *b = TRN_ROW(runs, 2, r, const float);           \
@@ -336,8 +335,8 @@ TRN_F32_CLONES static void trn_f32_run(void *opaque, const TrnRuns *runs)
 #define TRN_F32_CMPCASE(N, n, kind) TRN_F32_CMP(N, n)
 
 /* COMPARE of float32 sources (or one and the scalar) into a BOOL dst. */
-TRN_F32_CLONES static void trn_f32_compare_run(void *opaque,
-                                               const TrnRuns *runs)
+static TRN_CLONES void trn_f32_compare_run(void *opaque,
+                                           const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     bool scalar = e->flags & NISA_IF_SCALAR;
@@ -353,8 +352,59 @@ TRN_F32_CLONES static void trn_f32_compare_run(void *opaque,
     g_assert_not_reached();     /* trn_ew_check() bounded the subop */
 }
 
+/*
+ * One row of WHERE. Both values are loaded and one is kept, so the loop
+ * does not branch on the condition (a ReLU's mask is random: the branch
+ * missed half the time, 5.8 ns an element). A row whose destination,
+ * condition and values are contiguous, or a value a broadcast scalar, goes
+ * in blocks of 8 that vectorize, with the strides as constants.
+ */
+#define TRN_F32_WHERE_ROW(name, ctype)                                       \
+TRN_F32_INLINE void name(float *d, const ctype *c, const float *x,          \
+                         const float *y, int64_t n, int64_t sd, int64_t sc,  \
+                         int64_t sx, int64_t sy)                             \
+{                                                                            \
+    int64_t j = 0;                                                           \
+                                                                             \
+    if (sd == 1 && sc == 1) {                                                \
+        for (; j + 8 <= n; j += 8) {                                         \
+            float t[8];                                                      \
+                                                                             \
+            for (int64_t u = 0; u < 8; u++) {                                \
+                float xv = x[(j + u) * sx], yv = y[(j + u) * sy];            \
+                                                                             \
+                t[u] = trn_to_f32(c[j + u] != 0 ? xv : yv);                  \
+            }                                                                \
+            for (int64_t u = 0; u < 8; u++) {                                \
+                d[j + u] = t[u];                                             \
+            }                                                                \
+        }                                                                    \
+    }                                                                        \
+    for (; j < n; j++) {                                                     \
+        float xv = x[j * sx], yv = y[j * sy];                                \
+                                                                             \
+        d[j * sd] = trn_to_f32(c[j * sc] != 0 ? xv : yv);                    \
+    }                                                                        \
+}
+TRN_F32_WHERE_ROW(trn_f32_where_row_f32, float)
+TRN_F32_WHERE_ROW(trn_f32_where_row_u8, uint8_t)
+
+/* The value strides as constants where they are 0 or 1. */
+#define TRN_F32_WHERE_STRIDES(fn, d, c, x, y, n, sd, sc, sx, sy)             \
+    do {                                                                     \
+        if ((sx) == 1 && (sy) == 1) {                                        \
+            fn(d, c, x, y, n, sd, sc, 1, 1);                                 \
+        } else if ((sx) == 1 && (sy) == 0) {                                 \
+            fn(d, c, x, y, n, sd, sc, 1, 0);                                 \
+        } else if ((sx) == 0 && (sy) == 1) {                                 \
+            fn(d, c, x, y, n, sd, sc, 0, 1);                                 \
+        } else {                                                             \
+            fn(d, c, x, y, n, sd, sc, sx, sy);                               \
+        }                                                                    \
+    } while (0)
+
 /* WHERE into float32: the condition BOOL, U8 or F32 (true if not 0). */
-TRN_F32_CLONES static void trn_f32_where_run(void *opaque, const TrnRuns *runs)
+static TRN_CLONES void trn_f32_where_run(void *opaque, const TrnRuns *runs)
 {
     const TrnEw *e = opaque;
     int64_t n = (int64_t)runs->n, sd = runs->st[0], sc = runs->st[1];
@@ -366,17 +416,13 @@ TRN_F32_CLONES static void trn_f32_where_run(void *opaque, const TrnRuns *runs)
         const float *y = TRN_ROW(runs, 3, r, const float);
 
         if (e->src[0].dtype == NISA_F32) {
-            const float *c = TRN_ROW(runs, 1, r, const float);
-
-            for (int64_t j = 0; j < n; j++) {
-                d[j * sd] = trn_to_f32(c[j * sc] != 0 ? x[j * sx] : y[j * sy]);
-            }
+            TRN_F32_WHERE_STRIDES(trn_f32_where_row_f32, d,
+                                  TRN_ROW(runs, 1, r, const float), x, y, n,
+                                  sd, sc, sx, sy);
         } else {
-            const uint8_t *c = TRN_ROW(runs, 1, r, const uint8_t);
-
-            for (int64_t j = 0; j < n; j++) {
-                d[j * sd] = trn_to_f32(c[j * sc] != 0 ? x[j * sx] : y[j * sy]);
-            }
+            TRN_F32_WHERE_STRIDES(trn_f32_where_row_u8, d,
+                                  TRN_ROW(runs, 1, r, const uint8_t), x, y, n,
+                                  sd, sc, sx, sy);
         }
     }
 }

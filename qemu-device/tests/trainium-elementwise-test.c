@@ -485,6 +485,96 @@ static void test_iota(void)
     core_stop(c);
 }
 
+/* What a float32 WHERE stores: the chosen value, a NaN quiet with its sign. */
+static uint32_t where_bits(bool cond, float x, float y)
+{
+    float v = cond ? x : y;
+    uint32_t u;
+
+    memcpy(&u, &v, 4);
+    return isnan(v) ? (u & 0x80000000u) | 0x7fc00000u : u;
+}
+
+/*
+ * WHERE into float32 in each of its loops: contiguous rows in blocks of 8
+ * (both values tensors, or either a broadcast scalar), the tail of a row,
+ * a strided destination; the condition BOOL and F32 (-0 false, NaN true);
+ * values with NaN payloads of both signs. Random conditions, as a ReLU's
+ * mask is, so that every block mixes both values.
+ */
+static void test_where_forms(void)
+{
+    enum { W = 1003 };          /* not a multiple of 8: a tail in each row */
+    Core *c = core_start();
+    static float x[W], y[W], cf[W], o[2 * W];
+    static uint8_t cb[W];
+    const uint32_t nans[] = { 0x7fc00000u, 0xffc00001u, 0x7f800123u,
+                              0xff812345u };
+    const float scal[2] = { -0.0f, 2.5f };
+    GRand *r = g_rand_new_with_seed(7);
+
+    randf(x, W, 1);
+    randf(y, W, 2);
+    for (int i = 0; i < W; i++) {
+        cb[i] = g_rand_boolean(r) ? (uint8_t)g_rand_int_range(r, 1, 256) : 0;
+        cf[i] = cb[i] ? (i % 5 ? 1.5f : NAN) : (i % 3 ? 0.0f : -0.0f);
+        if (i % 17 == 0) {
+            memcpy(&x[i], &nans[i / 17 % 4], 4);
+        }
+        if (i % 19 == 0) {
+            memcpy(&y[i], &nans[(i / 19 + 1) % 4], 4);
+        }
+    }
+    g_rand_free(r);
+    /* slot 0: the conditions and the scalars; 1: x, 2: y, 3: dst */
+    put(c, 0, 0, cb, sizeof(cb));
+    put(c, 0, 4096, cf, sizeof(cf));
+    put(c, 0, 8192, scal, sizeof(scal));
+    put(c, 1, 0, x, sizeof(x));
+    put(c, 2, 0, y, sizeof(y));
+
+    /* form: 0 both tensors, 1 y a scalar, 2 x a scalar; strided: dst by 2 */
+    for (unsigned cond = 0; cond < 2; cond++) {
+        for (unsigned form = 0; form < 3; form++) {
+            for (unsigned strided = 0; strided < 2; strided++) {
+                struct nisa_insn in = { .opcode = NISA_INSN_WHERE,
+                    .dst = tn(3, NISA_F32, 0, W, 0, 0, 0),
+                    .src = { cond ? tn(0, NISA_F32, 4096, W, 0, 0, 0)
+                                  : tn(0, NISA_BOOL, 0, W, 0, 0, 0),
+                             tn(1, NISA_F32, 0, W, 0, 0, 0),
+                             tn(2, NISA_F32, 0, W, 0, 0, 0) } };
+                const float *cx = x, *cy = y;
+
+                if (form) {
+                    unsigned v = form == 1 ? 2 : 1;
+
+                    in.src[v] = tn(0, NISA_F32, 8192 + 4 * (form - 1), W, 0, 0,
+                                   0);
+                    in.src[v].strides[0] = 0;
+                }
+                in.dst.strides[0] = strided ? 2 : 1;
+                memset(o, 0x55, sizeof(o));
+                put(c, 3, 0, o, sizeof(o));
+                g_assert_cmphex(run1(c, in), ==, OK);
+                get(c, 3, 0, o, sizeof(o));
+                for (int i = 0; i < W; i++) {
+                    float xv = form == 2 ? scal[1] : cx[i];
+                    float yv = form == 1 ? scal[0] : cy[i];
+                    uint32_t got;
+
+                    memcpy(&got, &o[i * (strided ? 2 : 1)], 4);
+                    if (got != where_bits(cb[i] != 0, xv, yv)) {
+                        g_test_message("cond %u form %u strided %u: "
+                                       "element %d", cond, form, strided, i);
+                    }
+                    g_assert_cmphex(got, ==, where_bits(cb[i] != 0, xv, yv));
+                }
+            }
+        }
+    }
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -497,5 +587,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/elementwise/special-unary", test_special_unary);
     qtest_add_func("/trainium/elementwise/special-binary", test_special_binary);
     qtest_add_func("/trainium/elementwise/iota", test_iota);
+    qtest_add_func("/trainium/elementwise/where-forms", test_where_forms);
     return g_test_run();
 }
