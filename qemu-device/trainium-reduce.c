@@ -217,6 +217,72 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
     return true;
 }
 
+/*
+ * A sum or mean of a contiguous float32 source along an axis that is not
+ * its last (a bias's gradient: the batch summed for each feature). Each
+ * destination lane adds its column in double, in the general loop's order,
+ * so the bits are its bits; the rows are read straight from device memory,
+ * TRN_CHUNK_ELEMS lanes at a time, rather than through trn_gather() (2.6
+ * ns an element for a 256 x 1024 source). False
+ * (nothing done) for any other reduction.
+ */
+/*
+ * acc[j] += row[j], j < n: blocks of 8 (a count -O2's cost model vectorizes),
+ * then the tail.
+ */
+static TRN_CLONES void trn_add_row(double *restrict acc,
+                                   const float *restrict row, uint64_t n)
+{
+    uint64_t j = 0;
+
+    for (; j + 8 <= n; j += 8) {
+        for (unsigned u = 0; u < 8; u++) {
+            acc[j + u] += row[j + u];
+        }
+    }
+    for (; j < n; j++) {
+        acc[j] += row[j];
+    }
+}
+
+static bool trn_reduce_cols_f32(TrnKernel *k, unsigned red,
+                                const TrnView *src, const TrnView *dst,
+                                const TrnAxis *ax, double *acc, uint32_t *err)
+{
+    const float *f = (const float *)src->data;
+
+    if (src->dtype != NISA_F32 || !src->contiguous || ax->inner == 1 ||
+        (red != NISA_RED_SUM && red != NISA_RED_MEAN)) {
+        return false;
+    }
+    for (uint64_t o = 0; o < ax->outer; o++) {
+        for (uint64_t j0 = 0; j0 < ax->inner; j0 += TRN_CHUNK_ELEMS) {
+            uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->inner - j0);
+
+            for (uint64_t j = 0; j < n; j++) {
+                acc[j] = 0;
+            }
+            for (uint64_t i = 0; i < ax->len; i++) {
+                const float *row = f + (o * ax->len + i) * ax->inner + j0;
+
+                if (trn_tick(k, n)) {
+                    *err = NISA_ERR_ABORTED;
+                    return true;
+                }
+                trn_add_row(acc, row, n);
+            }
+            if (red == NISA_RED_MEAN) {
+                for (uint64_t j = 0; j < n; j++) {
+                    acc[j] /= (double)ax->len;
+                }
+            }
+            trn_scatter(dst, o * ax->inner + j0, n, acc);
+        }
+    }
+    *err = NISA_ERR_NONE;
+    return true;
+}
+
 uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned red = le16_to_cpu(in->subop), d;
@@ -260,7 +326,8 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
     if (red == NISA_RED_PROD && trn_is_int(src.dtype) && trn_is_int(dst.dtype)) {
         return trn_prod_int(k, &src, &dst, &ax);
     }
-    if (trn_reduce_rows_f32(k, red, &src, &dst, &ax, x, acc, &err)) {
+    if (trn_reduce_rows_f32(k, red, &src, &dst, &ax, x, acc, &err) ||
+        trn_reduce_cols_f32(k, red, &src, &dst, &ax, acc, &err)) {
         return err;
     }
 

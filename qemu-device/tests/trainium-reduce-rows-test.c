@@ -5,7 +5,8 @@
  * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
  * extreme, ties included) has the bits of
  *   - the same reduction of the transposed tensor along axis 0 (columns:
- *     the general fold over double buffers, in the same order), and
+ *     the general fold over double buffers, in the same order; for SUM and
+ *     MEAN of the contiguous copy, trn_reduce_cols_f32), and
  *   - the test's own fold in double, in order, rounded once (but for the
  *     sign of a zero max or min, which is the card's fmax()'s),
  * over rows with a NaN (either sign), infinities of both signs, zeros of
@@ -180,7 +181,8 @@ static void test_arg_rows(void)
 /*
  * Many short rows (a max pooling's 3x3 windows), more than one store's
  * worth (TRN_CHUNK_ELEMS = 1024 results): MAX and ARGMAX of each row, as
- * the columns' general fold and the host give them.
+ * the columns' general fold and the host give them; SUM of each, as the
+ * columns' float32 path gives it in chunks of 1024 lanes and a tail.
  */
 #define NR 2500
 #define NL 9
@@ -228,6 +230,19 @@ static void test_short_rows(void)
             g_assert_cmpint(idx[r], ==, first);
             g_assert_cmpfloat(vals[r], ==, x[r * NL + first]);
         }
+        in.subop = NISA_RED_SUM;
+        in.dst = col ? tn(2, NISA_F32, 0, 1, NR, 0, 0)
+                     : tn(2, NISA_F32, 0, NR, 1, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, vals, NR * 4);
+        for (unsigned r = 0; r < NR; r++) {
+            float sum = 0;
+
+            for (unsigned i = 0; i < NL; i++) {
+                sum += x[r * NL + i];           /* small integers: exact */
+            }
+            g_assert_cmpfloat(vals[r], ==, sum);
+        }
     }
     core_stop(c);
 }
@@ -261,6 +276,14 @@ static void test_rows(void)
             }
         }
         check("columns", reds[k], cols, want);
+
+        /* strided columns (x read as [L][R]): the general fold */
+        in.src[0] = tn(0, NISA_F32, 0, L, R, 0, 0);
+        in.src[0].strides[0] = 1;
+        in.src[0].strides[1] = L;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, cols, sizeof(cols));
+        check("strided columns", reds[k], cols, want);
 
         /* the rows */
         in.src[0] = t.tr;
