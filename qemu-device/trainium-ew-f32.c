@@ -309,7 +309,7 @@ static TRN_CLONES void trn_f32_run(void *opaque, const TrnRuns *runs)
             uint8_t *d = TRN_ROW(runs, 0, r, uint8_t);                       \
             const float *a = TRN_ROW(runs, 1, r, const float);               \
                                                                              \
-            if (scalar && sd == 1 && sa == 1) {  /* unit strides: vectors */ \
+            if (scalar && sd == 1 && sa == 1) {    /* unit strides */      \
                 for (int64_t j = 0; j < n; j++) {                            \
                     d[j] = trn_cmp_##name(a[j], s) != 0;                     \
                 }                                                            \
