@@ -179,10 +179,13 @@ def test_cpu_only_profile_and_no_profile_issue_nothing():
 
 
 def test_profiling_off_costs_nothing_measurable():
-    # Small operators run as fast after a profile as before it (the hooks
+    # Small operators run as fast after a profile as before any (the hooks
     # are off), and measurably slower under one (each operator's work is
-    # bracketed and submitted alone). Minimum of several runs: the guest's
-    # timing is noisy.
+    # bracketed and submitted alone). Minimum of several runs, and up to
+    # three profiles against the one reference taken before the first: the
+    # guest's speed drifts for seconds at a time (a minimum of 7 runs
+    # doubled after a profile in 1 of 11 tries on the Zen 3 host, and halved
+    # in another), while hooks left on fail every attempt.
     a = torch.randn(32, 32, device=DEV)
 
     def run():
@@ -194,11 +197,15 @@ def test_profiling_off_costs_nothing_measurable():
 
     run()
     before = min(run() for _ in range(7))
-    with profile(activities=torch_neuron.profiler.activities()):
-        during = min(run() for _ in range(3))
-    after = min(run() for _ in range(7))
-    assert after < before * 1.5 + 0.003, (before, during, after)
-    assert during > after, (before, during, after)
+    seen = []
+    for _ in range(3):
+        with profile(activities=torch_neuron.profiler.activities()):
+            during = min(run() for _ in range(3))
+        after = min(run() for _ in range(7))
+        seen.append((during, after))
+        if after < before * 1.5 + 0.003 and during > after:
+            return
+    pytest.fail(f"before a profile {before}; (during, after) of 3 profiles: {seen}")
 
 
 def test_compiled_training_step_shows_its_graph_launches(tmp_path, monkeypatch):
