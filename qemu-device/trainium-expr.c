@@ -336,25 +336,23 @@ static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
  * (trainium-ew-fast.h) through it, with the same bits too; every other
  * step goes through double as above.
  */
-static bool trn_expr_f32_fast(const TrnEw *e)
-{
-    if (e->op != NISA_INSN_BINARY ||
-        ((e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB) && e->alpha != 1.0)) {
-        return false;
-    }
-    if ((e->flags & NISA_IF_SCALAR) && (double)(float)e->scalar != e->scalar) {
-        return false;
-    }
-    return e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
-           e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV;
-}
-
-/* A step trn_expr_f32_op() computes. */
 static bool trn_expr_arith(const TrnEw *e)
 {
     return e->op == NISA_INSN_BINARY &&
            (e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB ||
             e->sub == NISA_BIN_MUL || e->sub == NISA_BIN_DIV);
+}
+
+/* Of those, the steps computed in float32 itself: the same bits. */
+static bool trn_expr_f32_fast(const TrnEw *e)
+{
+    bool additive = e->sub == NISA_BIN_ADD || e->sub == NISA_BIN_SUB;
+
+    if (!trn_expr_arith(e) || (additive && e->alpha != 1.0)) {
+        return false;
+    }
+    return !(e->flags & NISA_IF_SCALAR) ||
+           (double)(float)e->scalar == e->scalar;
 }
 
 /* d[j] = @VAL for j < @nn (a multiple of 8), through a local block. */
