@@ -74,6 +74,30 @@ def test_training_step_has_device_events_linked_to_ops():
     assert set(kernels["Memcpy HtoD (neuron)"]) <= {"aten::copy_", "aten::_copy_from"}
 
 
+def test_work_after_a_nested_operator_stays_with_its_operator():
+    # A convolution takes its stream, allocates its workspace (a nested
+    # aten::empty, which closes its interval), then issues its im2col and
+    # matmuls: that card time is the convolution's, as timing events see it.
+    torch.manual_seed(0)
+    x = torch.randn(16, 32, 32, 32, device=DEV)
+    w = torch.randn(64, 32, 3, 3, device=DEV)
+    torch.nn.functional.conv2d(x, w, padding=1)
+    torch.neuron.synchronize()
+    start = torch.neuron.Event(enable_timing=True)
+    end = torch.neuron.Event(enable_timing=True)
+    start.record()
+    torch.nn.functional.conv2d(x, w, padding=1)
+    end.record()
+    end.synchronize()
+    card_us = start.elapsed_time(end) * 1000
+    with profile(activities=torch_neuron.profiler.activities()) as prof:
+        torch.nn.functional.conv2d(x, w, padding=1)
+        torch.neuron.synchronize()
+    avg = {e.key: e for e in prof.key_averages()}
+    conv_us = avg["aten::convolution_overrideable"].self_device_time_total
+    assert conv_us >= 0.5 * card_us, (conv_us, card_us)
+
+
 def test_intervals_of_one_lane_do_not_overlap():
     # One stream runs its work in order: the card's timestamps say so.
     dev = torch_neuron.profiler.device_events(_profiled_step())

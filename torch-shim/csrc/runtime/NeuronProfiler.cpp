@@ -8,7 +8,8 @@
 // instruction (nrn_op_timestamp) goes into the stream's batch before the
 // work; when the operator ends, or a nested operator starts, or it moves to
 // another stream or to a copy, another one goes after it and the batch is
-// submitted. The card writes its clock into a slot of a buffer of ours at
+// submitted. A kernel interval closed by a nested operator's start reopens
+// when that operator ends. The card writes its clock into a slot of a buffer of ours at
 // each, in the same job as the work between them: one interval of card
 // work of that operator, a kernel on the lane of the stream's NeuronCore or
 // a copy on its DMA queue (note_copy(); a copy is a DMA job of its own, so
@@ -66,6 +67,11 @@ struct Open {
 struct Frame {
   uint64_t correlation;
   Open open;  // open.s == nullptr: no interval open
+  // The kernel interval a nested operator's start closed: reopened when it
+  // ends, since the operator may go on issuing on the stream it already
+  // holds (a nested allocation between its first and later instructions).
+  nrn_stream* resume = nullptr;
+  c10::DeviceIndex resume_device = 0;
   bool copy_next = false;
   Work copy_kind = Work::Kernel;
   uint64_t copy_bytes = 0;
@@ -301,8 +307,14 @@ void push_correlation(uint64_t id) noexcept {
   if (!g_active.load(std::memory_order_relaxed))
     return;
   auto& fs = frames();
-  if (!fs.empty())
-    guarded("nested operator", close, fs.back());  // the parent's so far
+  if (!fs.empty()) {
+    Frame& parent = fs.back();
+    if (parent.open.s && parent.open.kind == Work::Kernel) {
+      parent.resume = parent.open.s;
+      parent.resume_device = parent.open.device;
+    }
+    guarded("nested operator", close, parent);  // the parent's so far
+  }
   fs.push_back(Frame{id, Open{}});
 }
 
@@ -315,6 +327,20 @@ void pop_correlation() noexcept {
     return;
   guarded("operator end", close, fs.back());
   fs.pop_back();
+  if (fs.empty() || !fs.back().resume)
+    return;
+  Frame& parent = fs.back();
+  nrn_stream* s = parent.resume;
+  parent.resume = nullptr;
+  if (parent.open.s || parent.copy_next)
+    return;  // it opened another interval meanwhile
+  try {
+    open(parent, parent.resume_device, s, Work::Kernel, 0);
+  } catch (const std::exception& e) {
+    if (g_errors.size() < 16)
+      g_errors.push_back(std::string("neuron profiler: resuming an operator: ") +
+                         e.what());
+  }
 }
 
 int64_t timestamps_issued() {
