@@ -11,6 +11,7 @@
 #include "trainium-isa.h"
 #include "trainium-ew-ops.h"
 #include "trainium-ew.h"
+#include "trainium-iter.h"
 
 /*
  * The dispatch of UNARY, BINARY and COMPARE, generated from the ISA's
@@ -460,9 +461,10 @@ static void trn_ew_chunk_f64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
 }
 
 /*
- * A copy between same-typed contiguous operands is a memmove, in pieces
- * (checking for a reset between them) ordered so that an overlap copies
- * as if through a temporary.
+ * A COPY between operands of one dtype copies bits (a NaN keeps its
+ * payload, as PyTorch's copies keep it). Contiguous operands: a memmove,
+ * in pieces (checking for a reset between them) ordered so that an
+ * overlap copies as if through a temporary.
  */
 static uint32_t trn_ew_memmove(TrnKernel *k, TrnEw *e)
 {
@@ -483,6 +485,70 @@ static uint32_t trn_ew_memmove(TrnKernel *k, TrnEw *e)
         memmove(d + at, s + at, n);
     }
     return NISA_ERR_NONE;
+}
+
+/*
+ * Any other layout: element by element along the runs of trainium-iter.h;
+ * a run with unit strides goes in blocks of 8 through a local array, which
+ * -O2 makes vector moves (a 2x2 window's row is 2 elements: a call to
+ * memcpy per row would cost more than the copy).
+ */
+#define TRN_COPY_BITS_RUN(name, type)                                        \
+static void name(void *opaque, const TrnRuns *runs)                          \
+{                                                                            \
+    int64_t n = (int64_t)runs->n, sd = runs->st[0], ss = runs->st[1];        \
+                                                                             \
+    for (uint64_t r = 0; r < runs->rows; r++) {                              \
+        type *d = (type *)(runs->p[0] + (int64_t)r * runs->row[0]);          \
+        const type *s =                                                      \
+            (const type *)(runs->p[1] + (int64_t)r * runs->row[1]);          \
+        int64_t j = 0;                                                       \
+                                                                             \
+        if (sd == 1 && ss == 1) {                                            \
+            for (; j + 8 <= n; j += 8) {                                     \
+                type t[8];                                                   \
+                                                                             \
+                for (int64_t u = 0; u < 8; u++) {                            \
+                    t[u] = s[j + u];                                         \
+                }                                                            \
+                for (int64_t u = 0; u < 8; u++) {                            \
+                    d[j + u] = t[u];                                         \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (; j < n; j++) {                                                 \
+            d[j * sd] = s[j * ss];                                           \
+        }                                                                    \
+    }                                                                        \
+}
+TRN_COPY_BITS_RUN(trn_copy_bits_1, uint8_t)
+TRN_COPY_BITS_RUN(trn_copy_bits_2, uint16_t)
+TRN_COPY_BITS_RUN(trn_copy_bits_4, uint32_t)
+TRN_COPY_BITS_RUN(trn_copy_bits_8, uint64_t)
+
+static uint32_t trn_ew_copy_bits(TrnKernel *k, TrnEw *e)
+{
+    const TrnView *views[2] = { &e->dst, &e->src[0] };
+    TrnRunFn *fn;
+    TrnIter it;
+
+    switch (e->dst.esize) {
+    case 1:
+        fn = trn_copy_bits_1;
+        break;
+    case 2:
+        fn = trn_copy_bits_2;
+        break;
+    case 4:
+        fn = trn_copy_bits_4;
+        break;
+    default:
+        assert(e->dst.esize == 8);
+        fn = trn_copy_bits_8;
+        break;
+    }
+    trn_iter_init(&it, views, 2);
+    return trn_iter_runs(k, &it, fn, NULL) ? NISA_ERR_ABORTED : NISA_ERR_NONE;
 }
 
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
@@ -525,9 +591,9 @@ uint32_t trn_ew_run(TrnKernel *k, TrnEw *e)
     if (!e->dst.numel) {
         return NISA_ERR_NONE;
     }
-    if (e->op == NISA_INSN_COPY && e->src[0].dtype == e->dst.dtype &&
-        e->src[0].contiguous && e->dst.contiguous) {
-        return trn_ew_memmove(k, e);
+    if (e->op == NISA_INSN_COPY && e->src[0].dtype == e->dst.dtype) {
+        return e->src[0].contiguous && e->dst.contiguous
+               ? trn_ew_memmove(k, e) : trn_ew_copy_bits(k, e);
     }
     if (!e->integer && trn_ew_f32(k, e, &err)) {
         return err;

@@ -38,10 +38,11 @@ typedef struct TrnF32Run {
 /*
  * For each row, and each j < n of it: d[j] = @VAL_C when the rows are
  * contiguous, else d[j * sd] = @VAL_S; @VAL_* read the row's a, b and s.
- * The contiguous form goes in blocks of 8, each computed into a local
- * array before it is stored: with no possible overlap between loads and
- * stores, -O2 turns the block into vector instructions (and an exactly
- * aliased in-place operand stays correct).
+ * The contiguous form goes in blocks of 8, then one of 4 (a row of a 2x2
+ * or 4x4 window is short), each computed into a local array before it is
+ * stored: with no possible overlap between loads and stores, -O2 turns the
+ * block into vector instructions (and an exactly aliased in-place operand
+ * stays correct).
  */
 #define TRN_F32_FOR(r, VAL_C, VAL_S)                                        \
     for (uint64_t row_ = 0; row_ < (r)->rows; row_++) {                     \
@@ -62,6 +63,18 @@ typedef struct TrnF32Run {
                 for (unsigned u_ = 0; u_ < 8; u_++) {                       \
                     d_[j_ + u_] = t_[u_];                                   \
                 }                                                           \
+            }                                                               \
+            if (j_ + 4 <= (r)->n) {                                         \
+                float t_[4];                                                \
+                                                                            \
+                for (unsigned u_ = 0; u_ < 4; u_++) {                       \
+                    uint64_t j = j_ + u_;                                   \
+                    t_[u_] = (VAL_C);                                       \
+                }                                                           \
+                for (unsigned u_ = 0; u_ < 4; u_++) {                       \
+                    d_[j_ + u_] = t_[u_];                                   \
+                }                                                           \
+                j_ += 4;                                                    \
             }                                                               \
             for (; j_ < (r)->n; j_++) {                                     \
                 uint64_t j = j_;                                            \
@@ -283,9 +296,6 @@ static TRN_CLONES void trn_f32_run(void *opaque, const TrnRuns *runs)
         float v = trn_to_f32(e->scalar);
 
         TRN_F32_FOR(&r, ((void)j, v), ((void)j, v));
-    } else if (e->op == NISA_INSN_COPY) {
-        /* Through trn_to_f32(): a NaN is stored as the quiet NaN. */
-        TRN_F32_FOR(&r, trn_to_f32(a[j]), trn_to_f32(a[j * r.sa]));
     } else if (e->op == NISA_INSN_UNARY) {
         TrnF32UnaryFn *fast = trn_ew_fast_unary(e->sub);
 
@@ -439,10 +449,11 @@ static TrnRunFn *trn_f32_kind(const TrnEw *e)
     }
     switch (e->op) {
     case NISA_INSN_FILL:
-    case NISA_INSN_COPY:
     case NISA_INSN_UNARY:
     case NISA_INSN_BINARY:
         return e->dst.dtype == NISA_F32 ? trn_f32_run : NULL;
+    case NISA_INSN_COPY:        /* within float32: bits, trn_ew_run() */
+        return NULL;
     case NISA_INSN_COMPARE:
         return e->dst.dtype == NISA_BOOL ? trn_f32_compare_run : NULL;
     case NISA_INSN_WHERE:

@@ -177,6 +177,7 @@ static void test_small_int_convert(void)
                                          (uint8_t)3000000256ll };
     static const int8_t want_i8[11] = { 2, -2, 44, -1, -1, 0, 0, 0, 0, 1, 0 };
     static const int16_t want_i16[11] = { 2, -2, 300, -1, 255, 0, 0, 0, 0, 1, 0 };
+    static const float zeros[2] = { 0.0f, -0.0f };
 
     put(c, 0, 0, b, 4);
     g_assert_cmphex(run1(c, copy(NISA_I32, NISA_U8, 4)), ==, OK);
@@ -210,6 +211,16 @@ static void test_small_int_convert(void)
     g_assert_cmphex(run1(c, copy(NISA_I16, NISA_F32, 11)), ==, OK);
     get(c, 1, 0, i16, sizeof(i16));
     g_assert(!memcmp(i16, want_i16, sizeof(i16)));
+    /* To bool: not zero (NaN is not zero). */
+    g_assert_cmphex(run1(c, copy(NISA_BOOL, NISA_F32, 11)), ==, OK);
+    get(c, 1, 0, u8, sizeof(u8));
+    for (unsigned i = 0; i < 11; i++) {
+        g_assert_cmpint(u8[i], ==, 1);
+    }
+    put(c, 0, 0, zeros, sizeof(zeros));
+    g_assert_cmphex(run1(c, copy(NISA_BOOL, NISA_F32, 2)), ==, OK);
+    get(c, 1, 0, u8, 2);
+    g_assert(u8[0] == 0 && u8[1] == 0);
     core_stop(c);
 }
 

@@ -6,8 +6,9 @@
  * every pairing of contiguous, transposed, broadcast and windowed operands,
  * and in place. Each result must be bit for bit what docs/hardware.md
  * ("Numerics") defines -- the operation in double on the loaded values,
- * rounded once to float32, a NaN stored as the quiet NaN with its sign --
- * and a windowed destination's gaps must be left alone.
+ * rounded once to float32, a NaN stored as the quiet NaN with its sign; a
+ * COPY's source bits, NaN payloads included -- and a windowed
+ * destination's gaps must be left alone.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -33,6 +34,8 @@ static const Layout layouts[] = {
     { "broadcast", 0, { 0, D3, 0, 1 } },          /* dims 0 and 2 */
     { "per-channel", 0, { D1, 1, 0, 0 } },         /* one value per run */
     { "window", 12, { 3 * 8 * 11, 8 * 11, 2 * 11, 2 } },
+    /* contiguous runs of D3 = 5 in rows of 7: a block of 4 and a tail */
+    { "padded rows", 3, { D1 * D2 * 7, D2 * 7, 7, 1 } },
 };
 
 /*
@@ -99,12 +102,18 @@ static double binary(unsigned op, double x, double y, double alpha)
     }
 }
 
-/* Random values with signed zeros, infinities and a NaN of each sign. */
+/*
+ * Random values with signed zeros, infinities, a NaN of each sign, and NaNs
+ * with payloads (a signaling one, a negative quiet one): stored, every NaN
+ * is the quiet NaN with its sign.
+ */
 static void fill_values(float *p, unsigned seed)
 {
-    static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY,
-                                     NAN, -NAN, 1e-40f, 3.0e38f };
+    static const uint32_t nan_bits[] = { 0x7fa00001u, 0xffc12345u };
+    float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f,
+                        3.0e38f, 0.0f, 0.0f };
 
+    memcpy(&special[8], nan_bits, sizeof(nan_bits));
     randf(p, BACKING, seed);
     for (unsigned i = 0; i < BACKING; i += 37) {
         p[i] = special[(i / 37 + seed) % ARRAY_SIZE(special)];
@@ -267,8 +276,11 @@ static void test_unary_layouts(void)
                 FOR_EACH_ELEMENT(i, j, k, m, e) {
                     double x = r->x[at(la, i, j, k, m)];
 
+                    if (kinds[w].op == NISA_INSN_COPY) {
+                        memcpy(&want[e], &r->x[at(la, i, j, k, m)], 4);
+                        continue;
+                    }
                     want[e] = round_f32(
-                        kinds[w].op == NISA_INSN_COPY ? x :
                         kinds[w].op == NISA_INSN_FILL ? -0.1 :
                         kinds[w].fn == NISA_UN_RELU ? (x <= 0 ? 0.0 : x) :
                         kinds[w].fn == NISA_UN_NEG ? -x : x * x);
