@@ -9,11 +9,12 @@
 // work; when the operator ends, or a nested operator starts, or it moves to
 // another stream or to a copy, another one goes after it and the batch is
 // submitted. A kernel interval closed by a nested operator's start reopens
-// when that operator ends. The card writes its clock into a slot of a buffer of ours at
-// each, in the same job as the work between them: one interval of card
-// work of that operator, a kernel on the lane of the stream's NeuronCore or
-// a copy on its DMA queue (note_copy(); a copy is a DMA job of its own, so
-// its interval also holds the card's hops between the queues).
+// when that operator ends. The card writes its clock into a slot of a
+// buffer of ours at each, in the same job as the work between them: one
+// interval of card work of that operator, a kernel on the lane of the
+// stream's NeuronCore or a copy on its DMA queue (note_copy(); a copy is a
+// DMA job of its own, so its interval also holds the card's hops between
+// the queues).
 //
 // The card's clock goes on the host's wall clock through a reference
 // TIMESTAMP on an idle stream of the profiler's own at the card's first use
