@@ -489,9 +489,10 @@ static uint32_t trn_ew_memmove(TrnKernel *k, TrnEw *e)
 
 /*
  * Any other layout: element by element along the runs of trainium-iter.h;
- * a run with unit strides goes in blocks of 8 through a local array, which
- * -O2 makes vector moves (a 2x2 window's row is 2 elements: a call to
- * memcpy per row would cost more than the copy).
+ * a run with unit strides goes in blocks of 8 elements, each a memcpy of a
+ * constant size that the compiler inlines as vector moves (a 2x2 window's
+ * row is 2 elements: a call to memcpy per row would cost more than the
+ * copy).
  */
 #define TRN_COPY_BITS_RUN(name, type)                                        \
 static void name(void *opaque, const TrnRuns *runs)                          \
@@ -506,14 +507,7 @@ static void name(void *opaque, const TrnRuns *runs)                          \
                                                                              \
         if (sd == 1 && ss == 1) {                                            \
             for (; j + 8 <= n; j += 8) {                                     \
-                type t[8];                                                   \
-                                                                             \
-                for (int64_t u = 0; u < 8; u++) {                            \
-                    t[u] = s[j + u];                                         \
-                }                                                            \
-                for (int64_t u = 0; u < 8; u++) {                            \
-                    d[j + u] = t[u];                                         \
-                }                                                            \
+                memcpy(d + j, s + j, 8 * sizeof(type));                      \
             }                                                                \
         }                                                                    \
         for (; j < n; j++) {                                                 \
