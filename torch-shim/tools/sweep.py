@@ -231,8 +231,26 @@ def backward(torch, m, args, out):
     return [g if g is not None else torch.zeros(()) for g in grads]
 
 
+def items_of(torch, kinds):
+    """(kind, name, item, function) of every op and module swept, in order:
+    the float32 OpInfos of op_db, then the float32 ModuleInfos of module_db."""
+    out = []
+    if "ops" in kinds:
+        from torch.testing._internal.common_methods_invocations import op_db
+        out += [("ops", op.name + (f".{op.variant_test_name}" if op.variant_test_name else ""),
+                 op, sweep_op)
+                for op in op_db if torch.float32 in op.supported_dtypes("cpu")]
+    if "modules" in kinds:
+        from torch.testing._internal.common_modules import module_db
+        out += [("modules", m.name, m, sweep_module)
+                for m in module_db if torch.float32 in m.dtypes]
+    return out
+
+
 def child(argv):
-    """Run items [start, ...) of one kind, one JSON line per finished item."""
+    """Run items [start, ...) of the kinds asked for, one JSON line per
+    finished item. One process goes through both kinds: `import torch` and
+    the test modules cost a minute under TCG, per process."""
     a = parse(argv)
     import torch
     import torch_neuron
@@ -240,37 +258,33 @@ def child(argv):
     warnings.filterwarnings("ignore")
     torch.neuron.set_device(a.card)
     runner = Runner(torch, torch_neuron)
-    if a.only == "ops":
-        from torch.testing._internal.common_methods_invocations import op_db
-        items = [op for op in op_db if torch.float32 in op.supported_dtypes("cpu")]
-        names = [op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
-                 for op in items]
-        fn = sweep_op
-    else:
-        from torch.testing._internal.common_modules import module_db
-        items = [m for m in module_db if torch.float32 in m.dtypes]
-        names = [m.name for m in items]
-        fn = sweep_module
+    items = items_of(torch, kinds_of(a))
     if a.filter:
-        pick = [i for i, n in enumerate(names) if re.search(a.filter, n)]
-        items, names = [items[i] for i in pick], [names[i] for i in pick]
+        items = [it for it in items if re.search(a.filter, it[1])]
     with open(a.progress, "a") as prog:
         if a.start == 0:
-            prog.write(json.dumps({"total": len(items)}) + "\n")
+            totals = {k: sum(it[0] == k for it in items) for k in kinds_of(a)}
+            prog.write(json.dumps({"total": len(items), "totals": totals}) + "\n")
         for i in range(a.start, len(items)):
             if i % a.shards != a.shard:
                 continue
-            prog.write(json.dumps({"start": i, "name": names[i]}) + "\n")
+            kind, name, item, fn = items[i]
+            prog.write(json.dumps({"start": i, "set": kind, "name": name}) + "\n")
             prog.flush()
             t = time.time()
             # A hang is as bad as a crash: the child exits, the item is a CRASH.
             faulthandler.dump_traceback_later(a.item_timeout, exit=True)
-            res = fn(torch, runner, items[i], a.samples)
+            res = fn(torch, runner, item, a.samples)
             faulthandler.cancel_dump_traceback_later()
-            prog.write(json.dumps({"done": i, "name": names[i], "kind": classify(res),
+            prog.write(json.dumps({"done": i, "set": kind, "name": name,
+                                   "kind": classify(res),
                                    "seconds": round(time.time() - t, 2),
                                    "samples": res}) + "\n")
             prog.flush()
+
+
+def kinds_of(a):
+    return [a.only] if a.only else ["ops", "modules"]
 
 
 def parse(argv):
@@ -283,7 +297,7 @@ def parse(argv):
     p.add_argument("--item-timeout", type=int, default=300)
     p.add_argument("--shard", type=int, default=0)
     p.add_argument("--shards", type=int, default=2,
-                   help="processes per kind (the guest has two CPUs)")
+                   help="processes (the guest has two CPUs)")
     p.add_argument("--card", type=int, default=0,
                    help='the card that "neuron" means in the samples')
     p.add_argument("--progress")
@@ -291,42 +305,42 @@ def parse(argv):
     return p.parse_args(argv)
 
 
-def drive(kind, shard, a):
-    """Run the child on items shard, shard + shards, ... of @kind until it
-    has gone through them all, restarting it after an item that killed it
-    (that item is a CRASH)."""
-    progress = os.path.join(a.out, f"{kind}-{shard}.progress")
+def drive(shard, a):
+    """Run the child on items shard, shard + shards, ... until it has gone
+    through them all, restarting it after an item that killed it (that item
+    is a CRASH). Returns the finished items by index, and the totals per
+    kind."""
+    progress = os.path.join(a.out, f"{a.only or 'all'}-{shard}.progress")
     if os.path.exists(progress):
         os.remove(progress)
-    start, done, total = 0, {}, None
+    start, done, total, totals = 0, {}, None, None
     while True:
-        subprocess.run([sys.executable, __file__, "--child", "--only", kind,
-                        "--samples", str(a.samples), "--start", str(start),
-                        "--item-timeout", str(a.item_timeout),
+        subprocess.run([sys.executable, __file__, "--child", "--samples", str(a.samples),
+                        "--start", str(start), "--item-timeout", str(a.item_timeout),
                         "--shard", str(shard), "--shards", str(a.shards),
-                        "--card", str(a.card),
-                        "--progress", progress]
+                        "--card", str(a.card), "--progress", progress]
+                       + (["--only", a.only] if a.only else [])
                        + (["--filter", a.filter] if a.filter else []), check=False)
         last = None
         with open(progress) as f:
             for line in f:
                 rec = json.loads(line)
                 if "total" in rec:
-                    total = rec["total"]
+                    total, totals = rec["total"], rec["totals"]
                 elif "start" in rec:
                     last = rec
                 else:
                     done[rec["done"]] = rec
         if total is None:
-            raise SystemExit(f"sweep: the {kind} child died before listing its items")
+            raise SystemExit("sweep: the child died before listing its items")
         if last is None or last["start"] in done:
             break  # finished every item
-        done[last["start"]] = {"done": last["start"], "name": last["name"],
-                               "kind": "CRASH", "samples": []}
+        done[last["start"]] = {"done": last["start"], "set": last["set"],
+                               "name": last["name"], "kind": "CRASH", "samples": []}
         start = last["start"] + 1
         if start >= total:
             break
-    return done, total
+    return done, totals
 
 
 def main():
@@ -334,18 +348,15 @@ def main():
     if a.child:
         return child(sys.argv[1:])
     os.makedirs(a.out, exist_ok=True)
-    kinds = [k for k in ("ops", "modules") if not a.only or a.only == k]
-    jobs = [(k, i) for k in kinds for i in range(a.shards)]
-    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
-        runs = list(pool.map(lambda j: drive(j[0], j[1], a), jobs))
+    with concurrent.futures.ThreadPoolExecutor(a.shards) as pool:
+        runs = list(pool.map(lambda shard: drive(shard, a), range(a.shards)))
+    done = {}
+    for d, _ in runs:
+        done.update(d)
+    totals = runs[0][1]
     bad = 0
-    for kind in kinds:
-        done, total = {}, 0
-        for (k, _), (d, t) in zip(jobs, runs):
-            if k == kind:
-                done.update(d)
-                total = t
-        recs = [done[i] for i in sorted(done)]
+    for kind in kinds_of(a):
+        recs = [done[i] for i in sorted(done) if done[i]["set"] == kind]
         label, noun = {"ops": ("opinfo", "ops"), "modules": ("moduleinfo", "modules")}[kind]
         with open(os.path.join(a.out, f"{kind}.json"), "w") as f:
             json.dump(recs, f, indent=1)
@@ -355,7 +366,7 @@ def main():
             if r["kind"] in ("MISMATCH", "CRASH"):
                 why = next((s["why"] for s in r["samples"] if s["kind"] == "MISMATCH"), "")
                 print(f"  {r['kind']} {r['name']}: {why}")
-        counted = total - count["nosample"]
+        counted = totals[kind] - count["nosample"]
         print(f"{label}: {count['pass']} of {counted} {noun} pass on neuron with no "
               f"fallback ({count['fallback']} fall back, {count['loud']} fail loudly, "
               f"{count['MISMATCH']} mismatch, {count['CRASH']} crash; "
