@@ -2,9 +2,10 @@
 """torch.distributed backend "neuron" on 2 cards (docs/distributed.md).
 
 Two worker processes (ranks 0 and 1, cards neuron:0 and neuron:1) are
-started once for the module -- each pays ``import torch`` once, in
-parallel -- and join init_process_group("neuron"); every test sends the
-name of a check_* function below to both, which run it together and reply.
+started once for the module -- one process imports PyTorch (a minute of
+CPU under TCG), then forks the second before either touches a card -- and
+join init_process_group("neuron"); every test sends the name of a check_*
+function below to both, which run it together and reply.
 For the two-node checks the same workers leave that group and join a new
 one as nodes of their own (importing PyTorch again would cost ~25 s).
 A check also fails when an operator fell back to the CPU inside it (the
@@ -287,6 +288,36 @@ def _join(rank, port, nodes):
     return dev
 
 
+def _workers(port, in_fd, out_fd):
+    """Both ranks from one `import torch`: fork before any card is touched;
+    the child is rank 1 on the pipes @in_fd/@out_fd, this process rank 0
+    (it waits for rank 1, and fails if rank 1 did)."""
+    import torch  # noqa: F401  (the import both ranks share)
+    fds = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+           if os.path.exists(f"/proc/self/fd/{fd}")]
+    assert not [f for f in fds if f.startswith("/dev/accel")], \
+        f"a card is open before the fork: {fds}"
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(in_fd, 0)
+        os.dup2(out_fd, 1)
+        os.close(in_fd)
+        os.close(out_fd)
+        code = 1
+        try:
+            _worker(1, port)
+            code = 0
+        finally:
+            sys.stdout.flush()
+            os._exit(code)
+    os.close(in_fd)
+    os.close(out_fd)
+    _worker(0, port)
+    _, status = os.waitpid(pid, 0)
+    sys.exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
+
+
 def _worker(rank, port):
     import torch.distributed as dist
     import torch_neuron
@@ -335,13 +366,28 @@ def _free_port():
         return s.getsockname()[1]
 
 
+class _Rank:
+    """Pytest's end of one worker: what it reads and what it replies."""
+
+    def __init__(self, stdin, stdout):
+        self.stdin, self.stdout = stdin, stdout
+
+
 class Workers:
     def __init__(self):
         port = _free_port()
         self.nodes = False
-        self.procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(port)],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                      for r in range(WORLD)]
+        # rank 1's pipes: the launcher (rank 0) gives them to the rank it forks
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self.proc = subprocess.Popen([sys.executable, __file__, "--workers", str(port),
+                                      str(in_r), str(out_w)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     pass_fds=(in_r, out_w))
+        os.close(in_r)
+        os.close(out_w)
+        self.procs = [_Rank(self.proc.stdin, self.proc.stdout),
+                      _Rank(open(in_w, "w"), open(out_r))]
         for p in self.procs:
             reply = _read_reply(p)
             assert reply and reply.get("ready") is not None, "worker did not start"
@@ -360,7 +406,8 @@ class Workers:
         errors = []
         for r, reply in enumerate(replies):
             if reply is None:
-                errors.append(f"rank {r}: worker died (exit {self.procs[r].poll()})")
+                errors.append(f"rank {r}: worker died (rank 0's exit status: "
+                              f"{self.proc.poll()})")
                 continue
             if not reply["ok"]:
                 errors.append(f"rank {r}: {reply['error']}")
@@ -368,13 +415,14 @@ class Workers:
 
     def close(self):
         for p in self.procs:
-            if p.poll() is None:
+            if not p.stdin.closed:
                 p.stdin.close()
+        try:
+            self.proc.wait(timeout=120)  # rank 0 waits for rank 1
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
         for p in self.procs:
-            try:
-                p.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            p.stdout.close()
 
 
 @pytest.fixture(scope="module")
@@ -439,5 +487,5 @@ def test_torchrun_ddp_example():
     assert "final loss" in r.stdout and ": OK" in r.stdout, r.stdout
 
 
-if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--worker":
-    _worker(int(sys.argv[2]), int(sys.argv[3]))
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--workers":
+    _workers(*map(int, sys.argv[2:]))
