@@ -1,12 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""Shared helpers of the torch_neuron tests (one Python process runs them all)."""
+"""Shared helpers of the torch_neuron tests (one Python process runs them;
+make check splits them over two, see scripts/guest/check)."""
 import atexit
+import os
 import subprocess
 import tempfile
 
 import pytest
 import torch
 import torch_neuron
+
+
+# "neuron" (no index) means this card for the whole process: make check runs
+# part of the suite in a second pytest process on the VM's second card
+# (scripts/guest/check).
+if os.environ.get("TORCH_NEURON_TEST_CARD"):
+    torch.neuron.set_device(int(os.environ["TORCH_NEURON_TEST_CARD"]))
 
 
 def pytest_configure(config):
