@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """pytest plugin of scripts/guest/check (-p check_order): the tests that time
 the card against the host run last, in the same pytest process as the rest
-(one `import torch` instead of two: 25-60 s under TCG), and wait first for
-the background work that shares the guest's CPUs to finish.
+of lane A (one `import torch` fewer: 45-60 s under TCG), and wait first for
+the background work (lane B with it) that shares the guest's CPUs to finish.
 
   NEURON_CHECK_LAST   file names (space-separated) of the tests to run last
   NEURON_CHECK_WAIT   a file whose existence means the background work ended
