@@ -2,6 +2,7 @@
 """Shared helpers of the torch_neuron tests (one Python process runs them;
 make check splits them over two, see scripts/guest/check)."""
 import atexit
+import faulthandler
 import os
 import subprocess
 import tempfile
@@ -18,20 +19,40 @@ if os.environ.get("TORCH_NEURON_TEST_CARD"):
     torch.neuron.set_device(int(os.environ["TORCH_NEURON_TEST_CARD"]))
 
 
+# Where a hung test's stacks go: the process's stderr, duplicated while
+# pytest's capture of it is suspended (pytest_configure), since the output
+# pytest captures during a test is lost when the process exits.
+_stderr = None
+
+
 def pytest_configure(config):
+    global _stderr
+    _stderr = os.fdopen(os.dup(2), "w")
     config.addinivalue_line("markers", "slow: longer end-to-end runs")
     config.addinivalue_line(
         "markers", "allow_fallback(*ops): operators (as torch_neuron.fallback_stats() "
         "names them, e.g. 'aten::cumsum.out') this test may run on the CPU")
 
 
+# A test that hangs (a wait on the card that never ends) stops its pytest
+# process after this many seconds, printing every thread's stack, instead
+# of holding make check until the VM's timeout (40 minutes). The slowest
+# test takes 82 s in make check on a 2-core TCG host.
+CALL_TIMEOUT = int(os.environ.get("TORCH_NEURON_TEST_TIMEOUT", "900"))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """A test fails when an operator fell back to the CPU during it, unless
     the test names that operator in @pytest.mark.allow_fallback(...): a
-    fallback gives the right numbers on "neuron", so only counting shows it."""
+    fallback gives the right numbers on "neuron", so only counting shows it.
+    A test that runs for CALL_TIMEOUT seconds ends the process (see above)."""
     torch_neuron.reset_fallback_stats()
-    result = yield
+    faulthandler.dump_traceback_later(CALL_TIMEOUT, exit=True, file=_stderr)
+    try:
+        result = yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
     marker = item.get_closest_marker("allow_fallback")
     allowed = set(marker.args) if marker else set()
     fell = {op: n for op, n in torch_neuron.fallback_stats().items() if op not in allowed}
