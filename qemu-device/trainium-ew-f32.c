@@ -17,8 +17,10 @@
 #include "trainium-ew-fast.h"
 #include "trainium-iter.h"
 
-/* The run functions are TRN_CLONES; their helpers are inlined into both. */
-#define TRN_F32_INLINE static inline __attribute__((always_inline))
+/*
+ * The run functions are TRN_CLONES; their helpers, QEMU_ALWAYS_INLINE, are
+ * inlined into both clones.
+ */
 
 /*
  * The runs of one call: row r of operand o starts at o + r * ro (elements);
@@ -98,8 +100,9 @@ typedef struct TrnF32Run {
 #define TRN_F32_UN_BITS(N, n) case NISA_UN_##N: break;
 #define TRN_F32_UNCASE(N, n, kind) TRN_F32_UN_##kind(N, n)
 
-TRN_F32_INLINE void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn,
-                                  double p, double q)
+static inline QEMU_ALWAYS_INLINE
+void trn_f32_unary(const TrnF32Run *r, enum nisa_unary fn,
+                   double p, double q)
 {
     switch (fn) {
     NISA_UNARY_OPS(TRN_F32_UNCASE)
@@ -162,8 +165,9 @@ static void trn_f32_unary_fast(const TrnF32Run *r, TrnF32UnaryFn *fast)
 #define TRN_F32_BIN_BITS(N, n) case NISA_BIN_##N: break;
 #define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
 
-TRN_F32_INLINE void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
-                                   unsigned form, double al)
+static inline QEMU_ALWAYS_INLINE
+void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,
+                    unsigned form, double al)
 {
     switch (op) {
     NISA_BINARY_OPS(TRN_F32_BINCASE)
@@ -202,8 +206,9 @@ static inline float trn_f32_quiet(float f)
  * S. A. Figueroa, 1995), with twice the elements per vector instruction
  * and no conversions. False for anything else (computed in double).
  */
-TRN_F32_INLINE bool trn_f32_exact(const TrnF32Run *r, enum nisa_binary op,
-                                  unsigned form, double al)
+static inline QEMU_ALWAYS_INLINE
+bool trn_f32_exact(const TrnF32Run *r, enum nisa_binary op,
+                   unsigned form, double al)
 {
     if (form != 0 && !r->bcast && (double)(float)r->s != r->s) {
         return false;           /* a scalar float32 cannot hold */
@@ -226,7 +231,8 @@ TRN_F32_INLINE bool trn_f32_exact(const TrnF32Run *r, enum nisa_binary op,
 }
 
 /* A BINARY's runs: a source with stride 0 along the rows is a scalar. */
-TRN_F32_INLINE void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
+static inline QEMU_ALWAYS_INLINE
+void trn_f32_binary_runs(const TrnEw *e, TrnF32Run *r)
 {
     bool scalar = e->flags & NISA_IF_SCALAR, rev = e->flags & NISA_IF_REVERSE;
     unsigned form;
@@ -370,9 +376,10 @@ static TRN_CLONES void trn_f32_compare_run(void *opaque,
  * in blocks of 8 that vectorize, with the strides as constants.
  */
 #define TRN_F32_WHERE_ROW(name, ctype)                                       \
-TRN_F32_INLINE void name(float *d, const ctype *c, const float *x,          \
-                         const float *y, int64_t n, int64_t sd, int64_t sc,  \
-                         int64_t sx, int64_t sy)                             \
+static inline QEMU_ALWAYS_INLINE                                             \
+void name(float *d, const ctype *c, const float *x,                          \
+          const float *y, int64_t n, int64_t sd, int64_t sc,                 \
+          int64_t sx, int64_t sy)                                            \
 {                                                                            \
     int64_t j = 0;                                                           \
                                                                              \

@@ -24,8 +24,6 @@
 #include "trainium-ew-ops.h"
 #include "trainium-ew-fast.h"
 
-#define TRN_FAST_INLINE static inline __attribute__((always_inline))
-
 typedef double TrnV4d __attribute__((vector_size(32)));
 typedef int64_t TrnV4l __attribute__((vector_size(32)));
 typedef float TrnV4f __attribute__((vector_size(16)));
@@ -44,14 +42,14 @@ typedef int32_t TrnV4i __attribute__((vector_size(16)));
 /* The largest |x| a kernel computes (|2u| <= 50 for the GELU's u). */
 #define TRN_FAST_GELU_MAX 8.0
 
-TRN_FAST_INLINE TrnV4d trn_v_abs(TrnV4d x)
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_abs(TrnV4d x)
 {
     return (TrnV4d)((TrnV4l)x & (TrnV4l){ INT64_MAX, INT64_MAX, INT64_MAX,
                                           INT64_MAX });
 }
 
 /* m ? a : b, lane by lane (m all ones or all zeros). */
-TRN_FAST_INLINE TrnV4d trn_v_sel(TrnV4l m, TrnV4d a, TrnV4d b)
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_sel(TrnV4l m, TrnV4d a, TrnV4d b)
 {
     return (TrnV4d)(((TrnV4l)a & m) | ((TrnV4l)b & ~m));
 }
@@ -63,7 +61,7 @@ TRN_FAST_INLINE TrnV4d trn_v_sel(TrnV4l m, TrnV4d a, TrnV4d b)
  * field. k is y / ln2 rounded by adding 1.5 * 2^52, whose low bits are
  * then k.
  */
-TRN_FAST_INLINE TrnV4d trn_v_exp(TrnV4d y)
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_exp(TrnV4d y)
 {
     TrnV4d kd = y * TRN_V(0x1.71547652b82fep0) + TRN_V(0x1.8p52), r, p;
     TrnV4l kb = (TrnV4l)kd;
@@ -87,7 +85,7 @@ TRN_FAST_INLINE TrnV4d trn_v_exp(TrnV4d y)
 }
 
 /* tanh(u) to within TRN_FAST_ET, absolutely (|2u| <= 100). */
-TRN_FAST_INLINE TrnV4d trn_v_tanh_abs(TrnV4d u)
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_tanh_abs(TrnV4d u)
 {
     return TRN_V(1.0) - TRN_V(2.0) / (trn_v_exp(TRN_V(2.0) * u) + TRN_V(1.0));
 }
@@ -96,8 +94,8 @@ TRN_FAST_INLINE TrnV4d trn_v_tanh_abs(TrnV4d u)
  * The lanes whose interval [r - b, r + b] rounds to one float32 (and
  * that are @in the kernel's domain); *@f = r rounded.
  */
-TRN_FAST_INLINE TrnV4i trn_v_proven(TrnV4d r, TrnV4d b, TrnV4l in,
-                                    TrnV4f *f)
+static inline QEMU_ALWAYS_INLINE
+TrnV4i trn_v_proven(TrnV4d r, TrnV4d b, TrnV4l in, TrnV4f *f)
 {
     TrnV4f fr = __builtin_convertvector(r, TrnV4f);
     TrnV4f lo = __builtin_convertvector(r - b, TrnV4f);
@@ -111,7 +109,7 @@ TRN_FAST_INLINE TrnV4i trn_v_proven(TrnV4d r, TrnV4d b, TrnV4l in,
  * trn_un_gelu_tanh(): 0.5 * x * (1 + t). Only t differs from the double
  * evaluation: |dr| <= 0.5 |x| (ET + 2^-52) + ulp(r).
  */
-TRN_FAST_INLINE TrnV4i trn_v_gelu_tanh(TrnV4d x, TrnV4f *f)
+static inline QEMU_ALWAYS_INLINE TrnV4i trn_v_gelu_tanh(TrnV4d x, TrnV4f *f)
 {
     TrnV4l in = trn_v_abs(x) <= TRN_V(TRN_FAST_GELU_MAX);
     TrnV4d xs = trn_v_sel(in, x, TRN_V(0.0));
@@ -129,7 +127,8 @@ TRN_FAST_INLINE TrnV4i trn_v_gelu_tanh(TrnV4d x, TrnV4f *f)
  * 3 * 0.044715 x x: |dr| <= 0.5 (ET + 2^-52) + 0.5 |x| c P (2 ET + 2^-50)
  * + an ulp of each product (|x| c P <= 32) and of r.
  */
-TRN_FAST_INLINE TrnV4i trn_v_gelu_tanh_grad(TrnV4d x, TrnV4f *f)
+static inline QEMU_ALWAYS_INLINE
+TrnV4i trn_v_gelu_tanh_grad(TrnV4d x, TrnV4f *f)
 {
     TrnV4l in = trn_v_abs(x) <= TRN_V(TRN_FAST_GELU_MAX);
     TrnV4d xs = trn_v_sel(in, x, TRN_V(0.0));
@@ -151,7 +150,7 @@ TRN_FAST_INLINE TrnV4i trn_v_gelu_tanh_grad(TrnV4d x, TrnV4f *f)
  * 2^-50.9 of it: |dr| <= |r| 2^-46. |x| <= 100 (results from subnormal
  * to overflowing float32; the bound test sorts out those near its edges).
  */
-TRN_FAST_INLINE TrnV4i trn_v_exp_f(TrnV4d x, TrnV4f *f)
+static inline QEMU_ALWAYS_INLINE TrnV4i trn_v_exp_f(TrnV4d x, TrnV4f *f)
 {
     TrnV4l in = trn_v_abs(x) <= TRN_V(100.0);
     TrnV4l zero = x <= TRN_V(-104.0);
@@ -172,7 +171,7 @@ TRN_FAST_INLINE TrnV4i trn_v_exp_f(TrnV4d x, TrnV4f *f)
  * -NaN) to +, unlike the general engine, whose store does not see the
  * function.
  */
-TRN_FAST_INLINE float trn_fast_round(double g, bool quiet)
+static inline QEMU_ALWAYS_INLINE float trn_fast_round(double g, bool quiet)
 {
     asm("" : "+m"(g));
     return quiet ? trn_to_f32(g) : (float)g;
