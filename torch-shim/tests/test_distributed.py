@@ -19,6 +19,7 @@ the steps: relative loss difference <= 1e-4 (examples/ddp.py).
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -383,14 +384,21 @@ class Workers:
         self.proc = subprocess.Popen([sys.executable, __file__, "--workers", str(port),
                                       str(in_r), str(out_w)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     pass_fds=(in_r, out_w))
+                                     pass_fds=(in_r, out_w),
+                                     # its own process group, so that rank 1,
+                                     # which it forks, goes with it on a kill
+                                     start_new_session=True)
         os.close(in_r)
         os.close(out_w)
         self.procs = [_Rank(self.proc.stdin, self.proc.stdout),
                       _Rank(open(in_w, "w"), open(out_r))]
-        for p in self.procs:
-            reply = _read_reply(p)
-            assert reply and reply.get("ready") is not None, "worker did not start"
+        try:
+            for p in self.procs:
+                reply = _read_reply(p)
+                assert reply and reply.get("ready") is not None, "worker did not start"
+        except BaseException:
+            self.close(timeout=0)
+            raise
 
     def as_nodes(self):
         """From now on each rank is a node of its own (a new group)."""
@@ -413,14 +421,22 @@ class Workers:
                 errors.append(f"rank {r}: {reply['error']}")
         assert not errors, "\n".join(errors)
 
-    def close(self):
+    def close(self, timeout=120):
+        """End both ranks: EOF on their stdin, @timeout seconds for rank 0
+        to exit (it waits for rank 1), then a kill of what is left of their
+        process group (rank 0 and the rank 1 it forked)."""
         for p in self.procs:
             if not p.stdin.closed:
                 p.stdin.close()
         try:
-            self.proc.wait(timeout=120)  # rank 0 waits for rank 1
+            self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # both have exited
+        self.proc.wait()
         for p in self.procs:
             p.stdout.close()
 
