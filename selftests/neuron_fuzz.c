@@ -881,6 +881,7 @@ FIXTURE_SETUP(fuzz)
 	self->fd = nt_open();
 	if (self->fd < 0)
 		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	NT_NEED_CARD_ALONE(self->fd);
 }
 
 FIXTURE_TEARDOWN(fuzz)

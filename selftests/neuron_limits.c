@@ -35,6 +35,7 @@ FIXTURE_SETUP(lim)
 		SKIP(return, "no neuron device (is neuron.ko loaded?)");
 	self->max_host_bo_mb = nt_module_param("max_host_bo_mb");
 	self->max_pinned_mb = nt_module_param("max_pinned_mb");
+	NT_NEED_CARD_ALONE(self->fd);
 }
 
 FIXTURE_TEARDOWN(lim)

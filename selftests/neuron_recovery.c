@@ -29,6 +29,7 @@ FIXTURE_SETUP(rec)
 	self->fd = nt_open();
 	if (self->fd < 0)
 		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	NT_NEED_CARD_ALONE(self->fd);
 	if (nt_fault(self->fd, 0, 0))
 		SKIP(return, "no fault-injection hook (debugfs mounted? card with fault-injection=on?)");
 	ASSERT_EQ(0, nt_bo_create(self->fd, 1 << 20, DRM_NEURON_BO_HOST, &self->host));

@@ -26,6 +26,7 @@ FIXTURE_SETUP(sub)
 	self->fd = nt_open();
 	if (self->fd < 0)
 		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	NT_NEED_CARD_ALONE(self->fd);
 	ASSERT_EQ(0, nt_bo_create(self->fd, 2 * BIG, DRM_NEURON_BO_HOST, &self->host));
 	ASSERT_EQ(0, nt_bo_create(self->fd, BIG, DRM_NEURON_BO_DEVICE, &self->dev));
 	ASSERT_EQ(0, nt_syncobj_create(self->fd, &self->sync_a));

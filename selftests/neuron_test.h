@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -202,6 +204,66 @@ static inline int nt_minor(int fd)
 
 	return fstat(fd, &st) ? -1 : (int)minor(st.st_rdev);
 }
+
+/*
+ * How many processes other than this one have @fd's card open (a process
+ * whose /proc/PID/fd this one may not read is not counted); -1 if /proc
+ * cannot be read.
+ */
+static inline int nt_other_users(int fd)
+{
+	char path[PATH_MAX];
+	struct stat card, st;
+	struct dirent *p, *f;
+	int users = 0;
+	DIR *proc, *fds;
+
+	if (fstat(fd, &card))
+		return -1;
+	proc = opendir("/proc");
+	if (!proc)
+		return -1;
+	while ((p = readdir(proc))) {
+		char *end;
+		long pid = strtol(p->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;	/* gone, or not ours to read */
+		while ((f = readdir(fds))) {
+			snprintf(path, sizeof(path), "/proc/%ld/fd/%s", pid, f->d_name);
+			if (f->d_name[0] != '.' && !stat(path, &st) && S_ISCHR(st.st_mode) &&
+			    st.st_rdev == card.st_rdev) {
+				users++;
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return users;
+}
+
+/*
+ * In a FIXTURE_SETUP, after the card is open in @fd: skip (closing it) if
+ * another process has the card open. For the tests that compare the card's
+ * counters, set neuron.ko's parameters or inject faults into its queues:
+ * another user's jobs would move the counters or fail through them.
+ */
+#define NT_NEED_CARD_ALONE(fd)							\
+	do {									\
+		int users_ = nt_other_users(fd);				\
+										\
+		if (users_ > 0) {						\
+			close(fd);						\
+			(fd) = -1;						\
+			SKIP(return, "%d other process(es) have the card open;"	\
+			     " these tests need it to themselves", users_);	\
+		}								\
+	} while (0)
 
 /* The number a sysfs file starts with; -1 on error. */
 static inline long long nt_read_number(const char *path)

@@ -123,6 +123,7 @@ FIXTURE_SETUP(trace)
 	self->dir[0] = 0;
 	if (self->fd < 0)
 		SKIP(return, "no neuron device (is neuron.ko loaded?)");
+	NT_NEED_CARD_ALONE(self->fd);
 	t = tracefs();
 	if (!t)
 		SKIP(return, "no tracefs");
