@@ -192,6 +192,17 @@ static struct nisa_tensor nrn_isa_tensor(const struct nrn_space *sp,
 	return t;
 }
 
+/*
+ * The buffer operand @i is bound to. An empty operand may have no memory
+ * (nrn_check_tensor); its instruction operand reaches no byte, so it names
+ * dst's buffer at offset 0 (dst is not empty, else nothing is emitted):
+ * a MATMUL with an empty inner dimension, a REDUCE over an empty axis.
+ */
+static struct nrn_buffer *nrn_opnd_buf(const struct nrn_space *sp, unsigned int i)
+{
+	return sp->op[i].t->buf ? sp->op[i].t->buf : sp->op[0].t->buf;
+}
+
 /* Bind the operands' buffers, flushing first if they do not fit the batch. */
 static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
 			   unsigned int ninsn, unsigned int *slots)
@@ -203,9 +214,9 @@ static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
 		bool bound = false;
 
 		for (j = 0; j < s->batch.nslots && !bound; j++)
-			bound = s->slots[j] == sp->op[i].t->buf;
+			bound = s->slots[j] == nrn_opnd_buf(sp, i);
 		for (j = 0; j < i && !bound; j++)
-			bound = sp->op[j].t->buf == sp->op[i].t->buf;
+			bound = nrn_opnd_buf(sp, j) == nrn_opnd_buf(sp, i);
 		fresh += !bound;
 	}
 	if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
@@ -215,7 +226,7 @@ static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
 			return ret;
 	}
 	for (i = 0; i < sp->nop; i++) {
-		ret = nrn_stream_slot_locked(s, sp->op[i].t->buf, sp->op[i].access,
+		ret = nrn_stream_slot_locked(s, nrn_opnd_buf(sp, i), sp->op[i].access,
 					     &slots[i]);
 		if (ret)
 			return ret;
@@ -233,11 +244,19 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 {
 	unsigned int nd = sp->ndim < NISA_MAX_DIMS ? sp->ndim : NISA_MAX_DIMS;
 	unsigned int first = sp->ndim - nd, slots[MAX_OPERANDS], i, d;
-	int64_t outer = nrn_numel(sp->shape, first), idx[MAXD] = { 0 };
+	int64_t outer = nrn_numel(sp->shape, first), idx[MAXD] = { 0 }, dst_numel = 1;
 	int ret;
 
-	if (!nrn_numel(sp->shape, sp->ndim) || outer > NRN_BATCH_MAX_OPS * 64)
-		return nrn_numel(sp->shape, sp->ndim) ? -E2BIG : 0;
+	/*
+	 * Nothing to do in an empty space, but for a reduction's axis: dst
+	 * has extent 1 there, and an empty axis still writes it (a sum's 0).
+	 */
+	for (d = 0; d < sp->ndim; d++)
+		dst_numel *= (int)d == sp->reduce_axis ? 1 : sp->shape[d];
+	if (!dst_numel)
+		return 0;
+	if (outer > NRN_BATCH_MAX_OPS * 64)
+		return -E2BIG;
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_bind_locked(s, sp, outer < NRN_BATCH_MAX_OPS ? (unsigned int)outer : 1,
 			      slots);
@@ -254,6 +273,8 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 				extra += idx[d] * sp->op[i].strides[d] *
 					 nisa_dtype_size(sp->op[i].t->dtype);
 			t = nrn_isa_tensor(sp, &sp->op[i], slots[i], first, nd, extra);
+			if (!sp->op[i].t->buf)
+				t.offset = 0; /* empty, on dst's buffer */
 			if (i == 0 && sp->reduce_axis >= (int)first)
 				t.shape[sp->reduce_axis - first] = 1;
 			if (sp->matmul && i == 1)

@@ -4,7 +4,7 @@
  * CPU: elementwise with broadcasting and scalars, matmul (batched,
  * transposed, bias, accumulate), reductions, softmax, gather/scatter, casts,
  * random numbers; operands of more than four dimensions and non-contiguous
- * views; bad descriptors.
+ * views; empty operands without memory; bad descriptors.
  */
 #include <errno.h>
 #include <math.h>
@@ -159,6 +159,60 @@ static void test_matmul(void)
 	rm_dt(&b);
 	rm_dt(&o);
 	rm_dt(&bias);
+}
+
+/*
+ * Empty operands without memory (buf NULL): a product over an empty inner
+ * dimension is 0 (+ bias, + dst), a reduction over an empty axis writes
+ * its identity; neither reads the missing operand.
+ */
+static void test_empty_operands(void)
+{
+	int64_t sa[2] = { 3, 0 }, sb[2] = { 0, 4 }, so[2] = { 3, 4 }, sbias[1] = { 4 };
+	int64_t sr[1] = { 3 };
+	struct dt o = mk(2, so, 20), bias = mk(1, sbias, 21), r = mk(1, sr, 22);
+	struct nrn_tensor_desc a, b, x;
+	float before[12];
+
+	nrn_tensor_contiguous(&a, NULL, 0, NISA_F32, 2, sa);
+	nrn_tensor_contiguous(&b, NULL, 0, NISA_F32, 2, sb);
+	nrn_tensor_contiguous(&x, NULL, 0, NISA_F32, 2, sa);
+	memcpy(before, o.host, sizeof(before));
+	/* dst += 0: unchanged */
+	t_check_ret(nrn_op_matmul(s, &o.d, &a, &b, NULL, 1), 0);
+	rd(&o);
+	t_check(!memcmp(o.host, before, sizeof(before)));
+	/* dst += 0 + bias */
+	t_check_ret(nrn_op_matmul(s, &o.d, &a, &b, &bias.d, 1), 0);
+	rd(&o);
+	for (int i = 0; i < 12; i++)
+		t_check(o.host[i] == before[i] + bias.host[i % 4]);
+	/* dst = 0 + bias */
+	t_check_ret(nrn_op_matmul(s, &o.d, &a, &b, &bias.d, 0), 0);
+	rd(&o);
+	for (int i = 0; i < 12; i++)
+		t_check(o.host[i] == bias.host[i % 4]);
+	/* dst = 0 */
+	t_check_ret(nrn_op_matmul(s, &o.d, &a, &b, NULL, 0), 0);
+	rd(&o);
+	for (int i = 0; i < 12; i++)
+		t_check(o.host[i] == 0.0f && !signbit(o.host[i]));
+	/* sum, prod and mean over an empty axis: 0, 1, NaN */
+	t_check_ret(nrn_op_reduce(s, NISA_RED_SUM, &r.d, &x, 1), 0);
+	rd(&r);
+	for (int i = 0; i < 3; i++)
+		t_check(r.host[i] == 0.0f);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_PROD, &r.d, &x, 1), 0);
+	rd(&r);
+	for (int i = 0; i < 3; i++)
+		t_check(r.host[i] == 1.0f);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_MEAN, &r.d, &x, 1), 0);
+	rd(&r);
+	for (int i = 0; i < 3; i++)
+		t_check(isnan(r.host[i]));
+	rm_dt(&o);
+	rm_dt(&bias);
+	rm_dt(&r);
 }
 
 static void test_reduce_softmax(void)
@@ -389,6 +443,7 @@ int main(void)
 	test_broadcast();
 	test_high_rank_and_views();
 	test_matmul();
+	test_empty_operands();
 	test_reduce_softmax();
 	test_gather_scatter();
 	test_casts_compare_where();
