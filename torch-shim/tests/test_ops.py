@@ -217,6 +217,36 @@ def test_zero_size():
     assert F.softmax(e, 1).shape == (0, 4)
 
 
+def test_empty_inner_dim():
+    """A product over an empty inner dimension is 0 (+ bias, + beta * self);
+    a reduction over an empty dim gives its identity. The empty operands own
+    no memory: the card must not need any (libneuron crashed on addmm)."""
+    cases = {
+        "addmm": lambda d: torch.addmm(torch.arange(12.0, device=d).view(3, 4),
+                                       torch.zeros(3, 0, device=d), torch.zeros(0, 4, device=d),
+                                       beta=2.5),
+        "addmm_bias": lambda d: torch.addmm(torch.arange(4.0, device=d), torch.zeros(3, 0, device=d),
+                                            torch.zeros(0, 4, device=d)),
+        "mm": lambda d: torch.zeros(3, 0, device=d) @ torch.zeros(0, 4, device=d),
+        "baddbmm": lambda d: torch.baddbmm(torch.ones(2, 3, 4, device=d),
+                                           torch.zeros(2, 3, 0, device=d),
+                                           torch.zeros(2, 0, 4, device=d)),
+        "linear": lambda d: F.linear(torch.zeros(3, 0, device=d), torch.zeros(4, 0, device=d),
+                                     torch.arange(4.0, device=d)),
+        "addmv": lambda d: torch.addmv(torch.ones(3, device=d), torch.zeros(3, 0, device=d),
+                                       torch.zeros(0, device=d)),
+        "sum": lambda d: torch.zeros(3, 0, device=d).sum(1),
+        "prod": lambda d: torch.zeros(3, 0, device=d).prod(1),
+        "mean": lambda d: torch.zeros(3, 0, device=d).mean(1),
+        "layer_norm": lambda d: F.layer_norm(torch.zeros(3, 0, device=d), (0,)),
+        "cdist": lambda d: torch.cdist(torch.zeros(3, 0, device=d), torch.zeros(2, 0, device=d)),
+    }
+    for name, fn in cases.items():
+        want, got = fn("cpu"), fn(N).cpu()
+        assert got.shape == want.shape, name
+        assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0)), name
+
+
 def test_printing():
     """A neuron tensor prints like any other, with its device."""
     s = repr(torch.arange(3.0, device=N))

@@ -3,6 +3,8 @@
 // p-norm of the pairwise differences, or, for p = 2 where the CPU uses it,
 // the CPU's matrix-product form (|a|^2 + |b|^2 - 2 a.b, clamped at 1e-30,
 // square root); the backward is the CPU's per-pair derivative.
+#include <c10/util/accumulate.h>
+
 #include "NeuronOps.h"
 
 #include <cmath>
@@ -49,8 +51,10 @@ Batched batch_pair(const at::Tensor& x1, const at::Tensor& x2) {
   std::vector<int64_t> s1(r.batch), s2(r.batch);
   s1.insert(s1.end(), {x1.size(-2), x1.size(-1)});
   s2.insert(s2.end(), {x2.size(-2), x2.size(-1)});
-  r.a = x1.expand(s1).reshape({-1, x1.size(-2), x1.size(-1)});
-  r.b = x2.expand(s2).reshape({-1, x2.size(-2), x2.size(-1)});
+  // B by the shape, not -1: an empty matrix leaves it undetermined.
+  int64_t B = c10::multiply_integers(r.batch);
+  r.a = x1.expand(s1).reshape({B, x1.size(-2), x1.size(-1)});
+  r.b = x2.expand(s2).reshape({B, x2.size(-2), x2.size(-1)});
   return r;
 }
 

@@ -3,6 +3,8 @@
 // nll_loss (cross_entropy's second half), layer_norm, dropout, and their
 // backward. They call ATen operators, which dispatch to the neuron kernels
 // (below autograd: the autograd node is the composite op's own).
+#include <c10/util/accumulate.h>
+
 #include "NeuronOps.h"
 
 namespace torch_neuron {
@@ -73,7 +75,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm(
   int64_t axis = input.dim() - k, N = 1;
   for (int64_t s : normalized_shape)
     N *= s;
-  at::Tensor x = input.reshape({-1, N});
+  // M rows by the shape, not -1: with N == 0 the rows cannot be inferred.
+  int64_t M = c10::multiply_integers(input.sizes().slice(0, axis));
+  at::Tensor x = input.reshape({M, N});
   at::Tensor mean = x.mean(1, true);
   at::Tensor xc = x - mean;
   at::Tensor rstd = (xc * xc).mean(1, true).add_(eps).rsqrt_();
@@ -95,8 +99,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(
   int64_t N = 1;
   for (int64_t s : normalized_shape)
     N *= s;
-  at::Tensor x = input.reshape({-1, N}), g = grad_out.reshape({-1, N});
-  at::Tensor mu = mean.reshape({-1, 1}), rs = rstd.reshape({-1, 1});
+  int64_t M = c10::multiply_integers(
+      input.sizes().slice(0, input.dim() - static_cast<int64_t>(normalized_shape.size())));
+  at::Tensor x = input.reshape({M, N}), g = grad_out.reshape({M, N});
+  at::Tensor mu = mean.reshape({M, 1}), rs = rstd.reshape({M, 1});
   at::Tensor xhat = (x - mu) * rs;
   bool has_w = weight && weight->defined();
   at::Tensor gw = has_w ? g * weight->reshape({N}) : g;
