@@ -2,8 +2,9 @@
 """Linear algebra on the card (LINALG) against the CPU: Cholesky, LU and its
 solves, inverse, determinants, triangular solves, QR and the Householder
 products, SVD, eigh, lu_unpack; the composites PyTorch builds from them
-(solve, matrix_norm, cond, pinv, svdvals, eigvalsh, multi_dot,
-tensorsolve...); trace, addbmm, cross, torch.norm; and the backward of
+(solve, matrix_norm, cond, svdvals, eigvalsh, multi_dot, tensorsolve...);
+pinv and matrix_rank, whose float64 tolerances the shim computes on the
+host; trace, addbmm, cross, torch.norm; and the backward of
 cholesky, inv, solve, svd, eigh, qr and det -- all with no CPU fallback
 (the conftest fails a test in which any operator ran on the CPU)."""
 import pytest
@@ -203,6 +204,71 @@ def test_composed():
     check(lambda t: torch.norm(t, p=1, dim=1, keepdim=True), a, grad=True)
     check(lambda t: torch.norm(t, p=3, dim=0), a)
     check(lambda t: torch.dist(t, torch.ones_like(t)), a)
+
+
+def low_rank(*batch, m=5, n=4, r=2):
+    """Rank r exactly: r random columns, then zero ones. Its other singular
+    values are 0, not rounding noise near the tolerance, so the CPU's LAPACK
+    and the card's agree on the rank."""
+    return torch.cat([torch.randn(*batch, m, r), torch.zeros(*batch, m, n - r)], -1)
+
+
+def test_pinv():
+    """pinv and pinverse: ATen holds their tolerances in float64 tensors on
+    the input's device, which the card cannot store; the shim computes the
+    tolerance on the host and everything else on the card."""
+    a = low_rank(2)
+    check(torch.linalg.pinv, a)
+    check(torch.linalg.pinv, well(3, n=4, m=6), grad=True)
+    check(torch.pinverse, a[0])
+    check(lambda x: torch.pinverse(x, rcond=0.3), a)
+    check(lambda x: torch.linalg.pinv(x, hermitian=True), spd(2), grad=True)
+    check(lambda x: torch.linalg.pinv(x, atol=0.5, rtol=0.1), a)
+    check(lambda x: torch.linalg.pinv(x, rtol=torch.full((2,), 0.2, device=x.device)), a)
+    check(lambda x: torch.linalg.pinv(x, atol=torch.tensor([0.1, 9.0], device=x.device)), a)
+    check(lambda x: torch.linalg.pinv(x, torch.tensor(0.3, device=x.device)), a)
+    check(torch.linalg.pinv, torch.randn(0, 3, 4))
+    check(torch.linalg.pinv, torch.randn(3, 0))
+    out = torch.empty(0, device=N)
+    assert torch.linalg.pinv(a.to(N), out=out) is out
+    assert_close(out, torch.linalg.pinv(a), **TOL)
+
+
+def test_matrix_rank():
+    a = low_rank(3, m=6, n=5, r=3)
+    r = check(torch.linalg.matrix_rank, a)
+    assert r.tolist() == [3, 3, 3]
+    h = torch.block_diag(spd(n=3), torch.zeros(2, 2))
+    assert check(lambda x: torch.linalg.matrix_rank(x, hermitian=True), h).item() == 3
+    check(lambda x: torch.linalg.matrix_rank(x, hermitian=True), spd(2, 2))
+    check(lambda x: torch.linalg.matrix_rank(x, tol=0.5), a)
+    check(lambda x: torch.linalg.matrix_rank(x, atol=1.0, rtol=0.0), a)
+    check(lambda x: torch.linalg.matrix_rank(x, rtol=0.3), a)
+    check(lambda x: torch.linalg.matrix_rank(x, torch.tensor(2.0, device=x.device)), a)
+    check(lambda x: torch.linalg.matrix_rank(
+        x, atol=torch.tensor([0.0, 1.0, 1e3], device=x.device)), a)
+    check(torch.linalg.matrix_rank, torch.randn(2, 0, 3))
+    out = torch.empty(0, dtype=torch.long, device=N)
+    assert torch.linalg.matrix_rank(a.to(N), out=out) is out
+    assert out.tolist() == [3, 3, 3]
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_rank_tolerance_is_float64(hermitian):
+    """The CPU compares float32 singular values with a float64 threshold:
+    0.1 is below float32(0.1), so a singular value of float32(0.1) counts.
+    Compared with the threshold rounded to nearest (float32(0.1)) it would
+    not; the card compares with it rounded down, which gives the CPU's
+    answer for every float32 value."""
+    a = torch.diag(torch.tensor([1.0, 0.1]))
+    point_one = torch.tensor(0.1).item()           # float32(0.1) as a double
+    for atol, rank in ((0.1, 2), (point_one, 1)):
+        want = torch.linalg.matrix_rank(a, atol=atol, rtol=0.0, hermitian=hermitian)
+        got = torch.linalg.matrix_rank(a.to(N), atol=atol, rtol=0.0, hermitian=hermitian)
+        assert want.item() == got.item() == rank
+    p = torch.linalg.pinv(a.to(N), atol=0.1, rtol=0.0, hermitian=hermitian)
+    assert_close(p, torch.linalg.pinv(a, atol=0.1, rtol=0.0, hermitian=hermitian))
+    assert p[1, 1].item() != 0
 
 
 def test_refusals():
