@@ -154,5 +154,12 @@ int nrn_check_tensor(struct nrn_stream *s, const struct nrn_tensor_desc *t);
 int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
 		   const struct nrn_tensor_desc *const *ts,
 		   const uint32_t *access, unsigned int n);
+/* nrn_emit_plain, emitting nothing if an operand in @empty_ok (a mask) is empty. */
+int nrn_emit_plain_if(struct nrn_stream *s, struct nisa_insn *in,
+		      const struct nrn_tensor_desc *const *ts,
+		      const uint32_t *access, unsigned int n, unsigned int empty_ok);
+/* nrn_emit_plain for GATHER/SCATTER_ADD/SCATTER, splitting operands of more dims. */
+int nrn_emit_indexed(struct nrn_stream *s, struct nisa_insn *in,
+		     const struct nrn_tensor_desc *const *ts, const uint32_t *access);
 
 #endif /* NRN_INTERNAL_H */

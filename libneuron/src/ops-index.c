@@ -21,5 +21,5 @@ NRN_EXPORT int nrn_op_scatter(struct nrn_stream *s, enum nisa_scatter red,
 	if (index->dtype != NISA_I32 && index->dtype != NISA_I64)
 		return -EINVAL;
 	in.subop = NISA_SCATTER_SUBOP(red, mode);
-	return nrn_emit_plain(s, &in, ts, access, 3);
+	return nrn_emit_indexed(s, &in, ts, access);
 }

@@ -195,12 +195,16 @@ static struct nisa_tensor nrn_isa_tensor(const struct nrn_space *sp,
 /*
  * The buffer operand @i is bound to. An empty operand may have no memory
  * (nrn_check_tensor); its instruction operand reaches no byte, so it names
- * dst's buffer at offset 0 (dst is not empty, else nothing is emitted):
- * a MATMUL with an empty inner dimension, a REDUCE over an empty axis.
+ * another operand's buffer (dst's, unless dst is the empty one) at offset
+ * 0: a MATMUL with an empty inner dimension, a REDUCE over an empty axis, a
+ * GATHER from an empty axis (which the card refuses: BAD_INDEX).
  */
 static struct nrn_buffer *nrn_opnd_buf(const struct nrn_space *sp, unsigned int i)
 {
-	return sp->op[i].t->buf ? sp->op[i].t->buf : sp->op[0].t->buf;
+	for (unsigned int j = 0; !sp->op[i].t->buf && j < sp->nop; j++)
+		if (sp->op[j].t->buf)
+			return sp->op[j].t->buf;
+	return sp->op[i].t->buf;
 }
 
 /* Bind the operands' buffers, flushing first if they do not fit the batch. */
@@ -586,7 +590,7 @@ static struct nisa_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
 				       unsigned int slot)
 {
 	struct nisa_tensor r = { .slot = (uint8_t)slot, .dtype = (uint8_t)t->dtype,
-				.ndim = (uint8_t)t->ndim, .offset = t->offset };
+				.ndim = (uint8_t)t->ndim, .offset = t->buf ? t->offset : 0 };
 
 	for (unsigned int d = 0; d < t->ndim; d++) {
 		r.shape[d] = (uint32_t)t->shape[d];
@@ -596,9 +600,9 @@ static struct nisa_tensor nrn_isa_plain(const struct nrn_tensor_desc *t,
 }
 
 /* Encode one instruction whose operands need no reshaping. */
-int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
-			  const struct nrn_tensor_desc *const *ts,
-			  const uint32_t *access, unsigned int n)
+int nrn_emit_plain_if(struct nrn_stream *s, struct nisa_insn *in,
+		      const struct nrn_tensor_desc *const *ts,
+		      const uint32_t *access, unsigned int n, unsigned int empty_ok)
 {
 	unsigned int slots[MAX_OPERANDS];
 	struct nrn_space sp = { .nop = n };
@@ -613,8 +617,8 @@ int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
 		sp.op[i] = (struct nrn_opnd){ .t = ts[i], .access = access[i] };
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (!nrn_numel(ts[i]->shape, ts[i]->ndim))
-			return 0; /* nothing to gather or scatter */
+		if ((empty_ok & (1u << i)) && !nrn_numel(ts[i]->shape, ts[i]->ndim))
+			return 0; /* nothing to compute */
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_bind_locked(s, &sp, 1, slots);
 	if (!ret) {
@@ -624,6 +628,78 @@ int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
 		ret = nrn_stream_push_locked(s, in);
 	}
 	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int nrn_emit_plain(struct nrn_stream *s, struct nisa_insn *in,
+		   const struct nrn_tensor_desc *const *ts,
+		   const uint32_t *access, unsigned int n)
+{
+	return nrn_emit_plain_if(s, in, ts, access, n, (1u << n) - 1);
+}
+
+/*
+ * GATHER, SCATTER_ADD and SCATTER (@ts: dst, src, index) of more than
+ * NISA_MAX_DIMS dims: one instruction per index of a dim other than the
+ * axis, taken in the operands of full rank (not a 1-D select-form index),
+ * over the smallest of their extents there (the index's, which bounds the
+ * others'). A dim of extent 1 goes first: it costs no extra instruction.
+ */
+int nrn_emit_indexed(struct nrn_stream *s, struct nisa_insn *in,
+		     const struct nrn_tensor_desc *const *ts, const uint32_t *access)
+{
+	unsigned int nd = ts[0]->ndim, d, i, cut = nd;
+	struct nrn_tensor_desc sub[3];
+	const struct nrn_tensor_desc *subp[3] = { &sub[0], &sub[1], &sub[2] };
+	int32_t axis = in->axis < 0 ? in->axis + (int32_t)nd : in->axis;
+	unsigned int moving = in->opcode == NISA_INSN_GATHER ? 0 : 1;
+	int64_t ext[MAXD], total = 1;
+	int ret = 0;
+
+	for (i = 0; i < 3; i++) {
+		ret = nrn_check_tensor(s, ts[i]);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * Nothing to do without an index, or without what moves (GATHER's dst,
+	 * the scatters' src); an empty axis to index is the card's BAD_INDEX.
+	 */
+	if (!nrn_numel(ts[2]->shape, ts[2]->ndim) ||
+	    !nrn_numel(ts[moving]->shape, ts[moving]->ndim))
+		return 0;
+	if (nd <= NISA_MAX_DIMS || ts[1]->ndim != nd || axis < 0 || axis >= (int32_t)nd)
+		return nrn_emit_plain_if(s, in, ts, access, 3, 0);
+	for (d = 0; d < nd; d++) {
+		ext[d] = INT64_MAX;
+		for (i = 0; i < 3; i++)
+			if (ts[i]->ndim == nd && ts[i]->shape[d] < ext[d])
+				ext[d] = ts[i]->shape[d];
+		if ((int32_t)d != axis && (cut == nd || (ext[d] == 1 && ext[cut] != 1)))
+			cut = d;
+	}
+	for (d = 0; d + NISA_MAX_DIMS < nd; d++)
+		total *= ext[d] ? ext[d] : 1;
+	if (total > NRN_BATCH_MAX_OPS * 64)
+		return -E2BIG;
+	for (int64_t k = 0; !ret && k < ext[cut]; k++) {
+		struct nisa_insn one = *in;
+
+		for (i = 0; i < 3; i++) {
+			sub[i] = *ts[i];
+			if (ts[i]->ndim != nd)
+				continue;
+			sub[i].offset += (uint64_t)(k * ts[i]->strides[cut] *
+						    (int64_t)nisa_dtype_size(ts[i]->dtype));
+			for (d = cut; d + 1 < nd; d++) {
+				sub[i].shape[d] = ts[i]->shape[d + 1];
+				sub[i].strides[d] = ts[i]->strides[d + 1];
+			}
+			sub[i].ndim = nd - 1;
+		}
+		one.axis = axis - ((int32_t)cut < axis);
+		ret = nrn_emit_indexed(s, &one, subp, access);
+	}
 	return ret;
 }
 
@@ -639,7 +715,7 @@ NRN_EXPORT int nrn_op_gather(struct nrn_stream *s, enum nisa_index_mode mode,
 
 	if (!s || (unsigned int)mode >= NISA_NUM_IDX)
 		return -EINVAL;
-	return nrn_emit_plain(s, &in, ts, access, 3);
+	return nrn_emit_indexed(s, &in, ts, access);
 }
 
 NRN_EXPORT int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mode,
@@ -655,7 +731,7 @@ NRN_EXPORT int nrn_op_scatter_add(struct nrn_stream *s, enum nisa_index_mode mod
 
 	if (!s || (unsigned int)mode >= NISA_NUM_IDX)
 		return -EINVAL;
-	return nrn_emit_plain(s, &in, ts, access, 3);
+	return nrn_emit_indexed(s, &in, ts, access);
 }
 
 /*

@@ -164,7 +164,8 @@ static void test_matmul(void)
 /*
  * Empty operands without memory (buf NULL): a product over an empty inner
  * dimension is 0 (+ bias, + dst), a reduction over an empty axis writes
- * its identity; neither reads the missing operand.
+ * its identity; neither reads the missing operand. A gather from an empty
+ * axis is the card's BAD_INDEX, not a result left unwritten.
  */
 static void test_empty_operands(void)
 {
@@ -210,6 +211,21 @@ static void test_empty_operands(void)
 	rd(&r);
 	for (int i = 0; i < 3; i++)
 		t_check(isnan(r.host[i]));
+	/* a gather from an empty axis: every index is out of range */
+	{
+		int64_t ids[3] = { 0, 0, 0 }, si[2] = { 3, 1 };
+		struct nrn_buffer *ib;
+		struct nrn_tensor_desc id, rv;
+
+		t_check_ret(nrn_buffer_alloc(dev, sizeof(ids), NRN_MEM_DEVICE, &ib), 0);
+		t_check_ret(nrn_copy_h2d(ib, 0, ids, sizeof(ids)), 0);
+		nrn_tensor_contiguous(&id, ib, 0, NISA_I64, 2, si);
+		nrn_tensor_contiguous(&rv, r.buf, 0, NISA_F32, 2, si);
+		t_check_ret(nrn_op_gather(s, NISA_IDX_ELEMENT, &rv, &x, &id, 1), 0);
+		t_check_ret(nrn_stream_sync(s), -EIO);
+		t_check(nrn_stream_device_error(s) == NISA_ERR_BAD_INDEX);
+		nrn_buffer_free(ib);
+	}
 	rm_dt(&o);
 	rm_dt(&bias);
 	rm_dt(&r);
@@ -296,6 +312,53 @@ static void test_gather_scatter(void)
 	rm_dt(&w);
 	rm_dt(&o);
 	rm_dt(&g);
+}
+
+/*
+ * Element-form GATHER and SCATTER_ADD of six dims (the card takes four):
+ * one instruction per leading index, against the CPU. src is larger than
+ * the index off the axis, as torch.gather allows.
+ */
+static void test_gather_scatter_6d(void)
+{
+	int64_t ss[6] = { 2, 3, 1, 2, 2, 5 }, si[6] = { 2, 2, 1, 2, 2, 3 };
+	struct dt src = mk(6, ss, 30), out = mk(6, si, 31), acc = mk(6, ss, 32);
+	int64_t ids[48];
+	struct nrn_buffer *ib;
+	struct nrn_tensor_desc id;
+	float before[120];
+
+	for (int k = 0; k < 48; k++)
+		ids[k] = (k * 7 + 3) % 5;
+	t_check_ret(nrn_buffer_alloc(dev, sizeof(ids), NRN_MEM_DEVICE, &ib), 0);
+	t_check_ret(nrn_copy_h2d(ib, 0, ids, sizeof(ids)), 0);
+	nrn_tensor_contiguous(&id, ib, 0, NISA_I64, 6, si);
+	/* out[a][b][0][d][e][f] = src[a][b][0][d][e][ids[a][b][0][d][e][f]] */
+	t_check_ret(nrn_op_gather(s, NISA_IDX_ELEMENT, &out.d, &src.d, &id, -1), 0);
+	rd(&out);
+	for (int k = 0; k < 48; k++) {
+		int f = k % 3, e = k / 3 % 2, d = k / 6 % 2, b = k / 12 % 2, a = k / 24;
+		int row = (((a * 3 + b) * 1 + 0) * 2 + d) * 2 + e;
+
+		(void)f;
+		t_check(out.host[k] == src.host[row * 5 + ids[k]]);
+	}
+	/* acc[a][b][0][d][e][ids[...]] += out[...] along axis 5 */
+	memcpy(before, acc.host, sizeof(before));
+	t_check_ret(nrn_op_scatter_add(s, NISA_IDX_ELEMENT, &acc.d, &out.d, &id, 5), 0);
+	rd(&acc);
+	for (int k = 0; k < 48; k++) {
+		int e = k / 3 % 2, d = k / 6 % 2, b = k / 12 % 2, a = k / 24;
+		int row = (((a * 3 + b) * 1 + 0) * 2 + d) * 2 + e;
+
+		before[row * 5 + ids[k]] += out.host[k];
+	}
+	for (int k = 0; k < 120; k++)
+		t_check(close_enough(acc.host[k], before[k], 1e-6));
+	nrn_buffer_free(ib);
+	rm_dt(&src);
+	rm_dt(&out);
+	rm_dt(&acc);
 }
 
 static void test_casts_compare_where(void)
@@ -446,6 +509,7 @@ int main(void)
 	test_empty_operands();
 	test_reduce_softmax();
 	test_gather_scatter();
+	test_gather_scatter_6d();
 	test_casts_compare_where();
 	test_random();
 	t_check_ret(nrn_stream_sync(s), 0);
