@@ -245,6 +245,31 @@ def test_empty_inner_dim():
         want, got = fn("cpu"), fn(N).cpu()
         assert got.shape == want.shape, name
         assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0)), name
+    # Indexing an empty dim is an error, as on the CPU (not a result unwritten).
+    for d in ("cpu", N):
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            torch.gather(torch.zeros(3, 0, device=d), 1, torch.zeros(3, 1, dtype=torch.long,
+                                                                  device=d))
+            torch.neuron.synchronize()
+
+
+def test_indexing_scalars_and_high_rank():
+    """gather and scatter_add of 0-dim tensors (the card had refused them
+    after the fact), and of six dims (one instruction per leading index)."""
+    for d in ("cpu", N):
+        x, i = torch.tensor(2.5, device=d), torch.tensor(0, device=d)
+        assert torch.gather(x, 0, i).item() == 2.5
+        assert torch.gather(x, 0, i.view(1)).tolist() == [2.5]
+        assert torch.scatter_add(x, 0, i, torch.tensor(1.0, device=d)).item() == 3.5
+    x = torch.randn(2, 3, 1, 2, 2, 5)
+    i = torch.randint(0, 5, (2, 2, 1, 2, 2, 3))
+    assert torch.equal(torch.gather(x.to(N), -1, i.to(N)).cpu(), torch.gather(x, -1, i))
+    src = torch.randn(2, 2, 1, 2, 2, 3)
+    assert_close(torch.scatter_add(x.to(N), 5, i.to(N), src.to(N)),
+                 torch.scatter_add(x, 5, i, src))
+    q = torch.randn(3, 2, 1, 2)
+    assert_close(torch.quantile(q.to(N), 0.5, dim=0, keepdim=True),
+                 torch.quantile(q, 0.5, dim=0, keepdim=True))
 
 
 def test_printing():

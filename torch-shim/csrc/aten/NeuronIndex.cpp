@@ -51,13 +51,18 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim,
 
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                        bool sparse_grad, at::Tensor& out) {
-  check_index(index);
   check_device(self, index);
+  if (index.numel() == 0) {
+    // Nothing gathered: the CPU checks neither the index's dtype nor its shape.
+    resize_out(out, index.sizes());
+    return out;
+  }
+  check_index(index);
+  check_elementwise_index(self, dim, index, nullptr, "gather");
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   resize_out(out, index.sizes());
-  if (out.numel() == 0)
-    return out;
-  nrn_tensor_desc o = desc(out), s = desc(self), i = desc(index);
+  at::Tensor dst = as_1d(out);
+  nrn_tensor_desc o = desc(dst), s = desc(as_1d(self)), i = desc(as_1d(index));
   NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_ELEMENT, &o, &s, &i,
                           static_cast<int>(dim)));
   return out;
@@ -74,13 +79,16 @@ at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   check_index(index);
   check_device(self, index);
   check_device(self, src);
+  check_elementwise_index(self, dim, index, &src, "scatter_add");
   if (index.numel() == 0)
     return self;
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   // The card walks the index's shape and reads src there.
-  at::Tensor s = src.sizes() == index.sizes() ? src
-                 : src.as_strided(index.sizes(), src.strides(), src.storage_offset());
-  nrn_tensor_desc o = desc(self), ds = desc(s), i = desc(index);
+  at::Tensor idx = as_1d(index), s = as_1d(src);
+  if (s.sizes() != idx.sizes())
+    s = s.as_strided(idx.sizes(), s.strides(), s.storage_offset());
+  at::Tensor dst = as_1d(self);
+  nrn_tensor_desc o = desc(dst), ds = desc(s), i = desc(idx);
   NEURON_OP(nrn_op_scatter_add(stream_for(self), NISA_IDX_ELEMENT, &o, &ds, &i,
                                static_cast<int>(dim)));
   return self;

@@ -343,7 +343,8 @@ Tensors3 group_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
   TORCH_CHECK(input.numel() == N * C * HxW, "neuron: group_norm: input ", input.sizes(),
               " is not N=", N, " x C=", C, " x HxW=", HxW);
   const at::Tensor *w = opt(weight_opt), *b = opt(bias_opt);
-  at::Tensor x = input.to(kAcc).reshape({N, group, -1});
+  // Not -1: with no element the last extent could not be inferred.
+  at::Tensor x = input.to(kAcc).reshape({N, group, C / group * HxW});
   at::Tensor mean = x.mean(kL, true);
   at::Tensor xc = x - mean;
   at::Tensor rstd = (xc * xc).mean(kL, true).add_(eps).rsqrt_();
@@ -371,12 +372,13 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
   const at::Tensor* w = opt(weight_opt);
   at::Tensor mu = mean.to(kAcc).reshape({N, group, 1});
   at::Tensor rs = rstd.to(kAcc).reshape({N, group, 1});
-  at::Tensor xhat = (input.to(kAcc).reshape({N, group, -1}) - mu).mul_(rs);
+  at::Tensor xhat = (input.to(kAcc).reshape({N, group, C / group * HxW}) - mu).mul_(rs);
   at::Tensor g = grad_out.to(kAcc).reshape({N, C, HxW});
   at::Tensor xhat_c = xhat.view({N, C, HxW});
   at::Tensor gi, gw, gb;
   if (mask[0]) {
-    at::Tensor gx = (w ? g * per_channel(*w, C, input, "weight") : g).reshape({N, group, -1});
+    at::Tensor gx = (w ? g * per_channel(*w, C, input, "weight") : g)
+                         .reshape({N, group, C / group * HxW});
     at::Tensor a = gx.mean(kL, true), c = (gx * xhat).mean(kL, true);
     gi = ((gx - a) - xhat * c).mul_(rs).to(input.scalar_type()).view(input.sizes());
   }

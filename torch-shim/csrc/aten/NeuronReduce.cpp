@@ -118,9 +118,18 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
 
 at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
                    bool keepdim) {
-  TORCH_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified "
-              "for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  TORCH_CHECK(self.numel() > 0 || !dim.empty(), "max(): Expected reduction dim to be "
+              "specified for input.numel() == 0. Specify the reduction dim with the 'dim' "
+              "argument.");
   auto dims = reduce_dims(self, dim);
+  if (self.numel() == 0) {
+    // Empty off the reduced dims (which must not be): an empty result.
+    for (int64_t d : dims)
+      TORCH_CHECK_INDEX(self.size(d) > 0, "max(): Expected reduction dim ", d,
+                        " to have non-zero size.");
+    return empty_neuron(reduced_shape(self, dims, keepdim), self.scalar_type(),
+                        self.device());
+  }
   return reduce_keep(red, self, dims, self.scalar_type())
       .view(reduced_shape(self, dims, keepdim));
 }

@@ -19,8 +19,6 @@ void check_index_dtype(const at::Tensor& index, const char* op) {
                     index.scalar_type());
 }
 
-at::Tensor as_1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
-
 enum class Red { Sum, Prod, Mean, Amax, Amin };
 
 Red parse_reduce(c10::string_view r, const char* op) {
@@ -302,6 +300,25 @@ at::Tensor wrap_indices(const at::Tensor& index, int64_t n) {
   return at::where(bad, at::scalar_tensor(n, w.options()), w);
 }
 
+void check_elementwise_index(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor* src, const char* op) {
+  TORCH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
+              "(): Index tensor must have the same number of dimensions as self tensor");
+  TORCH_CHECK(!src || as_1d(*src).dim() == as_1d(index).dim(), op, "(): Index tensor must "
+              "have the same number of dimensions as src tensor");
+  int64_t d0 = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  at::Tensor idx = as_1d(index), dst = as_1d(self);
+  TORCH_CHECK(idx.numel() == 0 || dst.size(d0) > 0, op, "(): index out of bounds: "
+              "dimension ", d0, " of self has size 0");
+  for (int64_t d = 0; d < idx.dim(); d++) {
+    TORCH_CHECK((!src || idx.size(d) <= as_1d(*src).size(d)) &&
+                (d == d0 || idx.size(d) <= dst.size(d)), op, "(): Expected index ",
+                idx.sizes(), " to be smaller than self ", dst.sizes(), " apart from "
+                "dimension ", d0, src ? " and to be smaller size than src " : "",
+                src ? as_1d(*src).sizes() : at::IntArrayRef());
+  }
+}
+
 void scatter_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                       const at::Tensor& src, nisa_scatter red, const char* op) {
   check_index_dtype(index, op);
@@ -310,20 +327,11 @@ void scatter_elements(const at::Tensor& self, int64_t dim, const at::Tensor& ind
   TORCH_CHECK(is_neuron(src), op, "(): expected src on ", self.device());
   TORCH_CHECK(src.scalar_type() == self.scalar_type(), op, "(): Expected self.dtype to "
               "be equal to src.dtype");
-  TORCH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
-              "Index tensor must have the same number of dimensions as self tensor");
+  check_elementwise_index(self, dim, index, &src, op);
   if (index.numel() == 0)
     return;
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   at::Tensor dst = as_1d(self), idx = as_1d(index), s = as_1d(src);
-  TORCH_CHECK(s.dim() == idx.dim(), "Index tensor must have the same number of "
-              "dimensions as src tensor");
-  for (int64_t d = 0; d < idx.dim(); d++) {
-    TORCH_CHECK(idx.size(d) <= s.size(d) && (d == dim || idx.size(d) <= dst.size(d)),
-                "Expected index ", idx.sizes(), " to be smaller than self ", dst.sizes(),
-                " apart from dimension ", dim, " and to be smaller size than src ",
-                s.sizes());
-  }
   // The card walks the index's shape and reads src there.
   if (s.sizes() != idx.sizes())
     s = s.as_strided(idx.sizes(), s.strides(), s.storage_offset());

@@ -22,6 +22,16 @@ void scatter_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 // outside [-n, n) becomes n, which the card refuses (NISA_ERR_BAD_INDEX).
 at::Tensor wrap_indices(const at::Tensor& index, int64_t n);
 
+// A 0-dim tensor as a one-element vector (a view): the card's GATHER and
+// SCATTER walk an axis, which a scalar does not have.
+inline at::Tensor as_1d(const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+
+// index, self (and src) as torch.gather and torch.scatter_add check them:
+// the same number of dims (a scalar counts as one), and off @dim the
+// index no larger than self (and src); @dim wrapped.
+void check_elementwise_index(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor* src, const char* op);
+
 // A 0-dim tensor of @value on self's device and dtype.
 at::Tensor scalar_like(const at::Scalar& value, const at::Tensor& self);
 
