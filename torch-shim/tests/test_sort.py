@@ -235,6 +235,49 @@ def test_searchsorted_bucketize_isin(right):
     same(torch.isin(e.to(DEV), t.to(DEV), invert=True), torch.isin(e, t, invert=True))
 
 
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_scalar(right):
+    """A Scalar value is a wrapped number: float32 boundaries keep float32
+    (0.1 is float32(0.1) there), an int value is compared as float32."""
+    b = torch.tensor([-1.0, 0.0, 0.1, 0.1, 2.5])
+    for value in (0.1, 0, -3, 2.5, 9.0, float("nan")):
+        same(torch.searchsorted(b.to(DEV), value, right=right),
+             torch.searchsorted(b, value, right=right))
+    bi = torch.tensor([0, 2, 2, 5])
+    same(torch.searchsorted(bi.to(DEV), 2, right=right, out_int32=True),
+         torch.searchsorted(bi, 2, right=right, out_int32=True))
+    same(torch.searchsorted(bi.to(DEV), 1.5, right=right), torch.searchsorted(bi, 1.5, right=right))
+
+
+def test_repeat_interleave():
+    for reps in ([2, 0, 1, 3], [0, 0], [5], [1, 1, 1], []):
+        r = torch.tensor(reps, dtype=torch.long)
+        same(torch.repeat_interleave(r.to(DEV)), torch.repeat_interleave(r))
+    r = torch.tensor([1, 2, 0, 4], dtype=torch.int32)
+    same(torch.repeat_interleave(r.to(DEV), output_size=7), torch.repeat_interleave(r))
+    x = torch.randn(4, 3)
+    same(torch.repeat_interleave(x.to(DEV), r.to(DEV), dim=0), torch.repeat_interleave(x, r, dim=0))
+    with pytest.raises(RuntimeError, match="negative"):
+        torch.repeat_interleave(torch.tensor([1, -1], device=DEV))
+    with pytest.raises(RuntimeError, match="does not match"):
+        torch.repeat_interleave(torch.tensor([1, 2], device=DEV), output_size=2)
+
+
+def test_embedding_max_norm():
+    """nn.Embedding(max_norm=...) renormalizes the rows it looks up, in
+    place and once per row (embedding_renorm_), on the card."""
+    torch.manual_seed(0)
+    w = torch.randn(10, 4) * 3
+    idx = torch.tensor([[1, 3, 1], [9, 0, 3]])
+    for p in (2.0, 1.0, 3.5):
+        wc, wn = w.clone(), w.to(DEV)
+        yc = torch.nn.functional.embedding(idx, wc, max_norm=2.0, norm_type=p)
+        yn = torch.nn.functional.embedding(idx.to(DEV), wn, max_norm=2.0, norm_type=p)
+        assert_close(yn, yc)
+        assert_close(wn, wc)                    # the weight itself, rows 2, 4.. untouched
+        assert torch.equal(wn.cpu()[[2, 4, 5]], w[[2, 4, 5]])
+
+
 def test_histc():
     c = torch.randn(1000)
     n = c.to(DEV)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Indexing on the card: index_select (embedding), gather, scatter_add,
-// index_add, embedding's backward, advanced indexing (index.Tensor,
+// index_add, embedding's backward and max_norm renormalization, advanced indexing (index.Tensor,
 // index_put_), take, put_ and masked_scatter_.
 #include "NeuronOps.h"
 #include "NeuronScatter.h"
@@ -133,6 +133,24 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
     out.copy_(self);
   }
   return index_add_into(out, dim, index, source, alpha);
+}
+
+// nn.Embedding's max_norm: each row the indices name (once each) whose
+// norm exceeds max_norm is scaled by max_norm / (norm + 1e-7), in place.
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type) {
+  check_index(indices);
+  check_device(self, indices);
+  TORCH_CHECK(self.dim() == 2, "embedding_renorm_(): expected 2-D weight, got ", self.dim(),
+              "-D");
+  if (indices.numel() == 0)
+    return self;
+  at::Tensor rows = std::get<0>(at::_unique2(indices.reshape({-1}), true, false, false));
+  at::Tensor w = self.index_select(0, rows);
+  at::Tensor norm = at::linalg_vector_norm(w, norm_type, {1}, true);
+  at::Tensor scale = at::where(norm > max_norm, (norm + 1e-7).reciprocal_().mul_(max_norm),
+                               at::ones({}, norm.options()));
+  return self.index_copy_(0, rows, w * scale);
 }
 
 // grad_weight[num_weights, D] = sum of grad rows per index; padding_idx gets 0.
@@ -391,6 +409,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_add_", index_add_);
   m.impl("index_add.out", index_add_out);
   m.impl("embedding_dense_backward", embedding_dense_backward);
+  m.impl("embedding_renorm_", embedding_renorm_);
   m.impl("index.Tensor", index_tensor);
   m.impl("index.Tensor_out", index_tensor_out);
   m.impl("_index_put_impl_", index_put_impl_);

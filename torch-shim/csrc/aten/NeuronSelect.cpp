@@ -2,9 +2,10 @@
 // Selections whose size depends on the data, and the searches built on the
 // card's sort and scan: nonzero, nonzero_static, masked_select,
 // count_nonzero, unique, unique_consecutive, searchsorted, bucketize, isin,
-// histc, randperm and multinomial. The positions are found on the card
-// (a stable sort of "not selected" puts the selected positions first, in
-// order); the host reads back only their count, as CUDA does.
+// histc, randperm, multinomial and repeat_interleave. The positions are
+// found on the card (a stable sort of "not selected" puts the selected
+// positions first, in order); the host reads back only their count, as
+// CUDA does.
 #include <cmath>
 
 #include "NeuronSort.h"
@@ -200,6 +201,54 @@ at::Tensor& searchsorted_out(const at::Tensor& seq, const at::Tensor& self, bool
   resize_out(out, r.sizes());
   return out.copy_(r);
 }
+// A Scalar value is a 0-dim tensor of the type torch gives it against the
+// boundaries (a wrapped number: float32 boundaries keep float32).
+at::Tensor searchsorted_scalar(const at::Tensor& seq, const at::Scalar& self, bool out_int32,
+                               bool right, std::optional<c10::string_view> side,
+                               const std::optional<at::Tensor>& sorter) {
+  TORCH_CHECK(seq.dim() == 1, "torch.searchsorted(): input value can be a scalar only when "
+              "boundaries tensor dimension is 1, but we got boundaries tensor dim(",
+              seq.dim(), ") and input value's dim(0) numel(1)");
+  at::Tensor v = at::scalar_tensor(self, seq.options().dtype(at::result_type(seq, self)));
+  return torch_neuron::searchsorted(seq, v, out_int32, right, side, sorter);
+}
+at::Tensor& searchsorted_scalar_out(const at::Tensor& seq, const at::Scalar& self,
+                                    bool out_int32, bool right,
+                                    std::optional<c10::string_view> side,
+                                    const std::optional<at::Tensor>& sorter, at::Tensor& out) {
+  at::Tensor r = searchsorted_scalar(seq, self, out_int32, right, side, sorter);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+// repeat_interleave(repeats): i repeated repeats[i] times. A mark at the
+// end of every block but the last, summed up: out[j] = the blocks ended
+// at or before j. The total is read back (unless given), as on the CPU.
+at::Tensor repeat_interleave(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "repeats has to be Long or Int tensor");
+  at::Tensor r = repeats.to(at::kLong);
+  if (r.numel() == 0)
+    return empty_neuron({0}, repeats.scalar_type(), repeats.device());
+  TORCH_CHECK(r.min().item<int64_t>() >= 0, "repeats can not be negative");
+  at::Tensor ends = r.cumsum(0);
+  int64_t total = ends[-1].item<int64_t>();
+  if (output_size)
+    TORCH_CHECK(output_size->expect_int() == total, "allocated size does not match "
+                "required size");
+  at::Tensor marks = at::zeros({total + 1}, ends.options());
+  marks.index_add_(0, ends.narrow(0, 0, r.numel() - 1),
+                   at::ones({r.numel() - 1}, ends.options()));
+  return marks.cumsum(0).narrow(0, 0, total).to(repeats.scalar_type());
+}
+at::Tensor& repeat_interleave_out(const at::Tensor& repeats,
+                                  std::optional<c10::SymInt> output_size, at::Tensor& out) {
+  at::Tensor r = repeat_interleave(repeats, output_size);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
 at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
                      bool right) {
   TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
@@ -359,6 +408,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unique_consecutive", unique_consecutive);
   m.impl("searchsorted.Tensor", searchsorted);
   m.impl("searchsorted.Tensor_out", searchsorted_out);
+  m.impl("searchsorted.Scalar", searchsorted_scalar);
+  m.impl("searchsorted.Scalar_out", searchsorted_scalar_out);
+  m.impl("repeat_interleave.Tensor", repeat_interleave);
+  m.impl("repeat_interleave.Tensor_out", repeat_interleave_out);
   m.impl("bucketize.Tensor", bucketize);
   m.impl("bucketize.Tensor_out", bucketize_out);
   m.impl("isin.Tensor_Tensor", isin);
