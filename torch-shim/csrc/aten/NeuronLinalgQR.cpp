@@ -186,8 +186,28 @@ std::tuple<at::Tensor&, at::Tensor&> eigh_out(const at::Tensor& A, c10::string_v
   return {W, V};
 }
 
-// Least squares with the CPU's drivers gels (QR; full rank) and gelsy (the
-// default: rank-revealing, rcond); gelsd and gelss are refused loudly.
+// Least squares with the CPU's drivers gels (QR; full rank), gelsy (the
+// default: rank-revealing, rcond) and the SVD-based gelsd and gelss: the
+// minimum-norm solution V diag(1/s) U^T B over the singular values above
+// rcond * s_max (as LAPACK cuts them), with the rank and the singular
+// values; their residuals, for m > n when every matrix has full rank, are
+// |A X - B|^2 per column (LAPACK sums the same from its rotated B).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> lstsq_svd(
+    const at::Tensor& A, const at::Tensor& B, double rcond, bool vector_case) {
+  int64_t m = A.size(-2), n = A.size(-1);
+  auto [U, S, Vh] = at::linalg_svd(A, false);
+  at::Tensor keep = S > S.narrow(-1, 0, std::min<int64_t>(1, S.size(-1))) * rcond;
+  at::Tensor inv = at::where(keep, S.reciprocal(), at::zeros({}, S.options()));
+  at::Tensor X = at::matmul(Vh.mH(), inv.unsqueeze(-1) * at::matmul(U.mH(), B));
+  at::Tensor rank = keep.sum(-1);
+  at::Tensor residuals = at::empty({0}, A.options());
+  if (m > n && rank.numel() && rank.min().item<int64_t>() == n)
+    residuals = (at::matmul(A, X) - B).square().sum(-2);
+  if (vector_case)
+    X = X.squeeze(-1);
+  return {X.contiguous(), residuals, rank, S};
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> lstsq_k(
     const at::Tensor& A, const at::Tensor& B, std::optional<double> rcond,
     std::optional<c10::string_view> driver) {
@@ -195,8 +215,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> lstsq_k(
   std::string drv = driver ? std::string(*driver) : std::string("gelsy");
   TORCH_CHECK(drv == "gels" || drv == "gelsy" || drv == "gelsd" || drv == "gelss", op,
               ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
-  TORCH_CHECK(drv == "gels" || drv == "gelsy", "neuron: ", op, ": driver '", drv,
-              "' is not supported on the card (gels and gelsy are)");
   check_float(A, op);
   check_float(B, op);
   check_matrix(A, op, false);
@@ -209,12 +227,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> lstsq_k(
   check_matrix(B2, op, false);
   std::vector<int64_t> batch = at::infer_size(batch_of(A, 2), batch_of(B2, 2));
   at::Tensor Ab = A.expand(with(batch, {m, n})), Bb = B2.expand(with(batch, {m, r}));
+  double rc = rcond.value_or(std::numeric_limits<float>::epsilon() * static_cast<double>(mx));
+  if (drv == "gelsd" || drv == "gelss")
+    return lstsq_svd(Ab, Bb, rc, vector_case);
   at::Tensor X = at::zeros(with(batch, {mx, r}), A.options());
   at::Tensor rank = at::empty({0}, A.options().dtype(at::kLong));
   if (drv == "gels") {
     run(NISA_LA_GELS, 0, mats(X), mats(Ab), mats(Bb));
   } else {
-    double rc = rcond.value_or(std::numeric_limits<float>::epsilon() * static_cast<double>(mx));
     rank = at::zeros(batch, A.options().dtype(at::kLong));
     run(NISA_LA_GELSY, 0, mats(X), mats(Ab), mats(Bb), vals(rank), rc);
   }
