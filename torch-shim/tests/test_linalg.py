@@ -7,6 +7,8 @@ pinv and matrix_rank, whose float64 tolerances the shim computes on the
 host; trace, addbmm, cross, torch.norm; and the backward of
 cholesky, inv, solve, svd, eigh, qr and det -- all with no CPU fallback
 (the conftest fails a test in which any operator ran on the CPU)."""
+import math
+
 import pytest
 import torch
 
@@ -269,6 +271,26 @@ def test_rank_tolerance_is_float64(hermitian):
     p = torch.linalg.pinv(a.to(N), atol=0.1, rtol=0.0, hermitian=hermitian)
     assert_close(p, torch.linalg.pinv(a, atol=0.1, rtol=0.0, hermitian=hermitian))
     assert p[1, 1].item() != 0
+
+
+def test_matrix_exp():
+    """Scaling and squaring on the card: per matrix of a batch (norms from
+    0.1 to about 40), closed forms, the gradient."""
+    a = torch.randn(3, 5, 5) * torch.tensor([0.05, 1.0, 8.0]).view(3, 1, 1)
+    got, want = torch.linalg.matrix_exp(a.to(N)).cpu(), torch.linalg.matrix_exp(a)
+    exact = torch.linalg.matrix_exp(a.double())
+    for g, w, x in zip(got, want, exact):
+        scale = x.abs().max()
+        assert (g.double() - x).abs().max() <= max(4 * (w.double() - x).abs().max(),
+                                                   1e-6 * scale), (g, w)
+    t = 0.7
+    rot = torch.tensor([[0.0, t], [-t, 0.0]])
+    assert_close(torch.matrix_exp(rot.to(N)), torch.tensor([[math.cos(t), math.sin(t)],
+                                                          [-math.sin(t), math.cos(t)]]))
+    nil = torch.tensor([[0.0, 1.0], [0.0, 0.0]])
+    assert torch.equal(torch.matrix_exp(nil.to(N)).cpu(), torch.tensor([[1.0, 1.0], [0.0, 1.0]]))
+    check(torch.linalg.matrix_exp, torch.randn(2, 4, 4) * 0.5, grad=True)
+    check(torch.linalg.matrix_exp, torch.randn(0, 3, 3))
 
 
 def test_refusals():

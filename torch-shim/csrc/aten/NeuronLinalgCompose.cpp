@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Linear algebra composed of other card kernels: trace (a strided diagonal
 // summed), addbmm (one matmul over the concatenated batch), linalg_cross
-// (rolled products) and the legacy norm overloads (linalg_vector_norm).
+// (rolled products), matrix_exp (scaling and squaring) and the legacy norm
+// overloads (linalg_vector_norm).
+#include <cmath>
+
 #include "NeuronLinalg.h"
 
 namespace torch_neuron {
@@ -63,6 +66,43 @@ at::Tensor& cross_out(const at::Tensor& self, const at::Tensor& other, int64_t d
   return into(out, cross_k(self, other, dim));
 }
 
+// exp(A) by scaling and squaring: A / 2^s, with s per matrix from its
+// 1-norm (read back) so that the scaled norm is at most 1/2; the Taylor
+// polynomial of degree 18 by Horner's rule (truncation error below
+// 2^-19 / 19!, far under float32's); then squared s times. ATen picks the
+// degree by the norm instead; both are accurate to float32.
+at::Tensor matrix_exp_k(const at::Tensor& A) {
+  const char* op = "linalg.matrix_exp";
+  check_float(A, op);
+  check_matrix(A, op, true);
+  if (A.numel() == 0)
+    return at::empty_like(A);
+  at::Tensor a = mats(A);
+  int64_t B = a.size(0), n = a.size(-1);
+  at::Tensor norms = a.abs().sum(-2).amax(-1).cpu();
+  std::vector<float> scale(B);
+  std::vector<int64_t> s(B);
+  int64_t most = 0;
+  for (int64_t b = 0; b < B; b++) {
+    double nb = norms[b].item<double>();
+    s[b] = std::isfinite(nb) && nb > 0.5 ? std::min<int64_t>(
+        static_cast<int64_t>(std::ceil(std::log2(nb / 0.5))), 126) : 0;
+    scale[b] = std::ldexp(1.0f, static_cast<int>(-s[b]));
+    most = std::max(most, s[b]);
+  }
+  at::Tensor x = a * at::tensor(scale).view({B, 1, 1}).to(A.device());
+  at::Tensor I = eye({B}, n, a);
+  at::Tensor r = I + x / 18.0;
+  for (int k = 17; k >= 1; k--)
+    r = I + at::matmul(x, r) / static_cast<double>(k);
+  if (most) {
+    at::Tensor steps = at::tensor(s).view({B, 1, 1}).to(A.device());
+    for (int64_t j = 1; j <= most; j++)
+      r = at::where(steps >= j, at::matmul(r, r), r);
+  }
+  return r.view(A.sizes());
+}
+
 // ---- torch.norm's overloads: the vector norm of the same order ----
 at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
                           at::IntArrayRef dim, bool keepdim,
@@ -118,6 +158,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addbmm.out", addbmm_out);
   m.impl("addbmm_", addbmm_inplace);
   m.impl("linalg_cross", cross_k);
+  m.impl("linalg_matrix_exp", matrix_exp_k);
   m.impl("linalg_cross.out", cross_out);
   m.impl("norm.ScalarOpt_dim", norm_dim);
   m.impl("norm.ScalarOpt_dim_dtype", norm_dim_dt);
