@@ -278,6 +278,41 @@ def test_embedding_max_norm():
         assert torch.equal(wn.cpu()[[2, 4, 5]], w[[2, 4, 5]])
 
 
+def test_histogram():
+    """torch.histogram with a bin count: the CPU's edges to the bit, its bin
+    search (values on the edges, the top edge in the last bin), range,
+    weights, density; NaN outside a given range counts nowhere. With the
+    edges given: uneven bins, an empty one."""
+    torch.manual_seed(0)
+    c = torch.randn(1000)
+    w = torch.rand(1000)
+    for kw in (dict(bins=10), dict(bins=7, range=(-1.0, 2.0)), dict(bins=5, density=True),
+               dict(bins=4, weight=w), dict(bins=6, weight=w, density=True, range=(0.0, 1.5))):
+        kn = {k: (v.to(DEV) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        hn, en = torch.histogram(c.to(DEV), **kn)
+        hc, ec = torch.histogram(c, **kw)
+        same(en, ec)
+        if "weight" in kw or kw.get("density"):
+            assert_close(hn, hc)
+        else:
+            same(hn, hc)
+    for x, kw in ((torch.arange(11.0), dict(bins=10)), (torch.arange(11.0) / 3, dict(bins=7)),
+                  (torch.full((5,), 2.0), dict(bins=3)),
+                  (torch.tensor([0.5, float("nan"), 3.0, -1.0]), dict(bins=2, range=(0.0, 3.0))),
+                  (torch.empty(0), dict(bins=3))):
+        hn, en = torch.histogram(x.to(DEV), **kw)
+        hc, ec = torch.histogram(x, **kw)
+        same(hn, hc)
+        same(en, ec)
+    edges = torch.tensor([-1.0, -0.2, 0.0, 0.0, 0.5, 2.0])      # uneven, one empty bin
+    for kw in (dict(), dict(weight=w), dict(density=True)):
+        kn = {k: (v.to(DEV) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        hn, en = torch.histogram(c.to(DEV), edges.to(DEV), **kn)
+        hc, ec = torch.histogram(c, edges, **kw)
+        same(en, ec)
+        assert_close(hn, hc)
+
+
 def test_histc():
     c = torch.randn(1000)
     n = c.to(DEV)
