@@ -72,22 +72,23 @@ def test_ones_times_two():
     assert x.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
 
 
-# linalg_matrix_exp has no neuron kernel yet: any op without one would do.
-@pytest.mark.allow_fallback("aten::linalg_matrix_exp")
+# unique along a dim (aten::unique_dim) has no neuron kernel yet: any op
+# without one would do.
+@pytest.mark.allow_fallback("aten::unique_dim")
 def test_fallback_warns_and_counts(monkeypatch):
     """An op with no neuron kernel runs on the CPU, warns once, and is counted."""
     torch_neuron.reset_fallback_stats()
-    x = torch.tensor([[0.0, 1.0], [0.0, 0.0]]).to("neuron")
+    x = torch.tensor([[1.0, 2.0], [0.5, 0.0], [1.0, 2.0]]).to("neuron")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        y = torch.linalg.matrix_exp(x)
+        y = torch.unique(x, dim=0)
     assert y.device.type == "neuron"
-    assert y.cpu().tolist() == [[1.0, 1.0], [0.0, 1.0]]
-    assert any("matrix_exp" in str(w.message) for w in caught)
-    assert torch_neuron.fallback_stats().get("aten::linalg_matrix_exp", 0) >= 1
+    assert y.cpu().tolist() == [[0.5, 0.0], [1.0, 2.0]]
+    assert any("unique_dim" in str(w.message) for w in caught)
+    assert torch_neuron.fallback_stats().get("aten::unique_dim", 0) >= 1
     monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
     with pytest.raises(RuntimeError, match="TORCH_NEURON_FALLBACK=error"):
-        torch.linalg.matrix_exp(x)
+        torch.unique(x, dim=0)
 
 
 def test_bad_device_index():
