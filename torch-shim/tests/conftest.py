@@ -57,7 +57,7 @@ def pytest_runtest_call(item):
     allowed = set(marker.args) if marker else set()
     fell = {op: n for op, n in torch_neuron.fallback_stats().items() if op not in allowed}
     if fell:
-        pytest.fail("operators ran on the CPU instead of the card (no neuron kernel): "
+        pytest.fail("operators ran on the CPU instead of the card: "
                     + ", ".join(f"{op} x{n}" for op, n in sorted(fell.items()))
                     + "; give them kernels, or name them in @pytest.mark.allow_fallback",
                     pytrace=False)

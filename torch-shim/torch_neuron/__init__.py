@@ -78,7 +78,8 @@ if os.environ.get("TORCH_NEURON_DISABLE_KERNELS"):
 
 
 def fallback_stats():
-    """Calls per operator that ran on the CPU because it has no neuron kernel."""
+    """Calls per operator that ran on the CPU: it has no neuron kernel, or the
+    card cannot give the CPU's result for the inputs (the warning says which)."""
     names, counts = torch.ops.neuron.fallback_stats()
     return dict(zip(names, counts))
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The CPU fallback: an operator with no neuron kernel runs on the CPU, its
-// tensors copied out and back. It is loud (a warning naming the operator,
+// tensors copied out and back; so does one whose inputs its kernel cannot
+// do the CPU's way (run_on_cpu). It is loud (a warning naming the operator,
 // once per operator), countable (torch_neuron.fallback_stats()), and can be
 // made an error (TORCH_NEURON_FALLBACK=error).
 #include <ATen/native/CPUFallback.h>
@@ -83,31 +84,42 @@ bool foreach_decompose(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   return true;
 }
 
-void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (foreach_decompose(op, stack))
-    return;
+// Before @op runs on the CPU: refuses a view (through the CPU it would alias
+// a copy, and writes through it would be lost), counts the call, refuses it
+// under TORCH_NEURON_FALLBACK=error, and warns the first time, saying @why
+// it is not on the card.
+void announce(const c10::OperatorHandle& op, const char* why) {
   const auto& name = op.schema().operator_name();
   std::string full = name.overload_name.empty()
                          ? name.name
                          : name.name + "." + name.overload_name;
-  // A view must alias its input; through the CPU it would alias a copy, and
-  // writes through it would be lost: refuse it rather than be silently wrong.
   for (const auto& ret : op.schema().returns())
     TORCH_CHECK(!ret.alias_info() || ret.alias_info()->isWrite(), "neuron: "
-                "operator ", full, " returns a view and has no neuron kernel; "
-                "the CPU fallback cannot return a view of a neuron tensor");
+                "operator ", full, " returns a view and ", why, "; the CPU fallback "
+                "cannot return a view of a neuron tensor");
   bool first;
   {
     std::lock_guard<std::mutex> guard(g_stats_lock);
     first = g_stats[full]++ == 0;
   }
-  TORCH_CHECK(!fallback_is_error(), "neuron: operator ", full,
-              " has no neuron kernel and TORCH_NEURON_FALLBACK=error forbids "
-              "running it on the CPU");
+  TORCH_CHECK(!fallback_is_error(), "neuron: operator ", full, " ", why,
+              " and TORCH_NEURON_FALLBACK=error forbids running it on the CPU");
   if (first)
-    TORCH_WARN("neuron: operator ", full, " has no neuron kernel; it runs on "
-               "the CPU (slow). torch_neuron.fallback_stats() counts these.");
+    TORCH_WARN("neuron: operator ", full, " ", why, "; it runs on the CPU "
+               "(slow). torch_neuron.fallback_stats() counts these.");
+}
+
+// Runs @op on the CPU, loudly: @why says why it is not on the card.
+void run_on_cpu_because(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                        const char* why) {
+  announce(op, why);
   at::native::cpu_fallback(op, stack);
+}
+
+void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (foreach_decompose(op, stack))
+    return;
+  run_on_cpu_because(op, stack, "has no neuron kernel");
 }
 
 std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_stats() {
@@ -165,6 +177,13 @@ void disable_kernels(const std::string& names) {
 }
 
 } // namespace
+
+void run_on_cpu(const char* name, const char* overload, torch::jit::Stack* stack,
+                const char* why) {
+  run_on_cpu_because(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload),
+                     stack, why);
+}
+
 } // namespace torch_neuron
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

@@ -10,6 +10,14 @@
 
 namespace torch_neuron {
 
+// Runs operator @name.@overload on the CPU through the fallback, as loudly
+// as an operator without a neuron kernel (warned, counted, an error under
+// TORCH_NEURON_FALLBACK=error), the message saying @why ("cannot ..."): for
+// the inputs a kernel cannot give the CPU's result for. @stack holds the
+// arguments and receives the results.
+void run_on_cpu(const char* name, const char* overload, torch::jit::Stack* stack,
+                const char* why);
+
 inline bool is_neuron(const at::Tensor& t) {
   return t.device().type() == c10::DeviceType::PrivateUse1;
 }
