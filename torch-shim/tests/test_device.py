@@ -72,23 +72,30 @@ def test_ones_times_two():
     assert x.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
 
 
-# unique along a dim (aten::unique_dim) has no neuron kernel yet: any op
-# without one would do.
+# unique(dim=) of rows with NaN in them runs on the CPU: the CPU's order of
+# such rows is its std::sort's own (NeuronUniqueDim.cpp).
 @pytest.mark.allow_fallback("aten::unique_dim")
 def test_fallback_warns_and_counts(monkeypatch):
-    """An op with no neuron kernel runs on the CPU, warns once, and is counted."""
+    """An op the card cannot do the CPU's way runs on the CPU, warns once,
+    and is counted; TORCH_NEURON_FALLBACK=error makes it an error."""
     torch_neuron.reset_fallback_stats()
-    x = torch.tensor([[1.0, 2.0], [0.5, 0.0], [1.0, 2.0]]).to("neuron")
+    c = torch.tensor([[1.0, 2.0], [0.5, float("nan")], [1.0, 2.0]])
+    x = c.to("neuron")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         y = torch.unique(x, dim=0)
     assert y.device.type == "neuron"
-    assert y.cpu().tolist() == [[0.5, 0.0], [1.0, 2.0]]
-    assert any("unique_dim" in str(w.message) for w in caught)
+    torch.testing.assert_close(y.cpu(), torch.unique(c, dim=0), equal_nan=True)
+    assert any("unique_dim" in str(w.message) and "NaN" in str(w.message)
+               for w in caught)
     assert torch_neuron.fallback_stats().get("aten::unique_dim", 0) >= 1
     monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
     with pytest.raises(RuntimeError, match="TORCH_NEURON_FALLBACK=error"):
         torch.unique(x, dim=0)
+    torch_neuron.reset_fallback_stats()
+    assert torch.equal(torch.unique(x.nan_to_num(), dim=0).cpu(),
+                       torch.unique(c.nan_to_num(), dim=0))
+    assert torch_neuron.fallback_stats() == {}
 
 
 def test_bad_device_index():

@@ -221,6 +221,49 @@ def test_unique():
             same(g, w)
 
 
+def unique_both(fn, c, **kw):
+    got, want = fn(c.to(DEV), **kw), fn(c, **kw)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert g.shape == w.shape and g.stride() == w.stride()
+        same(g, w)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+def test_unique_dim(dim):
+    """Rows along @dim in the CPU's lexicographic order, with their inverse
+    and counts: small integers (many ties), wide rows (the packed keys take
+    several rounds), -0.0 against 0.0, bool, one row, empty along dim."""
+    g = torch.Generator().manual_seed(dim + 10)
+    cases = [torch.randint(0, 3, (6, 5, 4), generator=g),
+             torch.randint(-2, 2, (9, 4, 40), generator=g).float(),
+             torch.randint(0, 2, (7, 6, 3), generator=g).bool(),
+             torch.tensor([[0.0, 1.0], [-0.0, 1.0], [0.0, -1.0]]).reshape(3, 2, 1),
+             torch.randn(1, 3, 2, generator=g)]
+    for c in cases:
+        d = dim if dim < c.dim() else -1
+        for kw in (dict(), dict(return_inverse=True, return_counts=True)):
+            unique_both(torch.unique, c, dim=d, **kw)
+            unique_both(torch.unique_consecutive, c, dim=d, **kw)
+    # The raw operators return all three results.
+    c = torch.randint(0, 4, (30, 3), generator=g)
+    for op in (torch.ops.aten.unique_dim, torch.ops.aten.unique_dim_consecutive):
+        unique_both(op, c, dim=0)
+    unique_both(torch.unique, torch.zeros(0, 3), dim=0, return_counts=True)
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):
+        torch.unique(torch.zeros(3, 0, device=DEV), dim=0)
+
+
+def test_unique_dim_many_rows():
+    """Thousands of rows of 300 columns: each column's ranks reach n, so few
+    columns share a key, and equal rows are spread far apart."""
+    g = torch.Generator().manual_seed(7)
+    base = torch.randn(40, 300, generator=g)
+    c = base[torch.randint(0, 40, (3000,), generator=g)]
+    c[::7, 5] = torch.randn(c[::7].shape[0], generator=g)
+    unique_both(torch.unique, c, dim=0, return_inverse=True, return_counts=True)
+
+
 @pytest.mark.parametrize("right", [False, True])
 def test_searchsorted_bucketize_isin(right):
     b = torch.tensor([-1.0, 0.0, 0.0, 2.5, 7.0])

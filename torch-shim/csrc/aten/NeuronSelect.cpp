@@ -2,7 +2,8 @@
 // Selections whose size depends on the data, and the searches built on the
 // card's sort and scan: nonzero, nonzero_static, masked_select,
 // count_nonzero, unique, unique_consecutive, searchsorted, bucketize, isin,
-// histc, histogram, randperm, multinomial and repeat_interleave. The
+// histc, histogram, randperm, multinomial and repeat_interleave
+// (unique(dim=): NeuronUniqueDim.cpp). The
 // positions are found on the card (a stable sort of "not selected" puts the
 // selected positions first, in order); the host reads back only their
 // count, as CUDA does.
@@ -19,6 +20,18 @@ at::Tensor true_positions(const at::Tensor& mask) {
   at::Tensor idx = std::get<1>(sort_stable(at::logical_not(flat), 0, false));
   int64_t count = flat.sum(at::kLong).item<int64_t>();
   return idx.narrow(0, 0, count);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
+                                                          bool want_counts) {
+  int64_t n = first.size(0);
+  at::Tensor group = scan(NISA_SCAN_SUM, first, 0, at::kLong).sub_(1);
+  at::Tensor starts = true_positions(first);
+  at::Tensor counts;
+  if (want_counts)
+    counts = at::zeros({starts.size(0)}, first.options().dtype(at::kLong))
+                 .scatter_add_(0, group, at::ones({n}, first.options().dtype(at::kLong)));
+  return {group, starts, counts};
 }
 
 namespace {
@@ -105,14 +118,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> runs(const at::Tensor& flat,
     at::Tensor rest = first.narrow(0, 1, n - 1);
     at::ne_out(rest, flat.narrow(0, 1, n - 1), flat.narrow(0, 0, n - 1));
   }
-  at::Tensor group = scan(NISA_SCAN_SUM, first, 0, at::kLong).sub_(1);
-  at::Tensor starts = true_positions(first);
-  at::Tensor values = flat.index_select(0, starts);
-  at::Tensor counts;
-  if (want_counts)
-    counts = at::zeros({starts.size(0)}, flat.options().dtype(at::kLong))
-                 .scatter_add_(0, group, at::ones({n}, flat.options().dtype(at::kLong)));
-  return {values, group, counts};
+  auto [group, starts, counts] = run_groups(first, want_counts);
+  return {flat.index_select(0, starts), group, counts};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool,

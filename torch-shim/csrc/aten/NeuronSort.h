@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN), shared by
 // NeuronSort.cpp (sort, topk, median, cumsum...) and NeuronSelect.cpp
-// (nonzero, masked_select, unique, randperm, multinomial...).
+// (nonzero, masked_select, unique, randperm, multinomial...) and
+// NeuronUniqueDim.cpp (unique(dim=)).
 #pragma once
 
 #include "NeuronOps.h"
@@ -21,5 +22,11 @@ at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim,
 // The positions (row-major, int64, ascending) of @mask's true elements,
 // found on the card; reads back only their count.
 at::Tensor true_positions(const at::Tensor& mask);
+
+// The runs that @first (bool [n], first[0] true) starts: each element's run
+// (int64, from 0), each run's first position and, with @want_counts, each
+// run's length. unique and unique(dim=) share it.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
+                                                          bool want_counts);
 
 }  // namespace torch_neuron
