@@ -2,8 +2,8 @@
 """Upsampling (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
 antialiased bilinear/bicubic; sizes and scale factors, align_corners),
 reflection/replication padding (1-d, 2-d, 3-d, negative padding),
-unfold/fold (im2col/col2im) and grid_sample on the card against the CPU,
-forward and backward, float32 and bfloat16."""
+unfold/fold (im2col/col2im) and grid_sample (4-d and 5-d) on the card
+against the CPU, forward and backward, float32 and bfloat16."""
 import pytest
 import torch
 import torch.nn as nn
@@ -132,6 +132,40 @@ def test_grid_sample(mode, padding, ac):
     run(lambda x, g: F.grid_sample(x, g, mode, padding, ac), x, grid, grad=grad)
     if not grad:  # nearest: the input's gradient only
         run(lambda x: F.grid_sample(x, grid.to(x.device), mode, padding, ac), x)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("ac", [False, True])
+def test_grid_sample_3d(mode, padding, ac):
+    """5-d input: trilinear and nearest, every padding, forward and both
+    gradients (nearest: the input's)."""
+    x = torch.randn(2, 3, 4, 5, 6)
+    grid = torch.rand(2, 3, 4, 5, 3) * 3.2 - 1.6
+    grad = mode != "nearest"
+    run(lambda x, g: F.grid_sample(x, g, mode, padding, ac), x, grid, grad=grad)
+    if not grad:
+        run(lambda x: F.grid_sample(x, grid.to(x.device), mode, padding, ac), x)
+
+
+def test_grid_sample_3d_exact_positions():
+    """Nearest samples exactly half-way between voxels (rounded to even, as
+    the CPU's nearbyint) and on the corners; a NaN or infinite grid value
+    samples what the CPU samples (a NaN clips to the far border)."""
+    x = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(1, 1, 2, 3, 4)
+    steps = torch.linspace(-1.5, 1.5, 13)
+    grid = torch.stack(torch.meshgrid(steps, steps[:5], steps[:3], indexing="ij"), -1)
+    grid = grid.reshape(1, 13, 5, 3, 3)
+    for padding in ("zeros", "border", "reflection"):
+        for ac in (False, True):
+            run(lambda x, g: F.grid_sample(x, g, "nearest", padding, ac), x, grid,
+                grad=False, rtol=0, atol=0)
+    odd = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.25])
+    grid = torch.stack(torch.meshgrid(odd, odd, odd, indexing="ij"), -1).reshape(1, 4, 4, 4, 3)
+    for mode in ("bilinear", "nearest"):
+        for padding in ("zeros", "border", "reflection"):
+            run(lambda x, g: F.grid_sample(x, g, mode, padding, False), x, grid,
+                grad=False)
 
 
 def test_grid_sample_bf16_and_errors():
