@@ -356,6 +356,36 @@ def test_histogram():
         assert_close(hn, hc)
 
 
+def test_histogramdd():
+    """torch.histogramdd in 1 to 3 dims: bin counts (one per dim or one for
+    all), range, the data's own range per dim (one constant), weights,
+    density, given edges (uneven), values on edges and outside."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(500, 3, generator=g)
+    x[:20, 1] = torch.arange(20.0) / 4                         # on the edges
+    w = torch.rand(500, generator=g)
+    cases = [(x, dict(bins=[4, 5, 3])), (x, dict(bins=6, range=[-1, 1, 0, 2, -3, 3])),
+             (x[:, :2], dict(bins=[3, 7], weight=w)), (x[:, :2], dict(bins=4, density=True)),
+             (x.reshape(10, 50, 3), dict(bins=2, weight=w.reshape(10, 50), density=True)),
+             (torch.stack([x[:, 0], torch.full((500,), 2.5)], 1), dict(bins=[5, 2])),
+             (x[:, :1], dict(bins=[8])), (torch.empty(0, 2), dict(bins=3))]
+    for c, kw in cases:
+        kn = {k: (v.to(DEV) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        hn, en = torch.histogramdd(c.to(DEV), **kn)
+        hc, ec = torch.histogramdd(c, **kw)
+        for a, b in zip(en, ec):
+            same(a, b)
+        if "weight" in kw or kw.get("density"):
+            assert_close(hn, hc)
+        else:
+            same(hn, hc)
+    edges = [torch.tensor([-1.0, -0.2, 0.0, 0.5, 2.0]), torch.tensor([0.0, 1.0, 4.0])]
+    hn, _ = torch.histogramdd(x[:, :2].to(DEV), [e.to(DEV) for e in edges])
+    same(hn, torch.histogramdd(x[:, :2], edges)[0])
+    with pytest.raises(RuntimeError, match="range should have 4 elements"):
+        torch.histogramdd(x[:, :2].to(DEV), bins=3, range=[0.0, 1.0])
+
+
 def test_histc():
     c = torch.randn(1000)
     n = c.to(DEV)

@@ -2,8 +2,8 @@
 // Selections whose size depends on the data, and the searches built on the
 // card's sort and scan: nonzero, nonzero_static, masked_select,
 // count_nonzero, unique, unique_consecutive, searchsorted, bucketize, isin,
-// histc, histogram, randperm, multinomial and repeat_interleave
-// (unique(dim=): NeuronUniqueDim.cpp). The
+// randperm, multinomial and repeat_interleave (histograms:
+// NeuronHistogram.cpp; unique(dim=): NeuronUniqueDim.cpp). The
 // positions are found on the card (a stable sort of "not selected" puts the
 // selected positions first, in order); the host reads back only their
 // count, as CUDA does.
@@ -286,181 +286,6 @@ at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool un
   return out.copy_(r);
 }
 
-// histc: bin = trunc((x - lo) * bins / (hi - lo)) in the input's precision,
-// the top edge in the last bin, values outside [lo, hi] (and NaN) dropped.
-at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min,
-                 const at::Scalar& max) {
-  TORCH_CHECK(card_float(self.scalar_type()), "torch.histc: input tensor and bins must "
-              "be of floating type, got ", self.scalar_type());
-  TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
-  double lo = min.toDouble(), hi = max.toDouble();
-  if (lo == hi && self.numel() > 0) {
-    auto mm = at::aminmax(self);
-    lo = std::get<0>(mm).item<double>();  // two scalars back, as the CPU reads them
-    hi = std::get<1>(mm).item<double>();
-  }
-  if (lo == hi) {
-    lo -= 1;
-    hi += 1;
-  }
-  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)),
-              "torch.histc: range of [", lo, ", ", hi, "] is not finite");
-  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
-  at::Tensor hist = at::zeros({bins}, self.options());
-  if (self.numel() == 0)
-    return hist;
-  at::Tensor x = self.reshape({-1});
-  at::Tensor lo_t = at::scalar_tensor(lo, self.options()), hi_t = at::scalar_tensor(hi, self.options());
-  at::Tensor pos = x.sub(lo_t).mul_(static_cast<double>(bins)).div_(hi_t.sub(lo_t));
-  at::Tensor bin = pos.to(at::kLong).clamp_(0, bins - 1);
-  at::Tensor keep = at::logical_and(x.ge(lo_t), x.le(hi_t)).to(self.scalar_type());
-  return hist.scatter_add_(0, bin, keep);
-}
-void check_histogram(const at::Tensor& self, const std::optional<at::Tensor>& weight) {
-  TORCH_CHECK(self.scalar_type() == at::kFloat, "torch.histogram: input tensor must be "
-              "float32 on neuron, got ", self.scalar_type());
-  if (weight && weight->defined()) {
-    check_device(self, *weight);
-    TORCH_CHECK(weight->sizes() == self.sizes(), "torch.histogramdd: if weight tensor is "
-                "provided it should have the same shape as the input tensor excluding its "
-                "innermost dimension, but got input with shape ", self.sizes(),
-                " and weight with shape ", weight->sizes());
-    TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "torch.histogramdd: if "
-                "weight tensor is provided, input tensor and weight tensor should have the "
-                "same dtype, but got input(", self.scalar_type(), "), and weight(",
-                weight->scalar_type(), ")");
-  }
-}
-
-// hist[pos[i]] += weight[i] (or 1) where in[i], in element order.
-void add_to_histogram(at::Tensor& hist, const at::Tensor& x, const at::Tensor& in,
-                      at::Tensor& pos, const std::optional<at::Tensor>& weight) {
-  pos.clamp_(0, hist.size(0) - 1);
-  at::Tensor w = weight && weight->defined() ? weight->reshape({-1})
-                                             : at::ones({}, x.options()).expand(x.sizes());
-  hist.scatter_add_(0, pos, at::where(in, w, at::zeros({}, x.options())));
-}
-
-// As the CPU: by the total, then by each bin's width.
-void to_density(at::Tensor& hist, const at::Tensor& edges) {
-  hist.div_(hist.sum().item());
-  hist.div_(edges.diff());
-}
-
-// torch.histogram(input, bins=tensor): x in [e_0, e_last] goes to the last
-// edge <= x (the top edge to the last bin), as the CPU's binary search.
-std::tuple<at::Tensor, at::Tensor> histogram_edges(const at::Tensor& self,
-                                                   const at::Tensor& bins,
-                                                   const std::optional<at::Tensor>& weight,
-                                                   bool density) {
-  check_histogram(self, weight);
-  check_device(self, bins);
-  TORCH_CHECK(bins.scalar_type() == self.scalar_type(), "torch.histogramdd: input tensor "
-              "and bins tensors should have the same dtype, but got input with dtype ",
-              self.scalar_type(), " and bins for dimension 0 with dtype ", bins.scalar_type());
-  TORCH_CHECK(bins.dim() == 1, "torch.histogramdd: bins tensor should have one dimension, "
-              "but got ", bins.dim(), " dimensions in the bins tensor for dimension 0");
-  TORCH_CHECK(bins.numel() > 0, "torch.histogramdd: bins tensor should have at least 1 "
-              "element, but got ", bins.numel(), " elements for dimension 0");
-  int64_t n = bins.numel() - 1;
-  at::Tensor edges = bins.clone();
-  at::Tensor hist = at::zeros({n}, self.options());
-  if (n > 0 && self.numel() > 0) {
-    at::Tensor x = self.reshape({-1});
-    at::Tensor in = at::logical_and(x.ge(edges[0]), x.le(edges[n]));
-    at::Tensor pos = at::searchsorted(edges, x, false, true).sub_(1);
-    add_to_histogram(hist, x, in, pos, weight);
-  }
-  if (density)
-    to_density(hist, edges);
-  return {hist, edges};
-}
-std::tuple<at::Tensor&, at::Tensor&> histogram_edges_out(
-    const at::Tensor& self, const at::Tensor& bins, const std::optional<at::Tensor>& weight,
-    bool density, at::Tensor& hist, at::Tensor& bin_edges) {
-  auto [h, e] = histogram_edges(self, bins, weight, density);
-  resize_out(hist, h.sizes());
-  hist.copy_(h);
-  resize_out(bin_edges, e.sizes());
-  bin_edges.copy_(e);
-  return {hist, bin_edges};
-}
-
-// torch.histogram(input, bins=int): the CPU's edges (its own linspace, on
-// the host: a few values, so the same to the bit) over range= or the data's
-// min and max (read back). Each value x in [e_0, e_bins] goes where the
-// CPU's search puts it: the guess trunc((x - e_0) * bins / (e_bins - e_0))
-// in float32, then the edges at guess-1..guess+1 that are <= x counted, the
-// top edge in the last bin; others (and NaN) nowhere. Weights add; density
-// divides by the total, then by the bin widths.
-std::tuple<at::Tensor, at::Tensor> histogram_ct(const at::Tensor& self, int64_t bins,
-                                                std::optional<at::ArrayRef<double>> range,
-                                                const std::optional<at::Tensor>& weight,
-                                                bool density) {
-  check_histogram(self, weight);
-  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins,
-              " for dimension 0");
-  double lo = 0, hi = 1;
-  if (range) {
-    TORCH_CHECK(range->size() == 2, "torch.histogramdd: for a 1-dimensional histogram "
-                "range should have 2 elements, but got ", range->size());
-    lo = (*range)[0];
-    hi = (*range)[1];
-  } else if (self.numel() > 0) {
-    auto mm = at::aminmax(self);
-    lo = std::get<0>(mm).item<double>();
-    hi = std::get<1>(mm).item<double>();
-  }
-  TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histogramdd: dimension 0's "
-              "range [", lo, ", ", hi, "] is not finite");
-  TORCH_CHECK(lo <= hi, "torch.histogramdd: min should not exceed max, but got min ", lo,
-              " max ", hi, " for dimension 0");
-  if (lo == hi) {
-    lo -= 0.5;
-    hi += 0.5;
-  }
-  at::Tensor host_edges = at::linspace(lo, hi, bins + 1, at::TensorOptions().dtype(at::kFloat));
-  at::Tensor edges = host_edges.to(self.device());
-  at::Tensor hist = at::zeros({bins}, self.options());
-  if (self.numel() > 0) {
-    float e0 = host_edges[0].item<float>(), e1 = host_edges[bins].item<float>();
-    float width = e1 - e0;
-    at::Tensor x = self.reshape({-1});
-    at::Tensor in = at::logical_and(x.ge(e0), x.le(e1));
-    at::Tensor guess = at::where(in, x.sub(e0).mul_(static_cast<double>(bins)).div_(width),
-                                 at::zeros({}, x.options()))
-                           .to(at::kLong).clamp_(0, bins);
-    at::Tensor first = (guess - 1).clamp_min_(0), end = (guess + 2).clamp_max_(bins + 1);
-    at::Tensor pos = first - 1;
-    for (int64_t d = -1; d <= 1; d++) {
-      at::Tensor k = guess + d;
-      at::Tensor e = edges.index_select(0, k.clamp(0, bins));
-      pos.add_(at::logical_and(at::logical_and(k.ge(first), k.lt(end)), e.le(x)));
-    }
-    add_to_histogram(hist, x, in, pos, weight);
-  }
-  if (density)
-    to_density(hist, edges);
-  return {hist, edges};
-}
-std::tuple<at::Tensor&, at::Tensor&> histogram_ct_out(
-    const at::Tensor& self, int64_t bins, std::optional<at::ArrayRef<double>> range,
-    const std::optional<at::Tensor>& weight, bool density, at::Tensor& hist,
-    at::Tensor& bin_edges) {
-  auto [h, e] = histogram_ct(self, bins, range, weight, density);
-  resize_out(hist, h.sizes());
-  hist.copy_(h);
-  resize_out(bin_edges, e.sizes());
-  bin_edges.copy_(e);
-  return {hist, bin_edges};
-}
-at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min,
-                      const at::Scalar& max, at::Tensor& out) {
-  at::Tensor r = torch_neuron::histc(self, bins, min, max);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
-}
-
 // ---- random permutations and draws ----
 
 // randperm: sort 64-bit random keys drawn on the card; the order is the permutation.
@@ -561,12 +386,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Tensor_out", bucketize_out);
   m.impl("isin.Tensor_Tensor", isin);
   m.impl("isin.Tensor_Tensor_out", isin_out);
-  m.impl("histc", histc);
-  m.impl("histc.out", histc_out);
-  m.impl("histogram.bin_ct", histogram_ct);
-  m.impl("histogram.bin_ct_out", histogram_ct_out);
-  m.impl("histogram.bins_tensor", histogram_edges);
-  m.impl("histogram.bins_tensor_out", histogram_edges_out);
   m.impl("randperm", randperm);
   m.impl("randperm.generator", randperm_gen);
   m.impl("randperm.out", randperm_out);
