@@ -2,7 +2,8 @@
 """scaled_dot_product_attention on the card (the "overrideable" SDPA
 backend, forward and backward) against the CPU: no mask, causal, boolean and
 additive masks, explicit scale, dropout (the card's RNG; backward redraws the
-same mask), and nn.MultiheadAttention / nn.TransformerEncoderLayer."""
+same mask), and nn.MultiheadAttention / nn.TransformerEncoderLayer, trained
+and in eval mode (PyTorch's fused fast path)."""
 import copy
 
 import pytest
@@ -124,3 +125,65 @@ def test_transformer_encoder_layer():
     layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0,
                                        batch_first=True, norm_first=True)
     module_both(layer, torch.randn(2, 6, 16))
+
+
+def fast_both(mod, *args, **kw):
+    """@mod in eval mode without gradients, on the CPU and on the card: the
+    fast path (torch._native_multi_head_attention and
+    torch._transformer_encoder_layer_fwd) on both."""
+    mod = mod.eval()
+    dev = copy.deepcopy(mod).to(N)
+    moved = {}  # one copy per tensor: self-attention is query is key is value
+
+    def to_dev(v):
+        if not isinstance(v, torch.Tensor):
+            return v
+        return moved.setdefault(id(v), v.to(N))
+    with torch.no_grad():
+        want = mod(*args, **kw)
+        got = dev(*map(to_dev, args), **{k: to_dev(v) for k, v in kw.items()})
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        if w is None:
+            assert g is None
+        else:
+            assert_close(g, w)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_multihead_attention_fast_path(need_weights):
+    """Self-attention in eval mode: no mask, a key padding mask (one batch
+    entry fully padded gives NaN rows on both sides), an attention mask,
+    both (boolean and additive)."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(3, 6, 16)
+    pad = torch.zeros(3, 6, dtype=torch.bool)
+    pad[0, 4:] = True
+    pad[2, :] = True
+    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)
+    kw = dict(need_weights=need_weights)
+    fast_both(mha, x, x, x, **kw)
+    fast_both(mha, x, x, x, key_padding_mask=pad, **kw)
+    fast_both(mha, x, x, x, attn_mask=causal, **kw)
+    fast_both(mha, x[:2], x[:2], x[:2], key_padding_mask=pad[:2], attn_mask=causal, **kw)
+    additive = torch.zeros(6, 6).masked_fill(causal, float("-inf"))
+    fast_both(mha, x, x, x, attn_mask=additive, **kw)
+    fast_both(mha, x, x, x, average_attn_weights=False, **kw)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_transformer_encoder_fast_path(activation):
+    """TransformerEncoderLayer and a 2-layer TransformerEncoder in eval mode
+    (the fused layer), with and without a causal mask."""
+    torch.manual_seed(1)
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0,
+                                       activation=activation, batch_first=True)
+    x = torch.randn(2, 5, 16)
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    fast_both(layer, x)
+    fast_both(layer, x, src_mask=causal)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    fast_both(enc, x)
+    fast_both(enc, x, mask=causal, is_causal=True)
+
