@@ -187,3 +187,34 @@ def test_transformer_encoder_fast_path(activation):
     fast_both(enc, x)
     fast_both(enc, x, mask=causal, is_causal=True)
 
+
+def test_transformer_encoder_padding_mask_nested_path():
+    """nn.TransformerEncoder in eval mode with a padding mask packs the
+    sequences into a nested tensor on the card, runs each layer on it and
+    pads the result: all on the card (the conftest fails a fallback), equal
+    to the CPU's. The primitives alone: packing, padding, the alignment
+    check."""
+    torch.manual_seed(2)
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True)
+    x = torch.randn(3, 6, 16)
+    pad = torch.zeros(3, 6, dtype=torch.bool)
+    pad[0, 4:] = True
+    pad[1, 5:] = True
+    for norm_first in (False, True):
+        layer.norm_first = norm_first
+        fast_both(nn.TransformerEncoder(layer, 2), x, src_key_padding_mask=pad)
+    keep = ~pad
+    nt = torch._nested_tensor_from_mask(x.to(N), keep.to(N))
+    assert nt.is_nested and nt.device.type == "neuron"
+    assert_close(nt.to_padded_tensor(0.5), torch._nested_tensor_from_mask(x, keep)
+                 .to_padded_tensor(0.5))
+    assert_close(nt.to_padded_tensor(0.0, (3, 7, 16)),
+                 torch._nested_tensor_from_mask(x, keep).to_padded_tensor(0.0, (3, 7, 16)))
+    gap = keep.clone()
+    gap[2, 1] = False
+    for m in (keep, gap):
+        assert (torch._nested_tensor_from_mask_left_aligned(x.to(N), m.to(N))
+                == torch._nested_tensor_from_mask_left_aligned(x, m))
+    with pytest.raises(RuntimeError, match="left aligned"):
+        torch._nested_tensor_from_mask(x.to(N), gap.to(N))

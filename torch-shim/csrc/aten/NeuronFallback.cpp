@@ -5,6 +5,9 @@
 // once per operator), countable (torch_neuron.fallback_stats()), and can be
 // made an error (TORCH_NEURON_FALLBACK=error).
 #include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_to_copy_native.h>
+#include <ATen/ops/copy_native.h>
+#include <ATen/ops/empty_like_native.h>
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -122,6 +125,51 @@ void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   run_on_cpu_because(op, stack, "has no neuron kernel");
 }
 
+// An operator given a nested tensor on neuron: its tensors are copied to
+// the CPU (nested ones stay nested) and the operator dispatched again from
+// the top, which cpu_fallback() does not do (it calls the dense CPU
+// kernel); tensor results come back. In-place operators are refused: the
+// results would land in copies.
+void nested_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const char* why = "is given a nested tensor, which no neuron kernel takes";
+  announce(op, why);
+  const auto& schema = op.schema();
+  for (const auto& arg : schema.arguments())
+    TORCH_CHECK(!arg.alias_info() || !arg.alias_info()->isWrite(), "neuron: operator ",
+                schema.operator_name(), " writes its argument in place and ", why,
+                "; it cannot run on a nested neuron tensor");
+  size_t n = schema.arguments().size();
+  std::optional<c10::Device> device;
+  auto to_cpu = [&device](const at::Tensor& t) {
+    if (!t.defined() || t.device().is_cpu())
+      return t;
+    device = t.device();
+    return t.cpu();
+  };
+  for (size_t i = stack->size() - n; i < stack->size(); i++) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor()) {
+      v = to_cpu(v.toTensor());
+    } else if (v.isTensorList()) {
+      auto list = v.toTensorList();
+      for (size_t i = 0; i < list.size(); i++)
+        list[i] = to_cpu(static_cast<at::Tensor>(list[i]));
+    }
+  }
+  op.callBoxed(stack);
+  TORCH_INTERNAL_ASSERT(device, "the nested fallback found no neuron tensor");
+  for (size_t i = stack->size() - schema.returns().size(); i < stack->size(); i++) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().to(*device);
+    } else if (v.isTensorList()) {
+      auto list = v.toTensorList();
+      for (size_t i = 0; i < list.size(); i++)
+        list[i] = static_cast<at::Tensor>(list[i]).to(*device);
+    }
+  }
+}
+
 std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_stats() {
   std::lock_guard<std::mutex> guard(g_stats_lock);
   std::vector<std::string> names;
@@ -189,6 +237,21 @@ void run_on_cpu(const char* name, const char* overload, torch::jit::Stack* stack
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<
              &torch_neuron::neuron_cpu_fallback>());
+}
+
+// Nested tensors on neuron (torch.nested, nn.TransformerEncoder's inference
+// path with a padding mask): their buffer lives on the card, but no neuron
+// kernel takes one, so every operator on them runs on the CPU through the
+// same loud fallback. Moving them between devices and allocating them is
+// PyTorch's own device-generic code.
+TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<
+             &torch_neuron::nested_cpu_fallback>());
+}
+TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
+  m.impl("_to_copy", at::native::_to_copy_nested);
+  m.impl("empty_like", at::native::empty_like_nested);
+  m.impl("copy_", at::native::copy_nested_);
 }
 
 // The fallback's own helpers in torch.ops.neuron (the rest: NeuronModule.cpp).
