@@ -98,6 +98,24 @@ def test_fallback_warns_and_counts(monkeypatch):
     assert torch_neuron.fallback_stats() == {}
 
 
+@pytest.mark.allow_fallback("aten::add.Tensor")
+def test_nested_tensor_ops_fall_back():
+    """A nested tensor on neuron (its buffer on the card): an operator with no
+    nested neuron kernel runs on the CPU, loudly, its result back on the
+    card; an in-place one is refused (it would write a copy)."""
+    a, b = torch.randn(2, 3), torch.randn(4, 3)
+    nt = torch.nested.nested_tensor([a, b], device="neuron")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = nt + 1
+    assert r.is_nested and r.device.type == "neuron"
+    assert any("nested tensor" in str(w.message) for w in caught)
+    want = torch.nested.nested_tensor([a + 1, b + 1]).to_padded_tensor(0.0)
+    assert torch.equal(r.to_padded_tensor(0.0).cpu(), want)
+    with pytest.raises(RuntimeError, match="in place"):
+        nt.add_(1)
+
+
 def test_bad_device_index():
     """An out-of-range device index raises the error PyTorch users expect."""
     with pytest.raises(RuntimeError, match="out of range"):

@@ -132,12 +132,12 @@ void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
 // results would land in copies.
 void nested_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const char* why = "is given a nested tensor, which no neuron kernel takes";
-  announce(op, why);
   const auto& schema = op.schema();
   for (const auto& arg : schema.arguments())
     TORCH_CHECK(!arg.alias_info() || !arg.alias_info()->isWrite(), "neuron: operator ",
                 schema.operator_name(), " writes its argument in place and ", why,
                 "; it cannot run on a nested neuron tensor");
+  announce(op, why);
   size_t n = schema.arguments().size();
   std::optional<c10::Device> device;
   auto to_cpu = [&device](const at::Tensor& t) {
