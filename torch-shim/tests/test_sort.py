@@ -278,6 +278,23 @@ def test_searchsorted_bucketize_isin(right):
     same(torch.isin(e.to(DEV), t.to(DEV), invert=True), torch.isin(e, t, invert=True))
 
 
+def test_search_large():
+    """A million values against thousands of boundaries: the searches sort
+    values and boundaries together (memory O(n + m)); a comparison of every
+    pair would need 4 GB here. Ties, NaN and integers exact."""
+    g = torch.Generator().manual_seed(11)
+    v = torch.randn(1_000_000, generator=g)
+    v[::1000] = float("nan")
+    b = torch.sort(torch.randn(4096, generator=g)).values
+    v[1::1000] = b[torch.randint(0, 4096, (1000,), generator=g)]   # exact ties
+    for right in (False, True):
+        same(torch.bucketize(v.to(DEV), b.to(DEV), right=right), torch.bucketize(v, b, right=right))
+    e = torch.randint(0, 3_000_000, (1_000_000,), generator=g)
+    t = torch.randint(0, 3_000_000, (100_000,), generator=g)
+    same(torch.isin(e.to(DEV), t.to(DEV)), torch.isin(e, t))
+    same(torch.isin(v.to(DEV), b.to(DEV)), torch.isin(v, b))
+
+
 @pytest.mark.parametrize("right", [False, True])
 def test_searchsorted_scalar(right):
     """A Scalar value is a wrapped number: float32 boundaries keep float32

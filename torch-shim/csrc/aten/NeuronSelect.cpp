@@ -160,17 +160,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(
 // ---- searches ----
 
 // Per element of @v, how many of the sorted boundaries @b (along the last
-// dim) lie before it: left, m - #(b >= v); right, m - #(b > v) -- what the
-// CPU's binary search finds (a NaN value lands at m).
+// dim) lie before it: left, those < v; right, those <= v -- what the CPU's
+// binary search finds. One stable sort of each row's boundaries and values
+// together, in O(m + n) memory: with the values first (left) a boundary
+// equal to a value sorts after it, with the boundaries first (right)
+// before; a value's answer is the count of boundaries sorted before it.
+// NaN sorts last, so a NaN value lands at m, as on the CPU.
 at::Tensor search(const at::Tensor& b, const at::Tensor& v, bool right, bool out_int32) {
   int64_t m = b.size(-1);
-  at::Tensor cmp;
-  if (b.dim() == 1)
-    cmp = right ? at::gt(b, v.unsqueeze(-1)) : at::ge(b, v.unsqueeze(-1));
-  else
-    cmp = right ? at::gt(b.unsqueeze(-2), v.unsqueeze(-1))
-                : at::ge(b.unsqueeze(-2), v.unsqueeze(-1));
-  at::Tensor r = cmp.sum(-1, false, at::kLong).neg_().add_(m);
+  auto type = out_int32 ? at::kInt : at::kLong;
+  if (v.numel() == 0 || m == 0)
+    return at::zeros(v.sizes(), v.options().dtype(type));
+  // rows: one for 1-d boundaries, else one per leading position
+  at::Tensor bnd = b.reshape({-1, m});
+  at::Tensor val = b.dim() == 1 ? v.reshape({1, -1}) : v.reshape({bnd.size(0), -1});
+  int64_t n = val.size(1);
+  at::Tensor both = right ? at::cat({bnd, val}, 1) : at::cat({val, bnd}, 1);
+  at::Tensor order = std::get<1>(sort_stable(both, 1, false));
+  at::Tensor is_bound = right ? order.lt(m) : order.ge(n);
+  at::Tensor before = scan(NISA_SCAN_SUM, is_bound, 1, at::kLong);
+  // where each value went: the inverse permutation's entries for the values
+  at::Tensor where = at::empty_like(order).scatter_(
+      1, order, at::arange(m + n, order.options()).expand(order.sizes()));
+  at::Tensor r = before.gather(1, where.narrow(1, right ? m : 0, n)).view(v.sizes());
   return out_int32 ? r.to(at::kInt) : r;
 }
 
@@ -270,13 +282,21 @@ at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries,
   return out.copy_(r);
 }
 
+// An element is in @test when the first sorted test value not below it (a
+// search in O(n + m) memory) equals it, compared in the two's common type;
+// NaN is in nothing.
 at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool, bool invert) {
-  at::Tensor e = elements.reshape({-1, 1}), t = test.reshape({1, -1});
   at::Tensor r;
-  if (t.size(1) == 0)
+  int64_t m = test.numel();
+  if (m == 0 || elements.numel() == 0) {
     r = at::zeros(elements.sizes(), elements.options().dtype(at::kBool));
-  else
-    r = at::eq(e, t).any(1).view(elements.sizes());
+  } else {
+    auto type = at::result_type(elements, test);
+    at::Tensor e = elements.to(type).reshape({-1});
+    at::Tensor sorted = std::get<0>(sort_stable(test.to(type).reshape({-1}), 0, false));
+    at::Tensor pos = search(sorted, e, false, false).clamp_max_(m - 1);
+    r = sorted.index_select(0, pos).eq(e).view(elements.sizes());
+  }
   return invert ? at::logical_not(r) : r;
 }
 at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool unique,
