@@ -127,10 +127,21 @@ def test_transformer_encoder_layer():
     module_both(layer, torch.randn(2, 6, 16))
 
 
+FUSED = {"aten::_native_multi_head_attention", "aten::_transformer_encoder_layer_fwd",
+         "aten::_nested_tensor_from_mask"}
+
+
+def fused_ops(fn):
+    """fn()'s result and the fused fast-path operators it ran."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        r = fn()
+    return r, {e.name for e in prof.events()} & FUSED
+
+
 def fast_both(mod, *args, **kw):
     """@mod in eval mode without gradients, on the CPU and on the card: the
-    fast path (torch._native_multi_head_attention and
-    torch._transformer_encoder_layer_fwd) on both."""
+    same fast-path operators (torch._native_multi_head_attention,
+    torch._transformer_encoder_layer_fwd) on both, which this returns."""
     mod = mod.eval()
     dev = copy.deepcopy(mod).to(N)
     moved = {}  # one copy per tensor: self-attention is query is key is value
@@ -140,14 +151,17 @@ def fast_both(mod, *args, **kw):
             return v
         return moved.setdefault(id(v), v.to(N))
     with torch.no_grad():
-        want = mod(*args, **kw)
-        got = dev(*map(to_dev, args), **{k: to_dev(v) for k, v in kw.items()})
+        want, fused_cpu = fused_ops(lambda: mod(*args, **kw))
+        got, fused = fused_ops(lambda: dev(*map(to_dev, args),
+                                           **{k: to_dev(v) for k, v in kw.items()}))
+    assert fused == fused_cpu
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         if w is None:
             assert g is None
         else:
             assert_close(g, w)
+    return fused
 
 
 @pytest.mark.parametrize("need_weights", [False, True])
@@ -163,7 +177,7 @@ def test_multihead_attention_fast_path(need_weights):
     pad[2, :] = True
     causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)
     kw = dict(need_weights=need_weights)
-    fast_both(mha, x, x, x, **kw)
+    assert fast_both(mha, x, x, x, **kw) == {"aten::_native_multi_head_attention"}
     fast_both(mha, x, x, x, key_padding_mask=pad, **kw)
     fast_both(mha, x, x, x, attn_mask=causal, **kw)
     fast_both(mha, x[:2], x[:2], x[:2], key_padding_mask=pad[:2], attn_mask=causal, **kw)
@@ -181,7 +195,7 @@ def test_transformer_encoder_fast_path(activation):
                                        activation=activation, batch_first=True)
     x = torch.randn(2, 5, 16)
     causal = nn.Transformer.generate_square_subsequent_mask(5)
-    fast_both(layer, x)
+    assert "aten::_transformer_encoder_layer_fwd" in fast_both(layer, x)
     fast_both(layer, x, src_mask=causal)
     enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
     fast_both(enc, x)
@@ -203,7 +217,8 @@ def test_transformer_encoder_padding_mask_nested_path():
     pad[1, 5:] = True
     for norm_first in (False, True):
         layer.norm_first = norm_first
-        fast_both(nn.TransformerEncoder(layer, 2), x, src_key_padding_mask=pad)
+        fused = fast_both(nn.TransformerEncoder(layer, 2), x, src_key_padding_mask=pad)
+        assert ("aten::_nested_tensor_from_mask" in fused) == (not norm_first)
     keep = ~pad
     nt = torch._nested_tensor_from_mask(x.to(N), keep.to(N))
     assert nt.is_nested and nt.device.type == "neuron"

@@ -19,15 +19,10 @@
 namespace torch_neuron {
 namespace {
 
-void check_dense(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(!t.is_nested(), "neuron: ", op, ": nested tensors are not supported on the card");
-}
-
 // qkv [B, T, 3D] + bias -> q, k, v [B, H, T, D / H] (views of one buffer),
 // q scaled by 1 / sqrt(D / H) rounded to the input's type, as the CPU.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> transform_bias_rescale_qkv(
     const at::Tensor& qkv, const at::Tensor& qkv_bias, int64_t num_head) {
-  check_dense(qkv, "_transform_bias_rescale_qkv");
   TORCH_CHECK(qkv.dim() == 3 && qkv_bias.dim() == 1 && qkv_bias.size(0) == qkv.size(2),
               "neuron: _transform_bias_rescale_qkv: expected qkv [B, T, 3D] and a bias of "
               "3D, got ", qkv.sizes(), " and ", qkv_bias.sizes());
@@ -53,7 +48,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> transform_bias_rescale_qkv(
 // any mask not 2-d on a 4-d input) the input's own shape.
 at::Tensor masked_softmax(const at::Tensor& self, const at::Tensor& mask,
                           std::optional<int64_t> dim_, std::optional<int64_t> mask_type) {
-  check_dense(self, "_masked_softmax");
   check_device(self, mask);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be a boolean tensor");
   TORCH_CHECK(card_float(self.scalar_type()), "neuron: _masked_softmax: expected a float "

@@ -130,17 +130,16 @@ std::vector<Tap> taps(const Setup& s, int64_t interp) {
   }
   std::vector<Tap> ts;
   for (int k = 0; k < 8; k++) {
-    std::array<at::Tensor, 3> pos;
-    Tap t;
+    std::array<at::Tensor, 3> pos, f;
     for (int d = 0; d < 3; d++) {
       bool hi = (k >> d) & 1;
       pos[d] = hi ? lo[d] + 1.0 : lo[d];
-      t.f[d] = hi ? w[d] : e[d];
+      f[d] = hi ? w[d] : e[d];
     }
-    Tap placed = tap(s, pos);
-    placed.f = t.f;
-    placed.w = (t.f[0] * t.f[1]) * t.f[2];
-    ts.push_back(placed);
+    Tap t = tap(s, pos);
+    t.f = f;
+    t.w = (f[0] * f[1]) * f[2];
+    ts.push_back(t);
   }
   return ts;
 }

@@ -79,12 +79,13 @@ at::Tensor matrix_exp_k(const at::Tensor& A) {
     return at::empty_like(A);
   at::Tensor a = mats(A);
   int64_t B = a.size(0), n = a.size(-1);
-  at::Tensor norms = a.abs().sum(-2).amax(-1).cpu();
+  at::Tensor norms = a.abs().sum(-2).amax(-1).cpu().to(at::kDouble);
+  auto nrm = norms.accessor<double, 1>();
   std::vector<float> scale(B);
   std::vector<int64_t> s(B);
   int64_t most = 0;
   for (int64_t b = 0; b < B; b++) {
-    double nb = norms[b].item<double>();
+    double nb = nrm[b];
     s[b] = std::isfinite(nb) && nb > 0.5 ? std::min<int64_t>(
         static_cast<int64_t>(std::ceil(std::log2(nb / 0.5))), 126) : 0;
     scale[b] = std::ldexp(1.0f, static_cast<int>(-s[b]));

@@ -7,8 +7,6 @@
 // positions are found on the card (a stable sort of "not selected" puts the
 // selected positions first, in order); the host reads back only their
 // count, as CUDA does.
-#include <cmath>
-
 #include "NeuronSort.h"
 
 namespace torch_neuron {
@@ -135,9 +133,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   auto [values, group, counts] = runs(sv, return_counts);
   at::Tensor inverse = at::empty({0}, opts);
   if (return_inverse) {
-    // group is in sorted order; si's inverse permutation puts it back.
-    at::Tensor back = std::get<1>(sort_stable(si, 0, false));
-    inverse = group.index_select(0, back).view(self.sizes());
+    // group is in sorted order: back to the elements' order
+    inverse = unsort(group, si, 0).view(self.sizes());
   }
   return {values, inverse, return_counts ? counts : at::empty({0}, opts)};
 }
@@ -179,10 +176,8 @@ at::Tensor search(const at::Tensor& b, const at::Tensor& v, bool right, bool out
   at::Tensor order = std::get<1>(sort_stable(both, 1, false));
   at::Tensor is_bound = right ? order.lt(m) : order.ge(n);
   at::Tensor before = scan(NISA_SCAN_SUM, is_bound, 1, at::kLong);
-  // where each value went: the inverse permutation's entries for the values
-  at::Tensor where = at::empty_like(order).scatter_(
-      1, order, at::arange(m + n, order.options()).expand(order.sizes()));
-  at::Tensor r = before.gather(1, where.narrow(1, right ? m : 0, n)).view(v.sizes());
+  // each value's count, back in the values' order
+  at::Tensor r = unsort(before, order, 1).narrow(1, right ? m : 0, n).reshape(v.sizes());
   return out_int32 ? r.to(at::kInt) : r;
 }
 

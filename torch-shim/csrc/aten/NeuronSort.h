@@ -14,6 +14,13 @@ namespace torch_neuron {
 std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, int64_t dim,
                                                bool descending);
 
+// @sorted put back in the order a sort took it from: out[perm[k]] =
+// sorted[k] along @dim (@perm the sort's int64 indices, as sort_stable
+// returns them). unique's inverse and the searches' value positions.
+inline at::Tensor unsort(const at::Tensor& sorted, const at::Tensor& perm, int64_t dim) {
+  return at::empty_like(sorted).scatter_(dim, perm, sorted);
+}
+
 // Inclusive scan of @self along @dim in @dtype: dst (contiguous), and for
 // MAX/MIN the int64 positions of the extremes when @indices is set.
 at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim,

@@ -110,7 +110,7 @@ Result unique_rows(const at::Tensor& self, int64_t dim, bool consecutive) {
   at::Tensor inverse = group;
   if (perm.defined()) {
     starts = perm.index_select(0, starts);
-    inverse = at::empty_like(group).index_copy_(0, perm, group);
+    inverse = unsort(group, perm, 0);
   }
   shape[0] = starts.size(0);
   at::Tensor out = rows.index_select(0, starts).view(shape).movedim(0, dim);
