@@ -77,25 +77,25 @@ def test_training_step_has_device_events_linked_to_ops():
 def test_work_after_a_nested_operator_stays_with_its_operator():
     # A convolution takes its stream, allocates its workspace (a nested
     # aten::empty, which closes its interval), then issues its im2col and
-    # matmuls: that card time is the convolution's, as timing events see it.
+    # matmul: those kernels, and all their card time, are the convolution's.
+    # (Not compared with timing events around it: under TCG those measure
+    # the gaps while the guest issues the next job, up to twice the card's
+    # busy time when the host's cores are shared.)
     torch.manual_seed(0)
     x = torch.randn(16, 32, 32, 32, device=DEV)
     w = torch.randn(64, 32, 3, 3, device=DEV)
     torch.nn.functional.conv2d(x, w, padding=1)
     torch.neuron.synchronize()
-    start = torch.neuron.Event(enable_timing=True)
-    end = torch.neuron.Event(enable_timing=True)
-    start.record()
-    torch.nn.functional.conv2d(x, w, padding=1)
-    end.record()
-    end.synchronize()
-    card_us = start.elapsed_time(end) * 1000
     with profile(activities=torch_neuron.profiler.activities()) as prof:
         torch.nn.functional.conv2d(x, w, padding=1)
         torch.neuron.synchronize()
-    avg = {e.key: e for e in prof.key_averages()}
-    conv_us = avg["aten::convolution_overrideable"].self_device_time_total
-    assert conv_us >= 0.5 * card_us, (conv_us, card_us)
+    dev = torch_neuron.profiler.device_events(prof)
+    names = [e.name for e in dev]
+    assert len(names) >= 2 and all("convolution" in n for n in names), names
+    card_us = sum(e.time_range.elapsed_us() for e in dev)
+    conv_us = {e.key: e for e in prof.key_averages()}[
+        "aten::convolution_overrideable"].self_device_time_total
+    assert card_us > 0 and conv_us == pytest.approx(card_us, rel=1e-6), (conv_us, card_us)
 
 
 def test_intervals_of_one_lane_do_not_overlap():
