@@ -4,7 +4,9 @@ make check splits them over two, see scripts/guest/check)."""
 import atexit
 import faulthandler
 import os
+import shlex
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -62,6 +64,14 @@ def pytest_runtest_call(item):
                     + "; give them kernels, or name them in @pytest.mark.allow_fallback",
                     pytrace=False)
     return result
+
+
+def python_command():
+    """The command a test starts a new Python process that imports torch
+    with: this interpreter, or what TORCH_NEURON_TEST_PYTHON says (make
+    check: scripts/guest/prefork.py's client, a fork of a server that has
+    imported torch, where a fresh `import torch` costs 30-70 s of TCG)."""
+    return shlex.split(os.environ.get("TORCH_NEURON_TEST_PYTHON", "")) or [sys.executable]
 
 
 class Spawned:

@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 import torch_neuron
-from conftest import Spawned, spawn_early
+from conftest import Spawned, python_command, spawn_early
 
 
 def _autoload_interpreters():
@@ -28,6 +28,24 @@ def test_autoload_in_fresh_interpreter(early):
     assert with_autoload.stdout.split() == ["neuron", str(torch.neuron.device_count())]
     assert without.returncode == 0, without.stderr
     assert without.stdout.strip() == "False"
+
+
+def test_new_process_through_python_command():
+    """The tests' own new processes (python_command(); in make check a fork
+    of scripts/guest/prefork.py's server) get their arguments, environment,
+    inherited files and exit status as a new interpreter would."""
+    r, w = os.pipe()
+    code = ("import os, sys, torch; x = torch.ones(3, device='neuron') * 2; "
+            "os.write(int(sys.argv[1]), b'%s %s' % (os.environ['NEURON_T'].encode(), "
+            "str(x.sum().item()).encode())); sys.exit(7)")
+    p = Spawned(python_command() + ["-c", code, str(w)], pass_fds=(w,),
+                env=dict(os.environ, NEURON_T="here"))
+    os.close(w)
+    res = p.result(timeout=300)
+    got = os.read(r, 100)
+    os.close(r)
+    assert res.returncode == 7, res.stderr
+    assert got == b"here 6.0", (got, res.stderr)
 
 
 def test_device_module():

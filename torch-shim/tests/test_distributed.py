@@ -381,7 +381,8 @@ class Workers:
         # rank 1's pipes: the launcher (rank 0) gives them to the rank it forks
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
-        self.proc = subprocess.Popen([sys.executable, __file__, "--workers", str(port),
+        from conftest import python_command  # not at the top: the workers run this file
+        self.proc = subprocess.Popen(python_command() + [__file__, "--workers", str(port),
                                       str(in_r), str(out_w)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      pass_fds=(in_r, out_w),

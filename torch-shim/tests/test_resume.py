@@ -19,6 +19,7 @@ import tempfile
 import pytest
 import torch
 import torch.nn as nn
+from conftest import python_command
 
 N = "neuron"
 K = 4
@@ -66,7 +67,7 @@ def spawn():
     here = os.path.dirname(os.path.abspath(__file__))
     code = f"import sys; sys.path.insert(0, {here!r}); import test_resume; test_resume.child_main()"
     err = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+    proc = subprocess.Popen(python_command() + ["-c", code], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=err, text=True,
                             env=dict(os.environ, **{CHILD: "1"}))
     proc.err = err

@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -448,6 +449,9 @@ def parse(argv):
                    help='the card that "neuron" means in the samples')
     p.add_argument("--progress")
     p.add_argument("--filter", help="only the ops/modules whose name matches this regex")
+    p.add_argument("--python", default=shlex.quote(sys.executable),
+                   help="the command that runs the children (make check: "
+                        "scripts/guest/prefork.py's client)")
     return p.parse_args(argv)
 
 
@@ -461,7 +465,7 @@ def drive(shard, a):
         os.remove(progress)
     start, done, total, totals = 0, {}, None, None
     while True:
-        subprocess.run([sys.executable, __file__, "--child", "--samples", str(a.samples),
+        subprocess.run(shlex.split(a.python) + [__file__, "--child", "--samples", str(a.samples),
                         "--start", str(start), "--item-timeout", str(a.item_timeout),
                         "--shard", str(shard), "--shards", str(a.shards),
                         "--card", str(a.card), "--progress", progress]
