@@ -55,6 +55,7 @@ STARTUP_ENV = re.compile(r"^(LD_\w+|OMP_\w+|GOMP_\w+|KMP_\w+|OPENBLAS_\w+|MKL_\w
                          r"|TORCH_NEURON_DISABLE_KERNELS)$")
 HEADER = struct.Struct("!I")
 MAX_FDS = 64
+REFUSED = -1000  # instead of an exit status: start fresh, the reason follows
 
 
 def startup_env(env):
@@ -179,8 +180,13 @@ def serve_on(path, modules):
     global SERVER_PYTHONPATH
     SERVER_PYTHONPATH = {p for p in os.environ.get("PYTHONPATH", "").split(":") if p}
     t0 = time.monotonic()
+    loaded = []
     for m in modules:
-        __import__(m)
+        try:
+            __import__(m)
+            loaded.append(m)
+        except ImportError as e:  # e.g. no torchvision: its tests skip
+            print(f"prefork: not preloaded: {e}", file=sys.stderr, flush=True)
     # A fork copies the locks other threads hold. No Python thread may run;
     # native ones may: OpenBLAS starts its workers when it is loaded (one
     # per further CPU) and stops them around a fork (pthread_atfork), as
@@ -192,7 +198,7 @@ def serve_on(path, modules):
     CHILD_WARNINGS = list(warnings.filters)
     warnings.filterwarnings("ignore", r"This process .* is multi-threaded",
                             DeprecationWarning)
-    print(f"prefork: {', '.join(modules)} imported in {time.monotonic() - t0:.1f} s; "
+    print(f"prefork: {', '.join(loaded)} imported in {time.monotonic() - t0:.1f} s; "
           f"serving on {path}", file=sys.stderr, flush=True)
     ours = startup_env(os.environ)
     tmp = f"{path}.{os.getpid()}"
@@ -246,7 +252,7 @@ def serve_on(path, modules):
                 "start-up environment differs: " + ", ".join(diff)
             for fd in fds:
                 os.close(fd)
-            conn.sendall(struct.pack("!i", -1000) + why.encode())
+            conn.sendall(struct.pack("!i", REFUSED) + why.encode())
             conn.close()
             return
         pid = os.fork()
@@ -324,7 +330,7 @@ def run(path, argv):
         (code,) = struct.unpack("!i", recv_exact(sock, 4))
     except EOFError:
         sys.exit("prefork: the server went away")
-    if code == -1000:
+    if code == REFUSED:
         fresh(argv, sock.recv(4096).decode())
     sys.exit(128 - code if code < 0 else code)
 
