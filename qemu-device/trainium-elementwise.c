@@ -542,7 +542,7 @@ static uint32_t trn_ew_copy_bits(TrnKernel *k, TrnEw *e)
         break;
     }
     trn_iter_init(&it, views, 2);
-    return trn_iter_runs(k, &it, fn, NULL) ? NISA_ERR_ABORTED : NISA_ERR_NONE;
+    return trn_iter_runs_shared(k, &it, fn, NULL);
 }
 
 uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)

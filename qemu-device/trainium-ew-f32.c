@@ -486,7 +486,6 @@ bool trn_ew_f32(TrnKernel *k, const TrnEw *e, uint32_t *err)
         views[1 + i] = &e->src[i];
     }
     trn_iter_init(&it, views, 1 + e->nsrc);
-    *err = trn_iter_runs(k, &it, fn, (void *)e) ? NISA_ERR_ABORTED
-                                                 : NISA_ERR_NONE;
+    *err = trn_iter_runs_shared(k, &it, fn, (void *)e);
     return true;
 }

@@ -127,7 +127,7 @@ bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
                                  (int64_t)at * step[i][in];
                     }
                     fn(opaque, &r);
-                    if (trn_tick(k, r.n)) {
+                    if (k && trn_tick(k, r.n)) {
                         return true;
                     }
                 }
@@ -139,7 +139,7 @@ bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
                     r.p[i] = p[i] + (int64_t)row * r.row[i];
                 }
                 fn(opaque, &r);
-                if (trn_tick(k, r.rows * len)) {
+                if (k && trn_tick(k, r.rows * len)) {
                     return true;
                 }
             }
@@ -162,4 +162,106 @@ bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
             }
         }
     }
+}
+
+/* Byte extent [*lo, *hi) of operand @i. */
+static void trn_iter_extent(const TrnIter *it, unsigned i, uintptr_t *lo,
+                            uintptr_t *hi)
+{
+    intptr_t l = 0, h = it->esize[i];
+
+    for (unsigned d = 0; d < it->ndim; d++) {
+        intptr_t span = (intptr_t)(it->shape[d] - 1) * it->stride[i][d] *
+                        (intptr_t)it->esize[i];
+
+        if (span < 0) {
+            l += span;
+        } else {
+            h += span;
+        }
+    }
+    *lo = (uintptr_t)it->data[i] + l;
+    *hi = (uintptr_t)it->data[i] + h;
+}
+
+/*
+ * Operand 0 writes each of its bytes once (its dimensions, largest stride
+ * first, nest without overlapping) and every source is it exactly or lies
+ * apart from it: the order of the elements cannot change a result.
+ */
+static bool trn_iter_independent(const TrnIter *it)
+{
+    uint64_t span = 1;          /* elements spanned by the inner dims */
+    uintptr_t lo, hi;
+
+    for (unsigned d = it->ndim; d-- > 0;) {
+        int64_t st = it->stride[0][d];
+        uint64_t ast = st < 0 ? -(uint64_t)st : (uint64_t)st;
+
+        if (it->shape[d] > 1 && ast < span) {
+            return false;
+        }
+        span = ast * it->shape[d];
+    }
+    trn_iter_extent(it, 0, &lo, &hi);
+    for (unsigned i = 1; i < it->nops; i++) {
+        uintptr_t l, h;
+        bool same = it->data[i] == it->data[0] &&
+                    it->esize[i] == it->esize[0];
+
+        for (unsigned d = 0; same && d < it->ndim; d++) {
+            same = it->stride[i][d] == it->stride[0][d];
+        }
+        trn_iter_extent(it, i, &l, &h);
+        if (!same && l < hi && lo < h) {
+            return false;
+        }
+    }
+    return true;
+}
+
+typedef struct TrnIterShare {
+    const TrnIter *it;
+    TrnRunFn *fn;
+    void *opaque;
+    uint64_t rows;              /* of the outermost dimension, per piece */
+} TrnIterShare;
+
+static void trn_iter_piece(void *arg, unsigned worker, uint64_t i)
+{
+    const TrnIterShare *sh = arg;
+    TrnIter sub = *sh->it;
+    uint64_t r0 = i * sh->rows;
+
+    sub.shape[0] = MIN(sh->rows, sh->it->shape[0] - r0);
+    for (unsigned j = 0; j < sub.nops; j++) {
+        sub.data[j] += (int64_t)r0 * sub.stride[j][0] * (int64_t)sub.esize[j];
+    }
+    trn_iter_runs(NULL, &sub, sh->fn, sh->opaque);
+}
+
+uint32_t trn_iter_runs_shared(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
+                              void *opaque)
+{
+    uint64_t numel = 1, inner;
+    TrnIterShare sh = { it, fn, opaque };
+
+    for (unsigned d = 0; d < it->ndim; d++) {
+        numel *= it->shape[d];
+    }
+    inner = numel / MAX(it->shape[0], 1);
+    /*
+     * Pieces of whole rows of dimension 0; a one-dimensional walk in
+     * pieces that are multiples of trn_iter_runs()'s own, so that every
+     * element is reached by the same call shape as on one thread.
+     */
+    sh.rows = MAX(TRN_ITER_SHARE_PIECE / MAX(inner, 1), 1);
+    if (numel < TRN_ITER_SHARE_MIN ||
+        sh.rows * inner > 4 * TRN_ITER_SHARE_PIECE ||
+        it->shape[0] < 2 * sh.rows || !trn_iter_independent(it)) {
+        return trn_iter_runs(k, it, fn, opaque) ? NISA_ERR_ABORTED
+                                                : NISA_ERR_NONE;
+    }
+    return trn_pool_run(k, DIV_ROUND_UP(it->shape[0], sh.rows),
+                        trn_iter_piece, &sh);
 }

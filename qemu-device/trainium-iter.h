@@ -58,4 +58,25 @@ void trn_iter_init(TrnIter *it, const TrnView *const views[], unsigned n);
 bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
                    void *opaque);
 
+/*
+ * An elementwise walk of at least this many elements is shared between
+ * the card's threads (trn_pool_run()), in pieces of about
+ * TRN_ITER_SHARE_PIECE elements along the outermost dimension.
+ */
+#define TRN_ITER_SHARE_MIN   (1u << 18)
+#define TRN_ITER_SHARE_PIECE (1u << 17)
+
+/*
+ * trn_iter_runs() for an instruction whose elements are independent
+ * (elementwise; @fn must not change @opaque): a walk of at least
+ * TRN_ITER_SHARE_MIN elements whose destination (operand 0) overlaps
+ * neither itself nor any source except exactly (in place) is cut into
+ * pieces that the card's threads take as they come. The pieces depend on
+ * the shape only, never on the thread count, and each piece is walked as
+ * trn_iter_runs() walks those elements, so the results do not change
+ * either. Returns NISA_ERR_ABORTED if the queue is reset meanwhile.
+ */
+uint32_t trn_iter_runs_shared(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
+                              void *opaque);
+
 #endif

@@ -660,6 +660,96 @@ static void test_matmul_shared(void)
     }
 }
 
+/*
+ * Elementwise instructions of at least 2^18 elements are shared between
+ * the card's threads in pieces (trn_iter_runs_shared()): an in-place add
+ * with alpha, exp (the vector kernel), a subtraction of a broadcast row
+ * from a transposed source and a bit copy give the same bits with one
+ * thread and with three, and the add and the subtraction the reference's.
+ */
+enum { EWS_N = (1 << 19) - 37, EWS_R = 300, EWS_C = 1000 };
+
+static void ew_shared_run(const char *props, const float *a, const float *b,
+                          float *o0, float *o2, float *o3, float *o1)
+{
+    Core *c = core_start_with(props);
+    struct nisa_tensor at = tn(0, NISA_F32, 0, EWS_R, EWS_C, 0, 0);
+    struct nisa_tensor row = tn(1, NISA_F32, 0, EWS_R, EWS_C, 0, 0);
+
+    put(c, 0, 0, a, sizeof(float) * EWS_N);
+    put(c, 1, 0, b, sizeof(float) * EWS_N);
+    /* slot 3 = a viewed as [C, R] transposed - b[0:C] broadcast over rows */
+    at.strides[0] = 1;
+    at.strides[1] = EWS_R;
+    row.strides[0] = 0;
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+        .subop = NISA_BIN_SUB, .alpha = f64bits(1.0),
+        .dst = tn(3, NISA_F32, 0, EWS_R, EWS_C, 0, 0), .src = { at, row } }), ==, OK);
+    /* slot 2 = exp(b) */
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_UNARY,
+        .subop = NISA_UN_EXP, .dst = tn(2, NISA_F32, 0, EWS_N, 0, 0, 0),
+        .src = { tn(1, NISA_F32, 0, EWS_N, 0, 0, 0) } }), ==, OK);
+    /* slot 0 += 2 * b, in place */
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+        .subop = NISA_BIN_ADD, .alpha = f64bits(2.0),
+        .dst = tn(0, NISA_F32, 0, EWS_N, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, EWS_N, 0, 0, 0),
+                 tn(1, NISA_F32, 0, EWS_N, 0, 0, 0) } }), ==, OK);
+    /* slot 1 = the bits of slot 0, as int32, reversed (a negative stride) */
+    {
+        struct nisa_tensor rev = tn(0, NISA_I32, 4ull * (EWS_N - 1), EWS_N, 0, 0, 0);
+
+        rev.strides[0] = -1;
+        g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_COPY,
+            .dst = tn(1, NISA_I32, 0, EWS_N, 0, 0, 0), .src = { rev } }), ==, OK);
+    }
+    get(c, 0, 0, o0, sizeof(float) * EWS_N);
+    get(c, 1, 0, o1, sizeof(float) * EWS_N);
+    get(c, 2, 0, o2, sizeof(float) * EWS_N);
+    get(c, 3, 0, o3, sizeof(float) * EWS_R * EWS_C);
+    core_stop(c);
+}
+
+static void test_elementwise_shared(void)
+{
+    g_autofree float *a = g_new(float, EWS_N);
+    g_autofree float *b = g_new(float, EWS_N);
+    float *o[2][4];
+
+    randf(a, EWS_N, 11);
+    randf(b, EWS_N, 12);
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < 4; i++) {
+            o[r][i] = g_new(float, EWS_N);
+        }
+        ew_shared_run(r ? "mem-size=64M,blas-threads=3" : "mem-size=64M,blas-threads=1",
+                      a, b, o[r][0], o[r][1], o[r][2], o[r][3]);
+    }
+    g_assert_cmpmem(o[0][0], sizeof(float) * EWS_N, o[1][0], sizeof(float) * EWS_N);
+    g_assert_cmpmem(o[0][1], sizeof(float) * EWS_N, o[1][1], sizeof(float) * EWS_N);
+    g_assert_cmpmem(o[0][2], sizeof(float) * EWS_R * EWS_C, o[1][2],
+                    sizeof(float) * EWS_R * EWS_C);
+    g_assert_cmpmem(o[0][3], sizeof(float) * EWS_N, o[1][3], sizeof(float) * EWS_N);
+    for (int i = 0; i < EWS_N; i++) {
+        float want = (float)((double)a[i] + 2.0 * (double)b[i]);
+
+        g_assert_cmpmem(&o[1][0][i], 4, &want, 4);
+        g_assert_cmpmem(&o[1][3][EWS_N - 1 - i], 4, &want, 4);
+    }
+    for (int i = 0; i < EWS_R; i++) {
+        for (int j = 0; j < EWS_C; j++) {
+            float want = a[j * EWS_R + i] - b[j];
+
+            g_assert_cmpmem(&o[1][2][i * EWS_C + j], 4, &want, 4);
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < 4; i++) {
+            g_free(o[r][i]);
+        }
+    }
+}
+
 static void test_gather_scatter(void)
 {
     Core *c = core_start();
@@ -893,6 +983,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/core/reduce-softmax", test_reduce_softmax);
     qtest_add_func("/trainium/core/matmul", test_matmul);
     qtest_add_func("/trainium/core/matmul-shared", test_matmul_shared);
+    qtest_add_func("/trainium/core/elementwise-shared", test_elementwise_shared);
     qtest_add_func("/trainium/core/gather-scatter", test_gather_scatter);
     qtest_add_func("/trainium/core/isolation", test_isolation);
     qtest_add_func("/trainium/core/launch-errors", test_launch_errors);
