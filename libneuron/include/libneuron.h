@@ -489,6 +489,15 @@ int nrn_stream_is_capturing(struct nrn_stream *s);
 void nrn_capture_destroy(struct nrn_capture *c);
 /* Instructions recorded. */
 unsigned int nrn_capture_count(const struct nrn_capture *c);
+/*
+ * The buffers the capture's instructions name, in the order of their first
+ * use: the first min(@n, count) into @bufs (NULL when @n is 0); returns the
+ * count. They stay valid while @c exists (it holds a reference to each).
+ * A caller that replays the capture in place compiles it with each of them
+ * as a whole argument and keeps @c alive as long as the graph.
+ */
+unsigned int nrn_capture_buffers(const struct nrn_capture *c, struct nrn_buffer **bufs,
+				 unsigned int n);
 
 /* A byte region of a buffer: a graph's argument. */
 struct nrn_graph_arg {

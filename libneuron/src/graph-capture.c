@@ -174,6 +174,16 @@ NRN_EXPORT unsigned int nrn_capture_count(const struct nrn_capture *c)
 	return c ? c->count : 0;
 }
 
+NRN_EXPORT unsigned int nrn_capture_buffers(const struct nrn_capture *c,
+					    struct nrn_buffer **bufs, unsigned int n)
+{
+	if (!c)
+		return 0;
+	for (unsigned int i = 0; i < n && i < c->nbufs; i++)
+		bufs[i] = c->bufs[i];
+	return c->nbufs;
+}
+
 NRN_EXPORT int nrn_stream_begin_capture(struct nrn_stream *s)
 {
 	struct nrn_capture *c;

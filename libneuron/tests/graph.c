@@ -9,7 +9,8 @@
  * dead temporaries; serialize/deserialize round trip, a flipped byte or a
  * truncated blob is -EBADMSG; a graph of > 64 buffers and > 256
  * instructions launches in several batches; kernels and graphs launched
- * during a capture are recorded (nesting). EXPR groups: graph-expr.c.
+ * during a capture are recorded (nesting); a capture compiled onto its own
+ * buffers (nrn_capture_buffers) replays in place. EXPR groups: graph-expr.c.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -495,6 +496,71 @@ static void test_nesting(struct nrn_stream *s)
 	nrn_buffer_free(o);
 }
 
+/*
+ * In place: nrn_capture_buffers() names every buffer the capture touched,
+ * once each; compiled with each as a whole argument (no scratch, no arena)
+ * and launched on the same buffers, the graph replays the program exactly.
+ */
+static void test_in_place(struct nrn_stream *s)
+{
+	struct nrn_buffer *in = t_buffer(dev, 4 * MAT), *out = t_buffer(dev, 4 * MAT);
+	struct nrn_buffer *scr = t_buffer(dev, 4 * MAT), *seen[3] = { NULL, NULL, NULL };
+	struct nrn_buffer *mine[3] = { in, out, scr }, *bufs[4] = { NULL, NULL, NULL, NULL };
+	struct loc x = { in, 0 }, w = { in, MAT }, y = { out, 0 }, y2 = { out, MAT };
+	float xv[N * N], wv[N * N], want[2 * N * N], got[2 * N * N];
+	struct nrn_graph_arg args[3];
+	struct nrn_graph_info info;
+	struct nrn_capture *c = NULL;
+	struct nrn_graph *g = NULL;
+	unsigned int n;
+
+	for (int i = 0; i < N * N; i++) {
+		xv[i] = (float)(i % 5) - 2;
+		wv[i] = (float)(i % 3);
+	}
+	put(x, xv, MAT);
+	put(w, wv, MAT);
+	program(s, x, w, y, y2, scr);
+	t_check_ret(nrn_stream_sync(s), 0);
+	get(want, y, 2 * MAT);
+	memset(got, 0x5a, sizeof(got));
+	put(y, got, 2 * MAT);
+
+	t_check(nrn_capture_buffers(NULL, NULL, 0) == 0);
+	t_check_ret(nrn_stream_begin_capture(s), 0);
+	program(s, x, w, y, y2, scr);
+	t_check_ret(nrn_stream_end_capture(s, &c), 0);
+	t_check(nrn_capture_buffers(c, NULL, 0) == 3);
+	n = nrn_capture_buffers(c, bufs, 2);
+	t_check(n == 3 && bufs[0] && bufs[1] && bufs[1] != bufs[0] && !bufs[2]);
+	t_check(nrn_capture_buffers(c, bufs, 4) == 3 && !bufs[3]);
+	for (unsigned int i = 0; i < 3; i++) {
+		for (unsigned int j = 0; j < 3; j++)
+			if (bufs[i] == mine[j])
+				seen[j] = bufs[i];
+		args[i] = (struct nrn_graph_arg){ .buf = bufs[i], .size = 4 * MAT };
+	}
+	t_check(seen[0] == in && seen[1] == out && seen[2] == scr);
+	t_check_ret(nrn_graph_compile(c, args, 3, NRN_GRAPH_FUSE, &g), 0);
+	if (g) {
+		t_check_ret(nrn_graph_info(g, &info), 0);
+		t_check(info.arena_size == 0 && info.insns == nrn_capture_count(c));
+		for (int round = 0; round < 2; round++) {
+			t_check_ret(nrn_graph_launch(s, g, args, NULL, 0), 0);
+			t_check_ret(nrn_stream_sync(s), 0);
+			get(got, y, 2 * MAT);
+			t_check(!memcmp(got, want, sizeof(got)));
+			memset(got, 0x5a, sizeof(got));
+			put(y, got, 2 * MAT);
+		}
+	}
+	nrn_graph_destroy(g);
+	nrn_capture_destroy(c);
+	nrn_buffer_free(in);
+	nrn_buffer_free(out);
+	nrn_buffer_free(scr);
+}
+
 int main(void)
 {
 	struct nrn_stream *s;
@@ -506,6 +572,7 @@ int main(void)
 	test_arena_reuse(s);
 	test_big_graph(s);
 	test_nesting(s);
+	test_in_place(s);
 	nrn_stream_destroy(s);
 	nrn_device_close(dev);
 	return t_exit();

@@ -96,6 +96,7 @@ def get_device_properties(dev=None) -> _DeviceProperties:
     return _DeviceProperties(_device_index(dev))
 
 
+from .graphs import NeuronGraph, graph, is_current_stream_capturing  # noqa: E402,F401
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved,  # noqa: E402,F401
                      mem_get_info, memory_allocated, memory_reserved, memory_stats,

@@ -13,6 +13,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "../runtime/NeuronGraph.h"
 #include "../runtime/NeuronHostAllocator.h"
 #include "../runtime/NeuronProfiler.h"
 #include "NeuronOps.h"
@@ -55,6 +56,11 @@ void upload(const at::Tensor& dev, const at::Tensor& host, bool non_blocking) {
     pinned_used(host, s, dev.device().index(), !non_blocking);
     return;
   }
+  TORCH_CHECK(!in_graph_capture(dev.device().index()) || !nrn_stream_is_capturing(s),
+              "neuron: NeuronGraph: a copy from the CPU while capturing: the graph "
+              "would keep the bytes the tensor holds now and copy those at every "
+              "replay; copy new data into a static input before replay(), outside "
+              "the capture");
   NEURON_CHECK(nrn_stream_copy_h2d(s, to.buf, to.offset, host.const_data_ptr(),
                                    host.nbytes()));
 }

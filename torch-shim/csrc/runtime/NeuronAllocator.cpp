@@ -21,6 +21,7 @@
 #include <array>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "../NeuronHelpers.h"
@@ -45,6 +46,8 @@ struct Block {
   size_t offset, size, requested = 0;
   bool allocated = false;
   bool held = false;                 // freed while frees are held
+  int protects = 0;                  // graphs replayed in place over it...
+  bool kept = false;                 // ...which keep it from reuse, freed
   int pending_events = 0;            // freed, waiting for other streams
   std::vector<c10::StreamId> uses;   // streams recorded besides its own
   Block* prev = nullptr;             // neighbours in the segment
@@ -103,6 +106,8 @@ struct DeviceAlloc {
   Stats stats;
   int holds = 0;              // hold_frees() depth: freed blocks are kept...
   std::vector<Block*> held;   // ... here, not reused, until it drops to 0
+  // Each segment's first block (offset 0: never merged into another).
+  std::unordered_map<nrn_buffer*, Block*> segments;
 };
 
 std::mutex g_lock;  // protects g_alloc and every Block
@@ -140,7 +145,7 @@ void free_block(DeviceAlloc& d, Block* b) {
   add(d.stats.active, b->small, -1);
   add(d.stats.active_bytes, b->small, -static_cast<int64_t>(b->size));
   auto is_free = [](Block* n) {
-    return n && !n->allocated && !n->pending_events && !n->held;
+    return n && !n->allocated && !n->pending_events && !n->held && !n->kept;
   };
   if (is_free(b->prev)) {
     Block* p = b->prev;
@@ -164,12 +169,15 @@ void free_block(DeviceAlloc& d, Block* b) {
   pool_insert(d, b);
 }
 
-// @b is free: back to its pool, or held while a capture runs.
+// @b is free: back to its pool, or held while a capture runs, or kept
+// while a graph replayed in place may still write it.
 void release_block(DeviceAlloc& d, Block* b) {
   if (d.holds) {
     b->held = true;  // not merged into a neighbour freed meanwhile either
     d.held.push_back(b);
-  } else
+  } else if (b->protects)
+    b->kept = true;
+  else
     free_block(d, b);
 }
 
@@ -204,6 +212,7 @@ void sync_events(DeviceAlloc& d) {
 
 void release_segment(DeviceAlloc& d, Block* b) {
   pool_erase(d, b);
+  d.segments.erase(b->buf);
   nrn_buffer_free(b->buf);  // work still queued on it keeps it alive
   add(d.stats.segment, b->small, -1);
   add(d.stats.reserved_bytes, b->small, -static_cast<int64_t>(b->size));
@@ -275,7 +284,9 @@ Block* new_segment(DeviceAlloc& d, c10::DeviceIndex index, c10::StreamId stream,
   d.stats.num_device_alloc++;
   add(d.stats.segment, small, 1);
   add(d.stats.reserved_bytes, small, need);
-  return new Block{index, stream, small, buf, static_cast<char*>(map), 0, seg};
+  auto* b = new Block{index, stream, small, buf, static_cast<char*>(map), 0, seg};
+  d.segments[buf] = b;
+  return b;
 }
 
 void neuron_free(void* ctx) {
@@ -388,9 +399,39 @@ void hold_frees(c10::DeviceIndex index, bool hold) {
     return;
   for (Block* b : d.held) {
     b->held = false;
-    free_block(d, b);
+    release_block(d, b);
   }
   d.held.clear();
+}
+
+std::vector<void*> protect_segments(c10::DeviceIndex index,
+                                    const std::vector<nrn_buffer*>& bufs) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  DeviceAlloc& d = g_alloc[index];
+  std::vector<void*> out;
+  for (nrn_buffer* buf : bufs) {
+    auto it = d.segments.find(buf);
+    if (it == d.segments.end())
+      continue;  // not the allocator's (nothing else can reuse it)
+    for (Block* b = it->second; b; b = b->next) {
+      if (!b->allocated && !b->held && !b->pending_events && !b->kept)
+        continue;  // free when the capture ended: the graph never touches it
+      b->protects++;
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+void unprotect(const std::vector<void*>& blocks) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  for (void* p : blocks) {
+    auto* b = static_cast<Block*>(p);
+    if (--b->protects || !b->kept)
+      continue;
+    b->kept = false;
+    release_block(g_alloc[b->device], b);
+  }
 }
 
 DeviceSpan storage_span(const c10::Storage& storage) {

@@ -6,6 +6,8 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/Stream.h>
 
+#include "../NeuronHelpers.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -30,5 +32,14 @@ void empty_cache(c10::DeviceIndex index);
 // of a freed temporary never land in a later output or argument (compiled
 // mode, csrc/compile). Releasing the last hold frees the held blocks.
 void hold_frees(c10::DeviceIndex index, bool hold);
+// A graph replayed in place (NeuronGraph.cpp) writes the bytes its capture
+// touched at every replay, whoever holds them by then. protect_segments()
+// marks every block of the segments @bufs that is not free (allocated, or
+// freed during the capture and still held): such a block, once freed, is
+// kept -- given to no other tensor -- until unprotect() of the handles it
+// returned (buffers that are not the allocator's segments are skipped).
+std::vector<void*> protect_segments(c10::DeviceIndex index,
+                                    const std::vector<nrn_buffer*>& bufs);
+void unprotect(const std::vector<void*>& blocks);
 
 }  // namespace torch_neuron
