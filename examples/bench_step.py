@@ -20,6 +20,13 @@ host values); also reported: the first step's time with an empty
 compile cache (dynamo, AOTAutograd, capture and compile), the same with the
 cache holding the kernels (a new dynamo compile whose kernels come from the
 disk; --no-cache-figures skips it), and the kernel launches per step.
+
+--graph: after the warm-up, the whole step (forward, loss, zero_grad,
+backward, optimizer step) is captured once into a torch.neuron.NeuronGraph
+and each timed step is its replay and loss.item(): one launch a step, no
+Python, dispatch or autograd in between (with --compile, the compiled
+kernels are what the graph replays; the optimizer then has capturable=True
+too). Also reported: the graph's instructions and the capture's time.
 """
 import argparse
 import json
@@ -66,7 +73,7 @@ SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "resnet18": resnet18_setup}
 
 
 def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None,
-            cache_figures: bool = True) -> float:
+            cache_figures: bool = True, graph: bool = False) -> float:
     torch.manual_seed(0)
     model, opt, x, y = SETUPS[name](dev)
 
@@ -76,24 +83,42 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
 
     fn = [torch.compile(forward_loss, backend="neuron") if compile else forward_loss]
     opt_step = [opt.step]
-    if compile:
+    if compile or graph:
         for group in opt.param_groups:
             if "capturable" in group:
                 group["capturable"] = True
         opt_step[0] = torch.compile(opt.step, backend="neuron")
 
-    def step():
+    def body():
         loss = fn[0](x, y)
         opt.zero_grad()
         loss.backward()
         opt_step[0]()
-        return loss.item()  # waits for the device
+        return loss
+
+    def step():
+        return body().item()  # waits for the device
 
     t0 = time.perf_counter()
     step()  # warm-up: allocations, first-use costs (compiled: the compile)
     if compile:
         step()  # the optimizer's state exists from the second step on: its recompile
     first = (time.perf_counter() - t0) * 1e3
+    if graph:
+        step()  # the step's allocations as they will be in the capture
+        t0 = time.perf_counter()
+        g = torch.neuron.NeuronGraph()
+        with torch.neuron.graph(g):
+            static_loss = body()
+        if figures is not None:
+            key = f"{name}{'_compiled' if compile else ''}_graphed"
+            figures[f"{key}_capture_ms"] = (time.perf_counter() - t0) * 1e3
+            figures[f"{key}_instructions"] = g.info()["instructions"]
+
+        def step():
+            g.replay()
+            return static_loss.item()
+        step()
     if compile:
         import torch_neuron
         launches = torch_neuron.compile_stats()["launches"]
@@ -103,7 +128,7 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
         step()
         times.append((time.perf_counter() - t0) * 1e3)
     ms = statistics.median(times)
-    if compile and figures is not None:
+    if compile and not graph and figures is not None:
         s = torch_neuron.compile_stats()
         figures[f"{name}_launches_per_step_compiled"] = (s["launches"] - launches) / steps
         figures[f"{name}_first_compile_ms"] = first  # the first two steps
@@ -136,6 +161,8 @@ if __name__ == "__main__":
                    "MODEL_step_DEVICE_compiled_ms with --compile)")
     p.add_argument("--compile", action="store_true",
                    help='torch.compile(backend="neuron") the forward and loss')
+    p.add_argument("--graph", action="store_true",
+                   help="capture the whole step in a torch.neuron.NeuronGraph, time its replays")
     p.add_argument("--no-cache-figures", action="store_true",
                    help="with --compile: skip the second compile from the disk cache")
     a = p.parse_args()
@@ -144,6 +171,8 @@ if __name__ == "__main__":
         import tempfile
         os.environ["TORCH_NEURON_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
     figures = {}
-    ms = step_ms(a.model, a.device, a.steps, a.compile, figures, not a.no_cache_figures)
-    name = a.name or f"{a.model}_step_{a.device}{'_compiled' if a.compile else ''}_ms"
+    ms = step_ms(a.model, a.device, a.steps, a.compile, figures, not a.no_cache_figures,
+                 a.graph)
+    mode = ("_compiled" if a.compile else "") + ("_graphed" if a.graph else "")
+    name = a.name or f"{a.model}_step_{a.device}{mode}_ms"
     print(json.dumps({name: ms, **figures, "torch_version": torch.__version__}))
