@@ -45,6 +45,29 @@ def _graphed_step(model, opt, make_step=None):
     return g, sx, sy, loss
 
 
+def _warm_up(ref, ref_opt):
+    """The warm-up step of _graphed_step(), eagerly on the reference."""
+    zx = torch.zeros(16, 32, device="neuron")
+    zy = torch.zeros(16, dtype=torch.long, device="neuron")
+    ref_opt.zero_grad(set_to_none=False)
+    _train(ref, ref_opt, zx, zy)
+
+
+def _replays_and_eager(ref, ref_opt, graphed, n):
+    """(replayed loss, eager loss) of each of @n batches: the eager step on
+    the reference, the graph's replay on the batch copied in."""
+    g, sx, sy, loss = graphed
+    out = []
+    for x, y in _batches(n):
+        ref_opt.zero_grad(set_to_none=False)
+        want = _train(ref, ref_opt, x.to("neuron"), y.to("neuron")).item()
+        sx.copy_(x)
+        sy.copy_(y)
+        g.replay()
+        out.append((loss.item(), want))
+    return out
+
+
 @pytest.mark.parametrize("name,make_opt", [
     ("sgd_momentum", lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-4)),
     ("adamw_capturable", lambda p: torch.optim.AdamW(p, lr=1e-3, capturable=True)),
@@ -57,22 +80,13 @@ def test_replayed_steps_equal_eager_steps(name, make_opt):
     model = copy.deepcopy(ref)
     ref_opt, opt = make_opt(ref.parameters()), make_opt(model.parameters())
     # the same warm-up step on both, then the captured one's state is equal
-    zx = torch.zeros(16, 32, device="neuron")
-    zy = torch.zeros(16, dtype=torch.long, device="neuron")
-    ref_opt.zero_grad(set_to_none=False)
-    _train(ref, ref_opt, zx, zy)
-    g, sx, sy, loss = _graphed_step(model, opt)
+    _warm_up(ref, ref_opt)
+    graphed = _graphed_step(model, opt)
+    g = graphed[0]
     assert g.info()["instructions"] > 0 and g.info()["replays"] == 0
-    losses = []
-    for x, y in _batches(4):
-        ref_opt.zero_grad(set_to_none=False)
-        want = _train(ref, ref_opt, x.to("neuron"), y.to("neuron")).item()
-        sx.copy_(x)
-        sy.copy_(y)
-        g.replay()
-        losses.append(loss.item())
-        assert losses[-1] == want
-    assert g.info()["replays"] == 4 and len(set(losses)) == 4
+    pairs = _replays_and_eager(ref, ref_opt, graphed, 4)
+    assert all(got == want for got, want in pairs)
+    assert g.info()["replays"] == 4 and len({got for got, _ in pairs}) == 4
     for p, q in zip(ref.parameters(), model.parameters()):
         assert torch.equal(p.cpu(), q.cpu())
         assert torch.equal(p.grad.cpu(), q.grad.cpu())
@@ -93,18 +107,9 @@ def test_replay_after_capture_with_compiled_forward():
         o.step()
         return loss
 
-    zx = torch.zeros(16, 32, device="neuron")
-    zy = torch.zeros(16, dtype=torch.long, device="neuron")
-    ref_opt.zero_grad(set_to_none=False)
-    _train(ref, ref_opt, zx, zy)
-    g, sx, sy, loss = _graphed_step(model, opt, compiled_step)
-    for x, y in _batches(3):
-        ref_opt.zero_grad(set_to_none=False)
-        want = _train(ref, ref_opt, x.to("neuron"), y.to("neuron")).item()
-        sx.copy_(x)
-        sy.copy_(y)
-        g.replay()
-        assert abs(loss.item() - want) <= 1e-5 * abs(want)
+    _warm_up(ref, ref_opt)
+    pairs = _replays_and_eager(ref, ref_opt, _graphed_step(model, opt, compiled_step), 3)
+    assert all(abs(got - want) <= 1e-5 * abs(want) for got, want in pairs)
     for p, q in zip(ref.parameters(), model.parameters()):
         torch.testing.assert_close(q.cpu(), p.cpu(), rtol=1e-5, atol=1e-6)
 
