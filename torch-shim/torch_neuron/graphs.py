@@ -49,7 +49,9 @@ def is_current_stream_capturing(device=None) -> bool:
 
 
 class NeuronGraph:
-    """A captured sequence of work on one neuron device (cf. torch.cuda.CUDAGraph)."""
+    """A captured sequence of work on one neuron device (cf. torch.cuda.CUDAGraph).
+    Dropping it resets it (the C++ object's destructor, which also waits
+    for its replays before its memory is reused)."""
 
     def __init__(self):
         self._g = torch.classes.neuron.Graph()
@@ -82,11 +84,6 @@ class NeuronGraph:
         if not v:
             return {}
         return dict(zip(("instructions", "buffers", "constant_bytes", "replays"), v))
-
-    def __del__(self):
-        g = getattr(self, "_g", None)
-        if g is not None:
-            g.reset()
 
 
 def _capturable_check(optimizer, args, kwargs):
