@@ -87,6 +87,15 @@ static inline float trn_to_f32(double x)
 uint32_t trn_view_init(TrnKernel *k, const struct nisa_tensor *t,
                        uint32_t access, TrnView *v);
 bool trn_same_shape(const TrnView *a, const TrnView *b);
+/*
+ * The bytes [*@lo, *@hi) that @ndim dims of @shape and @stride (elements of
+ * @esize bytes) from @data touch; every extent at least 1.
+ */
+void trn_byte_span(uint8_t *data, unsigned esize, const uint64_t *shape,
+                   const int64_t *stride, unsigned ndim, uint8_t **lo,
+                   uint8_t **hi);
+/* Whether two operands touch a byte in common (by their spans). */
+bool trn_overlap(const TrnView *a, const TrnView *b);
 void *trn_elem(const TrnView *v, const uint64_t idx[NISA_MAX_DIMS]);
 double trn_load(uint8_t dtype, const void *p);
 void trn_store(uint8_t dtype, void *p, double x);

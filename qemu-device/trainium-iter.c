@@ -164,24 +164,12 @@ bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
     }
 }
 
-/* Byte extent [*lo, *hi) of operand @i. */
-static void trn_iter_extent(const TrnIter *it, unsigned i, uintptr_t *lo,
-                            uintptr_t *hi)
+/* Bytes [*lo, *hi) operand @i touches. */
+static void trn_iter_extent(const TrnIter *it, unsigned i, uint8_t **lo,
+                            uint8_t **hi)
 {
-    intptr_t l = 0, h = it->esize[i];
-
-    for (unsigned d = 0; d < it->ndim; d++) {
-        intptr_t span = (intptr_t)(it->shape[d] - 1) * it->stride[i][d] *
-                        (intptr_t)it->esize[i];
-
-        if (span < 0) {
-            l += span;
-        } else {
-            h += span;
-        }
-    }
-    *lo = (uintptr_t)it->data[i] + l;
-    *hi = (uintptr_t)it->data[i] + h;
+    trn_byte_span(it->data[i], it->esize[i], it->shape, it->stride[i],
+                  it->ndim, lo, hi);
 }
 
 /*
@@ -192,7 +180,7 @@ static void trn_iter_extent(const TrnIter *it, unsigned i, uintptr_t *lo,
 static bool trn_iter_independent(const TrnIter *it)
 {
     uint64_t span = 1;          /* elements spanned by the inner dims */
-    uintptr_t lo, hi;
+    uint8_t *lo, *hi;
 
     for (unsigned d = it->ndim; d-- > 0;) {
         int64_t st = it->stride[0][d];
@@ -205,7 +193,7 @@ static bool trn_iter_independent(const TrnIter *it)
     }
     trn_iter_extent(it, 0, &lo, &hi);
     for (unsigned i = 1; i < it->nops; i++) {
-        uintptr_t l, h;
+        uint8_t *l, *h;
         bool same = it->data[i] == it->data[0] &&
                     it->esize[i] == it->esize[0];
 

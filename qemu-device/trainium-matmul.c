@@ -176,32 +176,6 @@ static TrnView trn_block(const TrnView *v, uint64_t r0, uint64_t c0,
     return m;
 }
 
-static void trn_span(const TrnView *v, uint8_t **lo, uint8_t **hi)
-{
-    int64_t l = 0, h = 0;
-
-    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
-        int64_t e = (int64_t)(v->shape[d] - 1) * v->stride[d];
-
-        if (e > 0) {
-            h += e;
-        } else {
-            l += e;
-        }
-    }
-    *lo = v->data + l * (int64_t)v->esize;
-    *hi = v->data + (h + 1) * (int64_t)v->esize;
-}
-
-static bool trn_overlap(const TrnView *a, const TrnView *b)
-{
-    uint8_t *alo, *ahi, *blo, *bhi;
-
-    trn_span(a, &alo, &ahi);
-    trn_span(b, &blo, &bhi);
-    return alo < bhi && blo < ahi;
-}
-
 /* dst = t (a dense tile, or 0) + bias + (dst if @acc), over the block. */
 static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
                          const float *t, double *x, double *y)

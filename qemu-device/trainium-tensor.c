@@ -141,6 +141,36 @@ bool trn_same_shape(const TrnView *a, const TrnView *b)
     return !memcmp(a->shape, b->shape, sizeof(a->shape));
 }
 
+void trn_byte_span(uint8_t *data, unsigned esize, const uint64_t *shape,
+                   const int64_t *stride, unsigned ndim, uint8_t **lo,
+                   uint8_t **hi)
+{
+    int64_t l = 0, h = 0;
+
+    for (unsigned d = 0; d < ndim; d++) {
+        int64_t e = (int64_t)(shape[d] - 1) * stride[d];
+
+        if (e > 0) {
+            h += e;
+        } else {
+            l += e;
+        }
+    }
+    *lo = data + l * (int64_t)esize;
+    *hi = data + (h + 1) * (int64_t)esize;
+}
+
+bool trn_overlap(const TrnView *a, const TrnView *b)
+{
+    uint8_t *alo, *ahi, *blo, *bhi;
+
+    trn_byte_span(a->data, a->esize, a->shape, a->stride, NISA_MAX_DIMS,
+                  &alo, &ahi);
+    trn_byte_span(b->data, b->esize, b->shape, b->stride, NISA_MAX_DIMS,
+                  &blo, &bhi);
+    return alo < bhi && blo < ahi;
+}
+
 void *trn_elem(const TrnView *v, const uint64_t idx[NISA_MAX_DIMS])
 {
     int64_t e = 0;

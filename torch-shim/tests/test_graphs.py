@@ -224,3 +224,17 @@ def test_replay_on_another_stream_is_ordered():
         g.replay()
         got = out.cpu()
     assert torch.equal(got, torch.full((256, 256), 2.0 * 2.0 * 256 + 1))
+
+
+def test_new_compiled_signature_is_refused():
+    """A compiled graph meeting a new signature inside a capture cannot
+    capture its own kernel there: the error says to run it first."""
+    f = torch.compile(lambda t: t * 2 + 1, backend="neuron")
+    _refused(f, "a capture cannot nest")
+    a = torch.ones(8, 8, device="neuron")
+    f(a)  # its kernel exists now: the capture records its launch
+    g = torch.neuron.NeuronGraph()
+    with torch.neuron.graph(g):
+        out = f(a)
+    g.replay()
+    assert torch.equal(out.cpu(), torch.full((8, 8), 3.0))

@@ -93,7 +93,11 @@ class GraphSet : public torch::CustomClassHolder {
     TORCH_CHECK(!capturing_, "neuron: compiled graph: a capture is already open");
     c10::DeviceIndex index = checked_index(device);
     nrn_stream* s = device_stream(index);
-    NEURON_CHECK(nrn_stream_begin_capture(s));
+    int err = nrn_stream_begin_capture(s);
+    TORCH_CHECK(err != -EBUSY, "neuron: compiled graph: a new signature while the "
+                "stream captures (a torch.neuron.NeuronGraph): a capture cannot nest; "
+                "run the compiled graph once with these shapes before capturing");
+    NEURON_CHECK(err);
     // Every allocation of the capture gets memory of its own (see
     // hold_frees): no freed temporary's instructions in a later tensor.
     hold_frees(index, true);
