@@ -435,7 +435,15 @@ NRN_EXPORT int nrn_graph_compile(const struct nrn_capture *c,
 	if (!ret) {
 		nrn_graph_ir_liveness(&ir);
 		if (flags & NRN_GRAPH_FUSE) {
-			ret = nrn_graph_fuse(&ir);
+			ret = nrn_graph_forward_copies(&ir);
+			if (!ret) {
+				nrn_graph_ir_liveness(&ir);
+				ret = nrn_graph_cluster(&ir);
+			}
+			if (!ret) {
+				nrn_graph_ir_liveness(&ir);
+				ret = nrn_graph_fuse(&ir);
+			}
 			nrn_graph_ir_liveness(&ir);
 		}
 	}

@@ -52,13 +52,12 @@ struct nrn_fuse_plan {
 	struct nrn_expr e;
 };
 
-static const struct nisa_tensor *nrn_fopnd(const struct nisa_insn *in, unsigned int i)
+const struct nisa_tensor *nrn_fopnd(const struct nisa_insn *in, unsigned int i)
 {
 	return i ? &in->src[i - 1] : &in->dst;
 }
 
-/* Operand @i of @x and operand @j of @y: the same region and tensor. */
-static bool nrn_same_opnd(const struct nrn_graph_insn *x, unsigned int i,
+bool nrn_same_opnd(const struct nrn_graph_insn *x, unsigned int i,
 			  const struct nrn_graph_insn *y, unsigned int j)
 {
 	struct nisa_tensor a = *nrn_fopnd(&x->insn, i), b = *nrn_fopnd(&y->insn, j);
@@ -67,7 +66,7 @@ static bool nrn_same_opnd(const struct nrn_graph_insn *x, unsigned int i,
 	return x->region[i] == y->region[j] && !memcmp(&a, &b, sizeof(a));
 }
 
-static bool nrn_overlap(const struct nisa_tensor *a, const struct nisa_tensor *b)
+bool nrn_overlap(const struct nisa_tensor *a, const struct nisa_tensor *b)
 {
 	int64_t alo, ahi, blo, bhi;
 
@@ -76,7 +75,7 @@ static bool nrn_overlap(const struct nisa_tensor *a, const struct nisa_tensor *b
 	return alo < bhi && blo < ahi;
 }
 
-static bool nrn_covers(const struct nisa_tensor *a, const struct nisa_tensor *b)
+bool nrn_covers(const struct nisa_tensor *a, const struct nisa_tensor *b)
 {
 	int64_t alo, ahi, blo, bhi;
 
@@ -85,7 +84,7 @@ static bool nrn_covers(const struct nisa_tensor *a, const struct nisa_tensor *b)
 	return alo <= blo && bhi <= ahi;
 }
 
-static bool nrn_fusable(const struct nrn_graph_insn *gi)
+bool nrn_fusable(const struct nrn_graph_insn *gi)
 {
 	struct nisa_expr_step st;
 
@@ -97,7 +96,7 @@ static bool nrn_fusable(const struct nrn_graph_insn *gi)
 	return nrn_expr_step_from_insn(&gi->insn, &st) >= 0;
 }
 
-static uint64_t nrn_numel(const struct nisa_tensor *t)
+uint64_t nrn_numel(const struct nisa_tensor *t)
 {
 	uint64_t n = 1;
 
@@ -187,14 +186,8 @@ static bool nrn_reshape(const struct nisa_tensor *t, const uint32_t *S, unsigned
 	return true;
 }
 
-/*
- * No two elements of @t share bytes (sufficient test: with its dims of
- * extent > 1 sorted by stride, each stride exceeds the span of the inner
- * ones). A register holds one value per element; memory written through a
- * self-overlapping dst holds the last one written: such a dst is never an
- * intermediate.
- */
-static bool nrn_no_self_overlap(const struct nisa_tensor *t)
+/* A register holds one value per element: see graph.h. */
+bool nrn_no_self_overlap(const struct nisa_tensor *t)
 {
 	int64_t st[NISA_MAX_DIMS], ex[NISA_MAX_DIMS];
 	unsigned int n = 0;

@@ -144,6 +144,43 @@ void nrn_graph_ir_liveness(struct nrn_graph_ir *ir);
  */
 int nrn_graph_fuse(struct nrn_graph_ir *ir);
 
+/*
+ * The scheduling passes (graph-sched.c), run before fusion when
+ * NRN_GRAPH_FUSE is given; each keeps every value the graph computes and
+ * may move, rewrite and remove instructions as nrn_graph_fuse() may.
+ * nrn_graph_forward_copies(): a plain COPY of a scratch value into its
+ * final place (AOTAutograd's copy-back of an in-place update) goes: the
+ * instruction that made the value writes the place itself. Adds the
+ * copies removed to ir->fused.
+ * nrn_graph_cluster(): each elementwise instruction's first consumer is
+ * moved next to it when nothing between them orders them (a foreach
+ * operation's per-tensor chains are interleaved), so that fusion finds
+ * the chain as one run.
+ */
+int nrn_graph_forward_copies(struct nrn_graph_ir *ir);
+int nrn_graph_cluster(struct nrn_graph_ir *ir);
+
+/* ---- Operand helpers the passes share (graph-fuse.c) ---- */
+
+/* Operand @i of @in: 0 the dst, 1..3 src[0..2]. */
+const struct nisa_tensor *nrn_fopnd(const struct nisa_insn *in, unsigned int i);
+/* Operand @i of @x and operand @j of @y: the same region and tensor. */
+bool nrn_same_opnd(const struct nrn_graph_insn *x, unsigned int i,
+		   const struct nrn_graph_insn *y, unsigned int j);
+/* The byte extents of @a and @b intersect; @a's contains @b's. */
+bool nrn_overlap(const struct nisa_tensor *a, const struct nisa_tensor *b);
+bool nrn_covers(const struct nisa_tensor *a, const struct nisa_tensor *b);
+/*
+ * No two elements of @t share bytes (sufficient test: with its dims of
+ * extent > 1 sorted by stride, each stride exceeds the span of the inner
+ * ones). Memory written through a self-overlapping dst holds the last
+ * value written to each byte.
+ */
+bool nrn_no_self_overlap(const struct nisa_tensor *t);
+/* An elementwise instruction an EXPR step can express (no plain COPY). */
+bool nrn_fusable(const struct nrn_graph_insn *gi);
+uint64_t nrn_numel(const struct nisa_tensor *t);
+
 /* ---- The compiled graph (graph.c launches, graph-file.c serializes) ---- */
 
 /* Operand bases of a compiled instruction besides argument indices. */
