@@ -18,12 +18,16 @@
 #include "trainium-isa.h"
 #include "trainium-ew.h"
 #include "trainium-ew-fast.h"
+#include "trainium-ew-ops.h"
+#include "trainium-iter.h"
 
 /* Elements per block: the registers of a block stay in the host's cache. */
 #define TRN_EXPR_BLOCK 256
 
 QEMU_BUILD_BUG_ON(sizeof(struct nisa_expr_step) != 32);
 QEMU_BUILD_BUG_ON(sizeof(struct nisa_expr_steps) != sizeof(struct nisa_insn));
+/* A shared piece is whole blocks (trn_expr_piece()). */
+QEMU_BUILD_BUG_ON(TRN_ITER_SHARE_PIECE % TRN_EXPR_BLOCK);
 
 typedef struct TrnExprStep {
     TrnEw e;            /* the step as an instruction; views: dtypes only */
@@ -443,6 +447,61 @@ static TRN_CLONES void trn_expr_f32_op(const TrnEw *e, const float *x,
     }
 }
 
+/*
+ * A COMPARE step (its bool as 1.0 or 0.0) or a WHERE on float registers
+ * (its condition true when not 0, as trn_f32_where_run() has it), in
+ * blocks of 8 that do not branch: the values of the double path.
+ */
+#define TRN_EXPR_CMP(NAME, name)                                            \
+    case NISA_CMP_##NAME:                                                   \
+        if (scalar) {                                                       \
+            TRN_EXPR_F32_BLOCKS(trn_cmp_##name(x[j + u], sc) != 0 ? 1.0f : 0.0f); \
+        } else {                                                            \
+            TRN_EXPR_F32_BLOCKS(trn_cmp_##name(x[j + u], y[j + u]) != 0 ? 1.0f \
+                                                                : 0.0f);    \
+        }                                                                   \
+        return;
+#define TRN_EXPR_CMPCASE(N, n, kind) TRN_EXPR_CMP(N, n)
+
+static TRN_CLONES void trn_expr_f32_compare(const TrnEw *e, const float *x,
+                                            const float *y, float *d,
+                                            uint64_t n)
+{
+    bool scalar = e->flags & NISA_IF_SCALAR;
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+    double sc = e->scalar;
+
+    switch ((enum nisa_compare)e->sub) {
+    NISA_COMPARE_OPS(TRN_EXPR_CMPCASE)
+    case NISA_NUM_COMPARE:
+        break;
+    }
+    g_assert_not_reached();     /* trn_expr_step() bounded the subop */
+}
+
+static TRN_CLONES void trn_expr_f32_where(const float *c, const float *x,
+                                          const float *y, float *d,
+                                          uint64_t n)
+{
+    uint64_t nn = (n + 7) & ~(uint64_t)7;
+
+    /* Both loaded first: a select, not a branch on a random mask. */
+    for (uint64_t j = 0; j < nn; j += 8) {
+        float xv[8], yv[8], t[8];
+
+        for (unsigned u = 0; u < 8; u++) {
+            xv[u] = x[j + u];
+            yv[u] = y[j + u];
+        }
+        for (unsigned u = 0; u < 8; u++) {
+            t[u] = c[j + u] != 0 ? xv[u] : yv[u];
+        }
+        for (unsigned u = 0; u < 8; u++) {
+            d[j + u] = t[u];
+        }
+    }
+}
+
 static TRN_CLONES void trn_expr_f32_widen(double *restrict d,
                                           const float *restrict f,
                                           uint64_t n)
@@ -482,6 +541,16 @@ static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
                             g->f[st->dst], n);
             continue;
         }
+        if (st->e.op == NISA_INSN_COMPARE) {
+            trn_expr_f32_compare(&st->e, g->f[st->src[0]], g->f[st->src[1]],
+                                 g->f[st->dst], n);
+            continue;
+        }
+        if (st->e.op == NISA_INSN_WHERE) {
+            trn_expr_f32_where(g->f[st->src[0]], g->f[st->src[1]],
+                               g->f[st->src[2]], g->f[st->dst], n);
+            continue;
+        }
         if (st->e.op == NISA_INSN_UNARY && trn_ew_fast_unary(st->e.sub)) {
             /* A cast, as trn_expr_f32_narrow(): NaN payloads kept. */
             trn_ew_fast_unary(st->e.sub)(g->f[st->src[0]], g->f[st->dst], n,
@@ -497,7 +566,12 @@ static void trn_expr_block_f32(const TrnExpr *x, TrnExprRegs *g,
     trn_scatter_f32(&x->dst, start, n, g->f[last->dst]);
 }
 
-/* Every register float32: inputs, steps (none exact on int64), dst. */
+/*
+ * Every register float32: inputs, steps (none exact on int64), dst; or a
+ * COMPARE's bool, which the float path holds as 0.0 or 1.0 -- the values
+ * the double path's bool register holds, so every later step sees the
+ * same (a WHERE its condition, arithmetic its operand).
+ */
 static bool trn_expr_all_f32(const TrnExpr *x)
 {
     for (unsigned i = 0; i < x->ninputs; i++) {
@@ -506,7 +580,102 @@ static bool trn_expr_all_f32(const TrnExpr *x)
         }
     }
     for (unsigned s = 0; s < x->nsteps; s++) {
-        if (x->step[s].e.integer || x->step[s].e.dst.dtype != NISA_F32) {
+        const TrnEw *e = &x->step[s].e;
+
+        if (e->integer || (e->dst.dtype != NISA_F32 &&
+                           !(e->op == NISA_INSN_COMPARE &&
+                             e->dst.dtype == NISA_BOOL))) {
+            return false;
+        }
+    }
+    return x->dst.dtype == NISA_F32;
+}
+
+static void trn_expr_range(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
+                           uint64_t end)
+{
+    for (; start < end; start += TRN_EXPR_BLOCK) {
+        uint64_t n = MIN(TRN_EXPR_BLOCK, end - start);
+
+        if (x->f32) {
+            trn_expr_block_f32(x, g, start, n);
+        } else {
+            trn_expr_block(x, g, start, n);
+        }
+    }
+}
+
+/*
+ * A large EXPR is shared by the card's threads (trn_pool_run()) in pieces
+ * of TRN_ITER_SHARE_PIECE elements of dst's order, each walked block by
+ * block as on one thread: an element's value does not depend on the
+ * piece it falls in. Only when dst writes each byte once and every input
+ * is dst exactly (in place) or apart from it, so that the order of the
+ * pieces cannot change a result.
+ */
+typedef struct TrnExprShare {
+    const TrnExpr *x;
+    TrnExprRegs **regs;   /* per worker; the worker's own is k's */
+} TrnExprShare;
+
+static void trn_expr_piece(void *arg, unsigned w, uint64_t i)
+{
+    TrnExprShare *sh = arg;
+    uint64_t start = i * TRN_ITER_SHARE_PIECE;
+
+    if (!sh->regs[w]) {
+        sh->regs[w] = g_new0(TrnExprRegs, 1);
+    }
+    trn_expr_range(sh->x, sh->regs[w], start,
+                   MIN(start + TRN_ITER_SHARE_PIECE, sh->x->dst.numel));
+}
+
+/* @v writes each of its bytes once: its dims nest, largest stride first. */
+static bool trn_view_writes_once(const TrnView *v)
+{
+    uint64_t st[NISA_MAX_DIMS], ex[NISA_MAX_DIMS], span = 1;
+    unsigned n = 0;
+
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        if (v->shape[d] > 1) {
+            st[n] = v->stride[d] < 0 ? -(uint64_t)v->stride[d]
+                                     : (uint64_t)v->stride[d];
+            ex[n++] = v->shape[d];
+        }
+    }
+    for (unsigned a = 1; a < n; a++) {       /* by stride */
+        for (unsigned b = a; b > 0 && st[b - 1] > st[b]; b--) {
+            uint64_t t = st[b], e = ex[b];
+
+            st[b] = st[b - 1];
+            ex[b] = ex[b - 1];
+            st[b - 1] = t;
+            ex[b - 1] = e;
+        }
+    }
+    for (unsigned a = 0; a < n; a++) {
+        if (st[a] < span) {
+            return false;
+        }
+        span = st[a] * ex[a];
+    }
+    return true;
+}
+
+static bool trn_expr_independent(const TrnExpr *x)
+{
+    if (!trn_view_writes_once(&x->dst)) {
+        return false;
+    }
+    for (unsigned i = 0; i < x->ninputs; i++) {
+        const TrnView *v = &x->in[i];
+        bool same = v->data == x->dst.data && v->esize == x->dst.esize;
+
+        for (unsigned d = 0; same && d < NISA_MAX_DIMS; d++) {
+            same = v->shape[d] == x->dst.shape[d] &&
+                   v->stride[d] == x->dst.stride[d];
+        }
+        if (!same && trn_overlap(v, &x->dst)) {
             return false;
         }
     }
@@ -551,17 +720,26 @@ uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
     }
     g = k->expr_regs;
     x->f32 = trn_expr_all_f32(x);
+    if (x->dst.numel >= TRN_ITER_SHARE_MIN && trn_expr_independent(x)) {
+        unsigned workers = trn_pool_workers(k->s->pool);
+        TrnExprShare sh = { x, g_new0(TrnExprRegs *, workers) };
+
+        sh.regs[0] = g;
+        err = trn_pool_run(k, DIV_ROUND_UP(x->dst.numel, TRN_ITER_SHARE_PIECE),
+                           trn_expr_piece, &sh);
+        for (unsigned w = 1; w < workers; w++) {
+            g_free(sh.regs[w]);
+        }
+        g_free(sh.regs);
+        return err;
+    }
     for (uint64_t start = 0; start < x->dst.numel; start += TRN_EXPR_BLOCK) {
         uint64_t n = MIN(TRN_EXPR_BLOCK, x->dst.numel - start);
 
         if (trn_tick(k, n * x->nsteps)) {
             return NISA_ERR_ABORTED;
         }
-        if (x->f32) {
-            trn_expr_block_f32(x, g, start, n);
-        } else {
-            trn_expr_block(x, g, start, n);
-        }
+        trn_expr_range(x, g, start, start + n);
     }
     return NISA_ERR_NONE;
 }

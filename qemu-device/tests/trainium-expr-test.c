@@ -459,6 +459,91 @@ static void test_malformed(void)
     core_stop(c);
 }
 
+/*
+ * A ReLU backward, where(x > 0, g, 0), and a mask used as a number,
+ * (x != g) * x, over more than TRN_ITER_SHARE_MIN elements (NaNs among
+ * them): the float path holds the COMPARE's bool as 0.0 or 1.0 and the
+ * card's threads share the instruction. Against COMPARE and WHERE / MUL
+ * through a bool temporary, bit for bit, with one thread and with three.
+ */
+#define NB ((1 << 18) + 4096)
+
+static void mask_run(const char *props, const float *x, const float *g,
+                     float *out, float *out2)
+{
+    Core *c = core_start_with(props);
+    struct nisa_tensor tx = tn(0, NISA_F32, 0, NB, 0, 0, 0);
+    struct nisa_tensor tg = tn(1, NISA_F32, 0, NB, 0, 0, 0);
+    struct nisa_tensor zero = bcast(tn(1, NISA_F32, 4 * NB, 1, 0, 0, 0), 0, NB);
+    struct nisa_tensor o = tn(2, NISA_F32, 0, NB, 0, 0, 0);
+    struct nisa_tensor ref = tn(2, NISA_F32, 2 * MiB, NB, 0, 0, 0);
+    struct nisa_tensor m = tn(3, NISA_BOOL, 0, NB, 0, 0, 0);
+    struct nisa_tensor in[3] = { tx, tg, zero };
+    struct nisa_expr_step st[2];
+    struct nisa_insn code[4], seq[2];
+    float z = 0;
+    unsigned n;
+
+    put(c, 0, 0, x, 4 * NB);
+    put(c, 1, 0, g, 4 * NB);
+    put(c, 1, 4 * NB, &z, 4);
+    st[0] = step(NISA_INSN_COMPARE, NISA_CMP_GT, NISA_BOOL, 3, 0, 0, 0);
+    st[0].flags = NISA_IF_SCALAR;
+    st[1] = step(NISA_INSN_WHERE, 0, NISA_F32, 3, 3, 1, 2);
+    n = expr_encode(code, o, in, 3, st, 2);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK);
+    seq[0] = insn(NISA_INSN_COMPARE, NISA_CMP_GT, m, tx, (struct nisa_tensor){});
+    seq[0].flags = NISA_IF_SCALAR;
+    seq[1] = (struct nisa_insn){ .opcode = NISA_INSN_WHERE, .dst = ref,
+                                 .src = { m, tg, zero } };
+    g_assert_cmphex(run_kernel(c, seq, 2), ==, OK);
+    assert_same(c, 0, 2 * MiB, 4 * NB);
+    get(c, 2, 0, out, 4 * NB);
+
+    st[0] = step(NISA_INSN_COMPARE, NISA_CMP_NE, NISA_BOOL, 3, 0, 1, 0);
+    st[1] = step(NISA_INSN_BINARY, NISA_BIN_MUL, NISA_F32, 3, 3, 0, 0);
+    n = expr_encode(code, o, in, 2, st, 2);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK);
+    seq[0] = insn(NISA_INSN_COMPARE, NISA_CMP_NE, m, tx, tg);
+    seq[1] = insn(NISA_INSN_BINARY, NISA_BIN_MUL, ref, m, tx);
+    g_assert_cmphex(run_kernel(c, seq, 2), ==, OK);
+    assert_same(c, 0, 2 * MiB, 4 * NB);
+    get(c, 2, 0, out2, 4 * NB);
+    core_stop(c);
+}
+
+static void test_mask_shared(void)
+{
+    g_autofree float *x = g_new(float, NB);
+    g_autofree float *g = g_new(float, NB);
+    g_autofree float *o1 = g_new(float, NB);
+    g_autofree float *o3 = g_new(float, NB);
+    g_autofree float *p1 = g_new(float, NB);
+    g_autofree float *p3 = g_new(float, NB);
+
+    randf(x, NB, 21);
+    randf(g, NB, 22);
+    for (unsigned i = 0; i < NB; i += 997) {
+        x[i] = NAN;
+        g[i + 1] = x[i + 1];    /* equal: the mask is 0 there */
+    }
+    mask_run("mem-size=64M,blas-threads=1", x, g, o1, p1);
+    mask_run("mem-size=64M,blas-threads=3", x, g, o3, p3);
+    g_assert_cmpmem(o1, 4 * NB, o3, 4 * NB);
+    g_assert_cmpmem(p1, 4 * NB, p3, 4 * NB);
+    for (unsigned i = 0; i < NB; i++) {
+        float want = x[i] > 0 ? g[i] : 0.0f;
+        float want2 = x[i] != g[i] ? x[i] : 0.0f * x[i];
+
+        g_assert_cmpmem(&o3[i], 4, &want, 4);
+        if (!isnan(want2)) {
+            g_assert_cmpmem(&p3[i], 4, &want2, 4);
+        } else {
+            g_assert_true(isnan(p3[i]));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -469,5 +554,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/expr/integer-where", test_integer_where);
     qtest_add_func("/trainium/expr/long-program", test_long_program);
     qtest_add_func("/trainium/expr/malformed", test_malformed);
+    qtest_add_func("/trainium/expr/mask-shared", test_mask_shared);
     return g_test_run();
 }
