@@ -544,7 +544,7 @@ struct nrn_graph_info {
 	unsigned int nargs;		/* arguments */
 	unsigned int insns;		/* instructions a launch issues */
 	unsigned int captured_insns;	/* instructions captured */
-	unsigned int fused;		/* captured instructions merged by fusion */
+	unsigned int fused;		/* captured instructions fusion merged or removed */
 	uint64_t arena_size;		/* bytes of scratch arena a launch needs */
 	uint64_t const_size;		/* bytes of constants the graph owns */
 };

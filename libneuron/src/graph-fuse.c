@@ -58,7 +58,7 @@ const struct nisa_tensor *nrn_fopnd(const struct nisa_insn *in, unsigned int i)
 }
 
 bool nrn_same_opnd(const struct nrn_graph_insn *x, unsigned int i,
-			  const struct nrn_graph_insn *y, unsigned int j)
+		   const struct nrn_graph_insn *y, unsigned int j)
 {
 	struct nisa_tensor a = *nrn_fopnd(&x->insn, i), b = *nrn_fopnd(&y->insn, j);
 
