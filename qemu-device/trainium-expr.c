@@ -630,41 +630,9 @@ static void trn_expr_piece(void *arg, unsigned w, uint64_t i)
                    MIN(start + TRN_ITER_SHARE_PIECE, sh->x->dst.numel));
 }
 
-/* @v writes each of its bytes once: its dims nest, largest stride first. */
-static bool trn_view_writes_once(const TrnView *v)
-{
-    uint64_t st[NISA_MAX_DIMS], ex[NISA_MAX_DIMS], span = 1;
-    unsigned n = 0;
-
-    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
-        if (v->shape[d] > 1) {
-            st[n] = v->stride[d] < 0 ? -(uint64_t)v->stride[d]
-                                     : (uint64_t)v->stride[d];
-            ex[n++] = v->shape[d];
-        }
-    }
-    for (unsigned a = 1; a < n; a++) {       /* by stride */
-        for (unsigned b = a; b > 0 && st[b - 1] > st[b]; b--) {
-            uint64_t t = st[b], e = ex[b];
-
-            st[b] = st[b - 1];
-            ex[b] = ex[b - 1];
-            st[b - 1] = t;
-            ex[b - 1] = e;
-        }
-    }
-    for (unsigned a = 0; a < n; a++) {
-        if (st[a] < span) {
-            return false;
-        }
-        span = st[a] * ex[a];
-    }
-    return true;
-}
-
 static bool trn_expr_independent(const TrnExpr *x)
 {
-    if (!trn_view_writes_once(&x->dst)) {
+    if (!trn_strides_nest(x->dst.shape, x->dst.stride, NISA_MAX_DIMS)) {
         return false;
     }
     for (unsigned i = 0; i < x->ninputs; i++) {

@@ -96,6 +96,13 @@ void trn_byte_span(uint8_t *data, unsigned esize, const uint64_t *shape,
                    uint8_t **hi);
 /* Whether two operands touch a byte in common (by their spans). */
 bool trn_overlap(const TrnView *a, const TrnView *b);
+/*
+ * No two elements of @ndim dims of @shape and @stride share an address:
+ * the dims of extent > 1, by stride, each step at least the span of the
+ * ones inside it (sufficient, not necessary).
+ */
+bool trn_strides_nest(const uint64_t *shape, const int64_t *stride,
+                      unsigned ndim);
 void *trn_elem(const TrnView *v, const uint64_t idx[NISA_MAX_DIMS]);
 double trn_load(uint8_t dtype, const void *p);
 void trn_store(uint8_t dtype, void *p, double x);

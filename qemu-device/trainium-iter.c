@@ -173,23 +173,15 @@ static void trn_iter_extent(const TrnIter *it, unsigned i, uint8_t **lo,
 }
 
 /*
- * Operand 0 writes each of its bytes once (its dimensions, largest stride
- * first, nest without overlapping) and every source is it exactly or lies
+ * Operand 0 writes each of its bytes once (trn_strides_nest()) and every source is it exactly or lies
  * apart from it: the order of the elements cannot change a result.
  */
 static bool trn_iter_independent(const TrnIter *it)
 {
-    uint64_t span = 1;          /* elements spanned by the inner dims */
     uint8_t *lo, *hi;
 
-    for (unsigned d = it->ndim; d-- > 0;) {
-        int64_t st = it->stride[0][d];
-        uint64_t ast = st < 0 ? -(uint64_t)st : (uint64_t)st;
-
-        if (it->shape[d] > 1 && ast < span) {
-            return false;
-        }
-        span = ast * it->shape[d];
+    if (!trn_strides_nest(it->shape, it->stride[0], it->ndim)) {
+        return false;
     }
     trn_iter_extent(it, 0, &lo, &hi);
     for (unsigned i = 1; i < it->nops; i++) {

@@ -160,6 +160,37 @@ void trn_byte_span(uint8_t *data, unsigned esize, const uint64_t *shape,
     *hi = data + (h + 1) * (int64_t)esize;
 }
 
+bool trn_strides_nest(const uint64_t *shape, const int64_t *stride,
+                      unsigned ndim)
+{
+    uint64_t st[NISA_MAX_DIMS], ex[NISA_MAX_DIMS], span = 1;
+    unsigned n = 0;
+
+    for (unsigned d = 0; d < ndim && d < NISA_MAX_DIMS; d++) {
+        if (shape[d] > 1) {
+            st[n] = stride[d] < 0 ? -(uint64_t)stride[d] : (uint64_t)stride[d];
+            ex[n++] = shape[d];
+        }
+    }
+    for (unsigned a = 1; a < n; a++) {       /* by stride */
+        for (unsigned b = a; b > 0 && st[b - 1] > st[b]; b--) {
+            uint64_t t = st[b], e = ex[b];
+
+            st[b] = st[b - 1];
+            ex[b] = ex[b - 1];
+            st[b - 1] = t;
+            ex[b - 1] = e;
+        }
+    }
+    for (unsigned a = 0; a < n; a++) {
+        if (st[a] < span) {
+            return false;
+        }
+        span = st[a] * ex[a];
+    }
+    return true;
+}
+
 bool trn_overlap(const TrnView *a, const TrnView *b)
 {
     uint8_t *alo, *ahi, *blo, *bhi;
