@@ -272,6 +272,40 @@ def test_compiled_training_step_shows_its_graph_launches(tmp_path, monkeypatch):
         torch._dynamo.reset()
 
 
+def test_graph_replay_shows_its_launch():
+    # A NeuronGraph replay is one launch of the whole captured step: under a
+    # profile it is a scope with that launch's card time.
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(8, 3, 6, 6, device=DEV)
+    y = torch.randint(0, 10, (8,), device=DEV)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    step()
+    step()
+    g = torch.neuron.NeuronGraph()
+    with torch.neuron.graph(g):
+        step()
+    g.replay()
+    torch.neuron.synchronize()
+    with profile(activities=torch_neuron.profiler.activities()) as prof:
+        g.replay()
+        g.replay()
+        torch.neuron.synchronize()
+    dev = [e for e in torch_neuron.profiler.device_events(prof)
+           if e.name == "NeuronGraph.replay (neuron)"]
+    assert len(dev) == 2, sorted(e.name for e in torch_neuron.profiler.device_events(prof))
+    assert all(e.time_range.elapsed_us() > 0 for e in dev)
+    avg = {e.key: e for e in prof.key_averages()}
+    assert avg["NeuronGraph.replay"].device_time_total > 0
+    g.reset()
+
+
 def test_autograd_profiler_use_device_neuron():
     a = torch.randn(32, 32, device=DEV, requires_grad=True)
     # use_kineto=True: the Kineto path, device time per operator
