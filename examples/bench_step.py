@@ -27,6 +27,13 @@ and each timed step is its replay and loss.item(): one launch a step, no
 Python, dispatch or autograd in between (with --compile, the compiled
 kernels are what the graph replays; the optimizer then has capturable=True
 too). Also reported: the graph's instructions and the capture's time.
+
+--profile N: after the timed steps, N more run under torch.profiler (the
+card's kernels too, ProfilerActivity.PrivateUse1, on neuron) and the table
+of operators by self time goes to stderr: where a step's time goes, on the
+card or natively. Also reported, but for --compile (a compiled graph is one
+operator there): the matrix products' time a step (aten::mm, addmm, bmm,
+baddbmm: self CPU time natively, card time on neuron).
 """
 import argparse
 import json
@@ -72,8 +79,29 @@ def resnet18_setup(dev):
 SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "resnet18": resnet18_setup}
 
 
+MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+def profile_steps(step, n: int, dev: str, key: str, figures) -> None:
+    """Run @n steps under torch.profiler; the table to stderr, the matrix
+    products' ms a step into @figures (None: not reported)."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU]
+    if dev != "cpu":
+        acts.append(ProfilerActivity.PrivateUse1)
+    with profile(activities=acts) as prof:
+        for _ in range(n):
+            step()
+    avg = prof.key_averages()
+    attr = "self_cpu_time_total" if dev == "cpu" else "self_device_time_total"
+    print(avg.table(sort_by=attr, row_limit=15), file=sys.stderr)
+    us = sum(getattr(e, attr) for e in avg if e.key in MATMUL_OPS)
+    if figures is not None:
+        figures[f"{key}_profiled_matmul_ms"] = us / n / 1e3
+
+
 def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None,
-            cache_figures: bool = True, graph: bool = False) -> float:
+            cache_figures: bool = True, graph: bool = False, profile: int = 0) -> float:
     torch.manual_seed(0)
     model, opt, x, y = SETUPS[name](dev)
 
@@ -134,8 +162,7 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
         figures[f"{name}_first_compile_ms"] = first  # the first two steps
         figures[f"{name}_capture_compile_ms"] = s["compile_ms"]
         figures[f"{name}_eager_graphs"] = s["eager_graphs"]
-        if not cache_figures:
-            return ms
+    if compile and not graph and figures is not None and cache_figures:
         # a new dynamo compile of the same step: its kernels come from the cache
         torch._dynamo.reset()
         fn[0] = torch.compile(forward_loss, backend="neuron")
@@ -148,6 +175,9 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
         s = torch_neuron.compile_stats()
         figures[f"{name}_cache_hits"] = s["cache_hits"] - hits
         figures[f"{name}_cache_load_ms"] = s["cache_load_ms"]
+    if profile:
+        key = f"{name}_{dev}" + ("_compiled" if compile else "") + ("_graphed" if graph else "")
+        profile_steps(step, profile, dev, key, None if compile else figures)
     return ms
 
 
@@ -163,6 +193,8 @@ if __name__ == "__main__":
                    help='torch.compile(backend="neuron") the forward and loss')
     p.add_argument("--graph", action="store_true",
                    help="capture the whole step in a torch.neuron.NeuronGraph, time its replays")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="profile N more steps; the table of operators to stderr")
     p.add_argument("--no-cache-figures", action="store_true",
                    help="with --compile: skip the second compile from the disk cache")
     a = p.parse_args()
@@ -172,7 +204,7 @@ if __name__ == "__main__":
         os.environ["TORCH_NEURON_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
     figures = {}
     ms = step_ms(a.model, a.device, a.steps, a.compile, figures, not a.no_cache_figures,
-                 a.graph)
+                 a.graph, a.profile)
     mode = ("_compiled" if a.compile else "") + ("_graphed" if a.graph else "")
     name = a.name or f"{a.model}_step_{a.device}{mode}_ms"
     print(json.dumps({name: ms, **figures, "torch_version": torch.__version__}))
