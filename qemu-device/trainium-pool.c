@@ -18,10 +18,20 @@
  * nothing writes device memory while the queue is parked, which migration
  * relies on.
  *
+ * A helper that has run a job spins for TRN_POOL_SPIN_NS before it sleeps,
+ * and so does the worker waiting for a busy helper: the next instruction
+ * of a launch comes a few microseconds later, and a futex wake-up on a
+ * loaded host takes longer than that (a shared 2^18-element BINARY then
+ * ran on the worker alone, as the helper woke too late to take its half).
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/processor.h"
+#include "qemu/timer.h"
 #include "trainium-isa.h"
+
+#define TRN_POOL_SPIN_NS (50 * SCALE_US)
 
 struct TrnPool {
     QemuMutex owner;      /* held by the worker whose job the pool runs */
@@ -30,6 +40,7 @@ struct TrnPool {
     QemuCond done;        /* the worker waits here for busy helpers */
     unsigned nthreads;
     QemuThread *threads;
+    /* Written under @lock; read without it (atomic) while spinning. */
     bool stop;
     bool open;            /* a job is published */
     uint64_t gen;         /* counts jobs, so a helper joins each one once */
@@ -59,6 +70,29 @@ static void trn_pool_take(TrnPool *p, unsigned id)
     }
 }
 
+/* Has a helper that joined job @seen something to do? */
+static bool trn_pool_called(TrnPool *p, uint64_t seen)
+{
+    return qatomic_read(&p->stop) ||
+           (qatomic_read(&p->open) && qatomic_read(&p->gen) != seen);
+}
+
+/* Spin until @cond(@p, @arg) or TRN_POOL_SPIN_NS have passed. */
+static void trn_pool_spin(TrnPool *p, bool (*cond)(TrnPool *, uint64_t),
+                          uint64_t arg)
+{
+    int64_t end = get_clock() + TRN_POOL_SPIN_NS;
+
+    while (!cond(p, arg) && get_clock() < end) {
+        cpu_relax();
+    }
+}
+
+static bool trn_pool_idle(TrnPool *p, uint64_t unused)
+{
+    return !qatomic_read(&p->busy);
+}
+
 static void *trn_pool_thread(void *opaque)
 {
     TrnHelper *h = opaque;
@@ -67,6 +101,11 @@ static void *trn_pool_thread(void *opaque)
 
     qemu_mutex_lock(&p->lock);
     for (;;) {
+        if (seen && !trn_pool_called(p, seen)) {
+            qemu_mutex_unlock(&p->lock);
+            trn_pool_spin(p, trn_pool_called, seen);
+            qemu_mutex_lock(&p->lock);
+        }
         while (!p->stop && !(p->open && p->gen != seen)) {
             qemu_cond_wait(&p->work, &p->lock);
         }
@@ -74,11 +113,12 @@ static void *trn_pool_thread(void *opaque)
             break;
         }
         seen = p->gen;
-        p->busy++;
+        qatomic_set(&p->busy, p->busy + 1);
         qemu_mutex_unlock(&p->lock);
         trn_pool_take(p, h->id);
         qemu_mutex_lock(&p->lock);
-        if (!--p->busy) {
+        qatomic_set(&p->busy, p->busy - 1);
+        if (!p->busy) {
             qemu_cond_signal(&p->done);
         }
     }
@@ -115,7 +155,7 @@ void trn_pool_free(TrnPool *p)
         return;
     }
     qemu_mutex_lock(&p->lock);
-    p->stop = true;
+    qatomic_set(&p->stop, true);
     qemu_cond_broadcast(&p->work);
     qemu_mutex_unlock(&p->lock);
     for (unsigned i = 0; i < p->nthreads; i++) {
@@ -171,8 +211,8 @@ uint32_t trn_pool_run(TrnKernel *k, uint64_t n, TrnChunkFn *fn, void *arg)
         p->n = n;
         qatomic_set(&p->next, from);
         qatomic_set(&p->cancel, false);
-        p->open = true;
-        p->gen++;
+        qatomic_set(&p->gen, p->gen + 1);
+        qatomic_set(&p->open, true);
         qemu_cond_broadcast(&p->work);
         qemu_mutex_unlock(&p->lock);
 
@@ -191,7 +231,12 @@ uint32_t trn_pool_run(TrnKernel *k, uint64_t n, TrnChunkFn *fn, void *arg)
         }
 
         qemu_mutex_lock(&p->lock);
-        p->open = false;
+        qatomic_set(&p->open, false);
+        if (p->busy) {
+            qemu_mutex_unlock(&p->lock);
+            trn_pool_spin(p, trn_pool_idle, 0);
+            qemu_mutex_lock(&p->lock);
+        }
         while (p->busy) {
             qemu_cond_wait(&p->done, &p->lock);
         }
