@@ -32,6 +32,17 @@ def _step(model, opt, x, y):
     return loss.item()
 
 
+def _device_step(model, opt, x, y):
+    """A training step on device tensors that never waits (so a NeuronGraph
+    can capture it)."""
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
 def _profiled_step():
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -245,14 +256,8 @@ def test_compiled_training_step_shows_its_graph_launches(tmp_path, monkeypatch):
                                     torch.nn.Linear(32, 4)).to(DEV)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         cm = torch.compile(model, backend="neuron")
-        x = torch.randn(8, 16, device=DEV)
-        y = torch.randint(0, 4, (8,), device=DEV)
-
-        def step():
-            loss = torch.nn.functional.cross_entropy(cm(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        step = _device_step(cm, opt, torch.randn(8, 16, device=DEV),
+                            torch.randint(0, 4, (8,), device=DEV))
 
         step()
         step()
@@ -277,14 +282,8 @@ def test_graph_replay_shows_its_launch():
     # profile it is a scope with that launch's card time.
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    x = torch.randn(8, 3, 6, 6, device=DEV)
-    y = torch.randint(0, 10, (8,), device=DEV)
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    step = _device_step(model, opt, torch.randn(8, 3, 6, 6, device=DEV),
+                        torch.randint(0, 10, (8,), device=DEV))
 
     step()
     step()
