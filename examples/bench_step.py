@@ -31,9 +31,10 @@ too). Also reported: the graph's instructions and the capture's time.
 --profile N: after the timed steps, N more run under torch.profiler (the
 card's kernels too, ProfilerActivity.PrivateUse1, on neuron) and the table
 of operators by self time goes to stderr: where a step's time goes, on the
-card or natively. Also reported, but for --compile (a compiled graph is one
-operator there): the matrix products' time a step (aten::mm, addmm, bmm,
-baddbmm: self CPU time natively, card time on neuron).
+card or natively. Also reported, but for --compile and --graph (a compiled
+graph or a replay is one event there): the matrix products' time a step
+(aten::mm, addmm, bmm, baddbmm: self CPU time natively, card time on
+neuron).
 """
 import argparse
 import json
@@ -86,9 +87,11 @@ def profile_steps(step, n: int, dev: str, key: str, figures) -> None:
     """Run @n steps under torch.profiler; the table to stderr, the matrix
     products' ms a step into @figures (None: not reported)."""
     from torch.profiler import ProfilerActivity, profile
-    acts = [ProfilerActivity.CPU]
-    if dev != "cpu":
-        acts.append(ProfilerActivity.PrivateUse1)
+    if dev == "cpu":
+        acts = [ProfilerActivity.CPU]
+    else:
+        import torch_neuron
+        acts = torch_neuron.profiler.activities()
     with profile(activities=acts) as prof:
         for _ in range(n):
             step()
@@ -177,7 +180,8 @@ def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None
         figures[f"{name}_cache_load_ms"] = s["cache_load_ms"]
     if profile:
         key = f"{name}_{dev}" + ("_compiled" if compile else "") + ("_graphed" if graph else "")
-        profile_steps(step, profile, dev, key, None if compile else figures)
+        # compiled graphs and replays are one event each: no products in them
+        profile_steps(step, profile, dev, key, None if compile or graph else figures)
     return ms
 
 
