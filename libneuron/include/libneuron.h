@@ -5,8 +5,9 @@
  * Conventions: every function that can fail returns 0 (or a count) on
  * success and a negative errno on failure; nrn_strerror() explains it.
  * Objects are opaque; all functions are thread-safe unless a comment says
- * otherwise. The only process-wide state is none: each nrn_device is
- * independent and devices are enumerated from sysfs on each call.
+ * otherwise. Each nrn_device is independent and devices are enumerated
+ * from sysfs on each call; the only process-wide state is what fork()
+ * needs (nrn_forked()).
  */
 #ifndef LIBNEURON_H
 #define LIBNEURON_H
@@ -64,6 +65,18 @@ int nrn_device_open(unsigned int index, struct nrn_device **devp);
 void nrn_device_close(struct nrn_device *dev);
 int nrn_device_info(struct nrn_device *dev, struct nrn_device_info *info);
 
+/*
+ * fork() without exec: the child's copies of devices opened before the
+ * fork (and of their buffers, streams, events...) share the parent's
+ * device file, mappings and locks. In the child every call on them fails
+ * at once with -EBADFD (never waiting for a lock), and freeing them
+ * releases nothing of the parent's; devices the child opens itself work.
+ * nrn_forked() is 1 in a process forked (at any depth, without exec) from
+ * one that had a device open at the time, else 0. (This is the library's
+ * only process-wide state: a pthread_atfork() handler keeps it.)
+ */
+int nrn_forked(void);
+
 /* ---- Buffers ---------------------------------------------------------- */
 
 enum nrn_mem {
@@ -86,7 +99,11 @@ int nrn_buffer_map(struct nrn_buffer *buf, void **ptr);
 /*
  * Share a buffer with another process or device file: export it as a
  * dma-buf file descriptor (the caller closes it), and import such a
- * descriptor as a buffer of @dev (the same memory).
+ * descriptor as a buffer of @dev (the same memory). Importing, into the
+ * same device, a buffer that device already has (one it exported, or
+ * imported before) returns that buffer with one more reference: free it
+ * once per import; the memory lives while any process holds a buffer or
+ * a descriptor of it.
  */
 int nrn_buffer_export(struct nrn_buffer *buf, int *fd);
 int nrn_buffer_import(struct nrn_device *dev, int fd, struct nrn_buffer **bufp);

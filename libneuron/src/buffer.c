@@ -45,6 +45,8 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 
 	if (!dev || !bufp || !size || (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST))
 		return -EINVAL;
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_BO_CREATE, &create);
 	if (ret)
 		return ret;
@@ -58,29 +60,80 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 	return 0;
 }
 
+/*
+ * Shared buffers. A dma-buf imported into the file that exported it, or
+ * imported twice, gives the GEM handle the file already has for that
+ * object: the buffer with that handle is found on the device's shared list
+ * and taken once more, so the handle is closed once, by its last reference.
+ * Their references are counted under the device's shared_lock, which
+ * orders a last put (removal, handle closed) against an import's lookup.
+ */
+static void nrn_buffer_share_locked(struct nrn_buffer *buf)
+{
+	if (atomic_load_explicit(&buf->shared, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&buf->shared, true, memory_order_relaxed);
+	buf->next_shared = buf->dev->shared;
+	buf->dev->shared = buf;
+}
+
+static struct nrn_buffer *nrn_shared_find_locked(struct nrn_device *dev,
+						 uint32_t handle)
+{
+	struct nrn_buffer *b;
+
+	for (b = dev->shared; b; b = b->next_shared)
+		if (b->handle == handle)
+			return b;
+	return NULL;
+}
+
 NRN_EXPORT int nrn_buffer_export(struct nrn_buffer *buf, int *fd)
 {
 	int ret;
 
 	if (!buf || !fd)
 		return -EINVAL;
+	if (nrn_inherited(buf->dev))
+		return -EBADFD;
+	pthread_mutex_lock(&buf->dev->shared_lock);
 	ret = drmPrimeHandleToFD(buf->dev->fd, buf->handle, DRM_CLOEXEC | DRM_RDWR, fd);
-	return ret ? -errno : 0;
+	ret = ret ? -errno : 0;
+	if (!ret)
+		nrn_buffer_share_locked(buf);
+	pthread_mutex_unlock(&buf->dev->shared_lock);
+	return ret;
 }
 
 NRN_EXPORT int nrn_buffer_import(struct nrn_device *dev, int fd,
 				 struct nrn_buffer **bufp)
 {
+	struct nrn_buffer *buf;
 	uint32_t handle;
-	int ret;
+	int ret = 0;
 
 	if (!dev || !bufp || fd < 0)
 		return -EINVAL;
-	if (drmPrimeFDToHandle(dev->fd, fd, &handle))
-		return -errno;
+	if (nrn_inherited(dev))
+		return -EBADFD;
+	pthread_mutex_lock(&dev->shared_lock);
+	if (drmPrimeFDToHandle(dev->fd, fd, &handle)) {
+		ret = -errno;
+		goto out;
+	}
+	buf = nrn_shared_find_locked(dev, handle);
+	if (buf) {
+		atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+		*bufp = buf;
+		goto out;
+	}
 	ret = nrn_buffer_wrap(dev, handle, bufp);
 	if (ret)
 		drmCloseBufferHandle(dev->fd, handle);
+	else
+		nrn_buffer_share_locked(*bufp);
+out:
+	pthread_mutex_unlock(&dev->shared_lock);
 	return ret;
 }
 
@@ -89,19 +142,50 @@ void nrn_buffer_get(struct nrn_buffer *buf)
 	atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
 }
 
-/*
- * The last reference unmaps and closes the handle. Jobs already submitted
- * keep the memory alive in the kernel until they complete.
- */
-void nrn_buffer_put(struct nrn_buffer *buf)
+static void nrn_buffer_release(struct nrn_buffer *buf)
 {
-	if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1)
-		return;
 	if (buf->map)
 		munmap(buf->map, buf->size);
 	drmCloseBufferHandle(buf->dev->fd, buf->handle);
 	pthread_mutex_destroy(&buf->map_lock);
 	free(buf);
+}
+
+/*
+ * The last reference unmaps and closes the handle. Jobs already submitted
+ * keep the memory alive in the kernel until they complete. In a forked
+ * child, a buffer of the parent's device closes nothing (fork.c).
+ */
+void nrn_buffer_put(struct nrn_buffer *buf)
+{
+	struct nrn_device *dev = buf->dev;
+	struct nrn_buffer **p;
+	bool last;
+
+	if (nrn_inherited(dev))
+		return;
+	if (!atomic_load_explicit(&buf->shared, memory_order_relaxed)) {
+		if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) == 1)
+			nrn_buffer_release(buf);
+		return;
+	}
+	pthread_mutex_lock(&dev->shared_lock);
+	last = atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) == 1;
+	if (last) {
+		for (p = &dev->shared; *p != buf; p = &(*p)->next_shared)
+			;
+		*p = buf->next_shared;
+		/* Closed before the lock drops: an import then makes a new handle. */
+		drmCloseBufferHandle(dev->fd, buf->handle);
+		buf->handle = 0;
+	}
+	pthread_mutex_unlock(&dev->shared_lock);
+	if (last) {
+		if (buf->map)
+			munmap(buf->map, buf->size);
+		pthread_mutex_destroy(&buf->map_lock);
+		free(buf);
+	}
 }
 
 NRN_EXPORT void nrn_buffer_free(struct nrn_buffer *buf)
@@ -127,6 +211,8 @@ NRN_EXPORT int nrn_buffer_map(struct nrn_buffer *buf, void **ptr)
 
 	if (!buf || !ptr)
 		return -EINVAL;
+	if (nrn_inherited(buf->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&buf->map_lock);
 	if (!buf->map) {
 		p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -513,6 +513,8 @@ int nrn_comm_run(struct nrn_comm *c, struct nrn_stream *s, struct nrn_comm_call 
 	struct nrn_comm_ctx x = { .c = c, .s = s, .a = a };
 	int ret, q;
 
+	if (nrn_inherited(c->dev) || nrn_inherited(s->dev))
+		return -EBADFD;
 	ret = nrn_comm_schedule(c, a, &x.sc);
 	if (ret)
 		return ret;

@@ -366,6 +366,8 @@ NRN_EXPORT __cold int nrn_comm_init_rank(struct nrn_device *dev, int nranks, int
 	if (!dev || !id || !commp || nranks < 1 || nranks > NRN_COMM_MAX_RANKS ||
 	    rank < 0 || rank >= nranks)
 		return -EINVAL;
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -453,8 +455,8 @@ NRN_EXPORT __cold void nrn_comm_destroy(struct nrn_comm *c)
 	struct drm_neuron_wait w = { .timeout_ns = -1 };
 	int fd;
 
-	if (!c)
-		return;
+	if (!c || nrn_inherited(c->dev))
+		return; /* a forked child's: its objects are the parent's */
 	fd = c->dev->fd;
 	pthread_mutex_lock(&c->lock);
 	/* The last collective's final job covers all its jobs and writes. */

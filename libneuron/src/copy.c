@@ -59,6 +59,8 @@ NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
 		return -EXDEV;
 	if (!len)
 		return 0;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	if (s->capture && (dst->mem != NRN_MEM_DEVICE || src->mem != NRN_MEM_DEVICE))
 		ret = nrn_stream_refuse_locked(s, -ENOTSUP); /* operands: device memory */
@@ -115,6 +117,8 @@ NRN_EXPORT int nrn_stream_copy_h2d(struct nrn_stream *s, struct nrn_buffer *dst,
 		return -EFAULT;
 	if (!len)
 		return 0;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	if (s->capture) {
 		uint64_t coff;
@@ -176,6 +180,8 @@ NRN_EXPORT int nrn_stream_copy_d2h(struct nrn_stream *s, void *dst,
 		return ret;
 	if (!dst && len)
 		return -EFAULT;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	if (s->capture) {
 		ret = nrn_stream_refuse_locked(s, -EBUSY);

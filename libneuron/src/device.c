@@ -194,7 +194,10 @@ NRN_EXPORT __cold int nrn_device_open(unsigned int index,
 		return ret;
 	}
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->shared_lock, NULL);
 	atomic_init(&dev->next_queue, 0);
+	dev->fork_gen = atomic_load(&nrn_fork_generation);
+	atomic_fetch_add(&nrn_devices_open, 1);
 	*devp = dev;
 	return 0;
 }
@@ -203,8 +206,19 @@ NRN_EXPORT __cold void nrn_device_close(struct nrn_device *dev)
 {
 	if (!dev)
 		return;
+	atomic_fetch_sub(&nrn_devices_open, 1);
+	if (nrn_inherited(dev)) {
+		/*
+		 * The parent's device, in a forked child: only this process's
+		 * descriptor goes; its objects (streams, buffers still freed
+		 * later) keep the structure, which is the parent's image.
+		 */
+		close(dev->fd);
+		return;
+	}
 	nrn_stream_destroy(dev->stream);
 	pthread_mutex_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->shared_lock);
 	close(dev->fd);
 	free(dev);
 }
@@ -215,6 +229,8 @@ NRN_EXPORT int nrn_device_info(struct nrn_device *dev,
 	uint64_t free_bytes;
 	int ret;
 
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	/* Free memory changes; refresh it. */
 	ret = nrn_get_param(dev->fd, DRM_NEURON_PARAM_MEM_FREE, &free_bytes);
 	if (ret)

@@ -19,6 +19,9 @@ static const struct nrn_errmsg nrn_errmsgs[] = {
 	{ ENOMEM, "out of memory (device memory full?)" },
 	{ EXDEV, "the buffers belong to different devices" },
 	{ ENOENT, "no such buffer or syncobj handle" },
+	{ EBADFD, "the device was opened before fork() made this process: a forked "
+		  "child cannot use its parent's device (open it in the child, or "
+		  "start the process with spawn/exec)" },
 };
 
 NRN_EXPORT const char *nrn_strerror(int err)

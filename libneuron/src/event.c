@@ -53,6 +53,8 @@ NRN_EXPORT int nrn_event_create_flags(struct nrn_device *dev, unsigned int flags
 
 	if (!dev || !evp || (flags & ~NRN_EVENT_TIMING))
 		return -EINVAL;
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
@@ -86,8 +88,8 @@ NRN_EXPORT int nrn_event_create(struct nrn_device *dev, struct nrn_event **evp)
 
 NRN_EXPORT void nrn_event_destroy(struct nrn_event *ev)
 {
-	if (!ev)
-		return;
+	if (!ev || nrn_inherited(ev->dev))
+		return; /* a forked child's: its syncobj is the parent's */
 	drmSyncobjDestroy(ev->dev->fd, ev->syncobj);
 	/* A TIMESTAMP still queued holds its own reference to the buffer. */
 	nrn_buffer_free(ev->stamp);
@@ -123,6 +125,8 @@ NRN_EXPORT int nrn_event_record(struct nrn_event *ev, struct nrn_stream *s)
 
 	if (!ev || !s || ev->dev != s->dev)
 		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	/*
 	 * A timing event still pending on another stream: its TIMESTAMP
 	 * could run after the new one and overwrite it. The new one waits
@@ -166,6 +170,8 @@ NRN_EXPORT int nrn_event_wait(struct nrn_event *ev, int64_t timeout_ns)
 
 	if (!ev || !ev->recorded)
 		return -EINVAL;
+	if (nrn_inherited(ev->dev))
+		return -EBADFD;
 	w.handle = ev->syncobj;
 	ret = nrn_ioctl(ev->dev->fd, DRM_IOCTL_NEURON_WAIT, &w);
 	return ret ? ret : w.status;
@@ -204,6 +210,8 @@ NRN_EXPORT int nrn_stream_wait_event(struct nrn_stream *s, struct nrn_event *ev)
 
 	if (!s || !ev || !ev->recorded || ev->dev != s->dev)
 		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	/* A copy of the event's fence: re-recording it must not change this. */
 	ret = drmSyncobjCreate(s->dev->fd, 0, &copy);
 	if (ret)

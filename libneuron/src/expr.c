@@ -393,6 +393,8 @@ NRN_EXPORT int nrn_op_expr(struct nrn_stream *s, const struct nrn_tensor_desc *d
 	if (outer > NRN_BATCH_MAX_OPS * 64)
 		return -E2BIG;
 
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	for (int64_t o = 0; !ret && o < outer; o++) {
 		struct nisa_tensor t[NRN_EXPR_MAX_BUFS];

@@ -191,6 +191,8 @@ NRN_EXPORT int nrn_stream_begin_capture(struct nrn_stream *s)
 
 	if (!s)
 		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -216,6 +218,8 @@ NRN_EXPORT int nrn_stream_end_capture(struct nrn_stream *s, struct nrn_capture *
 	if (!s || !cp)
 		return -EINVAL;
 	*cp = NULL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	c = s->capture;
 	if (c)
@@ -237,7 +241,7 @@ NRN_EXPORT int nrn_stream_is_capturing(struct nrn_stream *s)
 {
 	int ret;
 
-	if (!s)
+	if (!s || nrn_inherited(s->dev))
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	ret = s->capture != NULL;

@@ -450,6 +450,8 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 
 	if (!s || !g)
 		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	ret = nrn_graph_check_launch(s, g, args, arena, arena_off);
 	if (ret)
 		return ret;

@@ -18,12 +18,20 @@
 
 struct nrn_device {
 	int fd;
+	/* nrn_fork_generation when opened (fork.c). */
+	unsigned int fork_gen;
 	struct nrn_device_info info;
 	/* Picks the queues of new streams, round robin. */
 	atomic_uint next_queue;
 	/* Protects the lazily created default stream. */
 	pthread_mutex_t lock;
 	struct nrn_stream *stream;
+	/*
+	 * Buffers exported or imported (buffer.c), by GEM handle: importing
+	 * a dma-buf of one of them gives the same handle, so the same buffer.
+	 */
+	pthread_mutex_t shared_lock;
+	struct nrn_buffer *shared;
 };
 
 struct nrn_buffer {
@@ -37,6 +45,9 @@ struct nrn_buffer {
 	/* Mapped once on demand; @map_lock makes that once. */
 	pthread_mutex_t map_lock;
 	void *map;
+	/* On @dev->shared (under its shared_lock, as are @refs then). */
+	atomic_bool shared;
+	struct nrn_buffer *next_shared;
 };
 
 struct nrn_kernel {
@@ -106,6 +117,20 @@ struct nrn_stream {
 	/* Bindings (slots) an operand of the instruction/group has named. */
 	uint64_t cap_claimed;
 };
+
+/* fork.c: bumped in each child fork() makes; devices open in this process. */
+extern atomic_uint nrn_fork_generation;
+extern atomic_int nrn_devices_open;
+
+/*
+ * Was @dev opened before a fork() that made this process? Its file, locks
+ * and mappings are then the parent's: every call on it fails with -EBADFD.
+ */
+static inline bool nrn_inherited(const struct nrn_device *dev)
+{
+	return dev->fork_gen !=
+	       atomic_load_explicit(&nrn_fork_generation, memory_order_relaxed);
+}
 
 /* ioctl() that retries EINTR/EAGAIN and returns 0 or -errno. */
 int nrn_ioctl(int fd, unsigned long request, void *arg);

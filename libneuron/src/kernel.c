@@ -278,6 +278,8 @@ NRN_EXPORT int nrn_kernel_launch(struct nrn_stream *s, const struct nrn_kernel *
 						      .access = access[i] };
 	}
 	len = (size_t)k->count * sizeof(struct nisa_insn);
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	if (s->capture) {
 		ret = nrn_capture_kernel(s->capture, k, bufs, access);

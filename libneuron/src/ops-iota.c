@@ -49,6 +49,8 @@ NRN_EXPORT int nrn_op_iota(struct nrn_stream *s, const struct nrn_tensor_desc *d
 		in.dst.shape[d] = (uint32_t)dst->shape[d];
 		in.dst.strides[d] = dst->strides[d];
 	}
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = 0;
 	if (s->batch.nslots == DRM_NEURON_MAX_BOS)

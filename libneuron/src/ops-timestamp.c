@@ -27,6 +27,8 @@ NRN_EXPORT int nrn_op_timestamp(struct nrn_stream *s, struct nrn_buffer *buf,
 		return -EINVAL;
 	/* One I64 element (ndim 0). */
 	in.dst = (struct nisa_tensor){ .dtype = NISA_I64, .offset = offset };
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = 0;
 	if (s->batch.nslots == DRM_NEURON_MAX_BOS)

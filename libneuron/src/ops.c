@@ -261,6 +261,8 @@ static int nrn_emit(struct nrn_stream *s, struct nrn_space *sp,
 		return 0;
 	if (outer > NRN_BATCH_MAX_OPS * 64)
 		return -E2BIG;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_bind_locked(s, sp, outer < NRN_BATCH_MAX_OPS ? (unsigned int)outer : 1,
 			      slots);
@@ -619,6 +621,8 @@ int nrn_emit_plain_if(struct nrn_stream *s, struct nisa_insn *in,
 	for (unsigned int i = 0; i < n; i++)
 		if ((empty_ok & (1u << i)) && !nrn_numel(ts[i]->shape, ts[i]->ndim))
 			return 0; /* nothing to compute */
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_bind_locked(s, &sp, 1, slots);
 	if (!ret) {

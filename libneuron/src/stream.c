@@ -51,6 +51,8 @@ NRN_EXPORT __cold int nrn_stream_create(struct nrn_device *dev,
 
 	if (!dev || !sp)
 		return -EINVAL;
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -82,8 +84,8 @@ err_free:
 
 NRN_EXPORT __cold void nrn_stream_destroy(struct nrn_stream *s)
 {
-	if (!s)
-		return;
+	if (!s || nrn_inherited(s->dev))
+		return; /* a forked child's: the parent's objects, left as they are */
 	pthread_mutex_lock(&s->lock);
 	if (s->capture) {
 		struct nrn_capture *c = s->capture;
@@ -107,6 +109,8 @@ NRN_EXPORT int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp)
 {
 	int ret = 0;
 
+	if (nrn_inherited(dev))
+		return -EBADFD;
 	pthread_mutex_lock(&dev->lock);
 	if (!dev->stream)
 		ret = nrn_stream_create(dev, &dev->stream);
@@ -296,6 +300,8 @@ NRN_EXPORT int nrn_stream_flush(struct nrn_stream *s)
 {
 	int ret;
 
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_stream_flush_locked(s);
 	pthread_mutex_unlock(&s->lock);
@@ -308,6 +314,8 @@ NRN_EXPORT int nrn_stream_sync(struct nrn_stream *s)
 
 	if (!s)
 		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
 	pthread_mutex_lock(&s->lock);
 	ret = nrn_stream_sync_locked(s);
 	pthread_mutex_unlock(&s->lock);
@@ -318,6 +326,8 @@ NRN_EXPORT unsigned int nrn_stream_device_error(struct nrn_stream *s)
 {
 	unsigned int e;
 
+	if (nrn_inherited(s->dev))
+		return 0;
 	pthread_mutex_lock(&s->lock);
 	e = s->device_error;
 	pthread_mutex_unlock(&s->lock);
