@@ -30,6 +30,17 @@ from . import profiler  # noqa: E402,F401  (torch_neuron.profiler, profiler.py)
 from . import distributed as _distributed  # noqa: E402
 
 _distributed._register()  # init_process_group("neuron") (distributed.py)
+from .dlpack import _install as _install_dlpack  # noqa: E402
+
+_install_dlpack()  # torch.from_dlpack of neuron tensors (dlpack.py)
+
+# torch.utils.checkpoint saves and restores the random state of the device
+# type of the checkpointed function's tensor arguments, or of its default
+# type ("cuda") when none is on a device: with no CUDA, "neuron".
+if not torch.cuda.is_available() and _device_module.is_available():
+    import torch.utils.checkpoint  # noqa: E402
+
+    torch.utils.checkpoint.DefaultDeviceType.set_device_type("neuron")
 
 
 # Printing formats a tensor with many small operations (in float64); as

@@ -1,8 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""torch.neuron: the device module, in the image of torch.cuda."""
-import contextlib
+"""torch.neuron: the device module, in the image of torch.cuda.
 
+PyTorch's own Python asks a device module for what torch.cuda has, by
+name: torch.utils.checkpoint saves and restores a device's random state
+only when ``getattr(module, "_initialized", False)`` is true,
+torch.random.fork_rng calls get_rng_state/set_rng_state per index, DDP
+and FSDP use ``device(i)``, Stream, Event and current_stream, the
+DataLoader's pinning thread set_device, torch.load's map_location
+device_count and is_available, torch._dynamo a registered
+DeviceInterface. Each is given here with torch.cuda's meaning; the tests
+in test_device_module.py exercise each of those callers.
+"""
 import torch
+
+# Set by _lazy_init(), as torch.cuda's: whether this process has used the
+# device from Python (torch.utils.checkpoint reads it).
+_initialized = False
 
 
 def device_count() -> int:
@@ -16,8 +29,9 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    """Devices are opened lazily; the module itself is always ready."""
-    return True
+    """Whether this process has used the device (PyTorch called
+    _lazy_init(): a tensor made on it, a module moved to it...)."""
+    return _initialized and not _is_in_bad_fork()
 
 
 def current_device() -> int:
@@ -39,23 +53,44 @@ def set_device(dev) -> None:
     torch.ops.neuron.set_device(_index(dev))
 
 
-@contextlib.contextmanager
-def device(dev):
-    """Context manager that makes ``dev`` the current neuron device."""
-    prev = current_device()
-    set_device(dev)
-    try:
-        yield
-    finally:
-        set_device(prev)
+class device:
+    """Context manager that makes ``dev`` (an index, "neuron:N", a
+    torch.device) the current neuron device, as torch.cuda.device: None or
+    a negative index changes nothing."""
+
+    def __init__(self, dev):
+        self.idx = -1 if dev is None else _index(dev)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = current_device()
+            if self.prev_idx != self.idx:
+                set_device(self.idx)
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """The device of tensor ``obj`` made current (nothing for a CPU tensor)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "neuron" else -1)
 
 
 def _lazy_init() -> None:
     """Called by PyTorch before the device's first use from Python (a
     tensor made on it, ...); until then torch.accelerator.synchronize()
     does nothing. The cards open lazily: only their presence is checked."""
+    global _initialized
+    if _initialized:
+        return
     if not is_available():
         raise RuntimeError("neuron: no neuron device (is neuron.ko loaded?)")
+    _initialized = True
 
 
 def _is_in_bad_fork() -> bool:

@@ -19,6 +19,7 @@
 // context is the block; storage_span() gives its segment and offset.
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -108,6 +109,10 @@ struct DeviceAlloc {
   std::vector<Block*> held;   // ... here, not reused, until it drops to 0
   // Each segment's first block (offset 0: never merged into another).
   std::unordered_map<nrn_buffer*, Block*> segments;
+  // The same by the CPU address of their first byte, with their sizes:
+  // where a pointer into the card's memory that came back without its
+  // block (a DLPack capsule's, at::from_blob's) lies (locate()).
+  std::map<const char*, std::pair<Block*, size_t>> by_addr;
 };
 
 std::mutex g_lock;  // protects g_alloc and every Block
@@ -213,6 +218,7 @@ void sync_events(DeviceAlloc& d) {
 void release_segment(DeviceAlloc& d, Block* b) {
   pool_erase(d, b);
   d.segments.erase(b->buf);
+  d.by_addr.erase(b->map);
   nrn_buffer_free(b->buf);  // work still queued on it keeps it alive
   add(d.stats.segment, b->small, -1);
   add(d.stats.reserved_bytes, b->small, -static_cast<int64_t>(b->size));
@@ -286,6 +292,7 @@ Block* new_segment(DeviceAlloc& d, c10::DeviceIndex index, c10::StreamId stream,
   add(d.stats.reserved_bytes, small, need);
   auto* b = new Block{index, stream, small, buf, static_cast<char*>(map), 0, seg};
   d.segments[buf] = b;
+  d.by_addr[b->map] = {b, seg};
   return b;
 }
 
@@ -377,12 +384,48 @@ struct NeuronAllocator final : c10::Allocator {
 NeuronAllocator g_allocator;
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 
-const Block* block_of(const c10::DataPtr& data) {
-  if (!data.get_context())
-    return nullptr;
-  TORCH_CHECK(data.get_deleter() == &neuron_free, "neuron: a storage on the "
-              "card that the neuron allocator did not make");
-  return static_cast<const Block*>(data.get_context());
+// The live block holding the @nbytes at @data's pointer, and the pointer's
+// offset in it. A DataPtr the allocator made carries its block; one that
+// points at the card's memory without it (a tensor back from a DLPack
+// capsule of this process, at::from_blob) is looked up by address, and
+// must lie within a block some tensor still holds: the card takes no other
+// memory.
+struct Where {
+  Block* block;
+  size_t delta;
+};
+
+Where locate(const c10::DataPtr& data, size_t nbytes) {
+  if (!data.get_context() && !data.get())
+    return {nullptr, 0};
+  if (data.get_deleter() == &neuron_free)
+    return {static_cast<Block*>(data.get_context()), 0};
+  const auto* p = static_cast<const char*>(data.get());
+  const c10::DeviceIndex index = data.device().index();
+  TORCH_CHECK(index >= 0 && index < kMaxDevices, "neuron: a storage of ",
+              data.device(), " that names no card");
+  std::lock_guard<std::mutex> guard(g_lock);
+  DeviceAlloc& d = g_alloc[index];
+  auto it = d.by_addr.upper_bound(p);
+  if (it != d.by_addr.begin()) {
+    --it;
+    if (p < it->first + it->second.second) {
+      for (Block* b = it->second.first; b; b = b->next) {
+        const char* start = b->map + b->offset;
+        if (p < start || p >= start + b->size)
+          continue;
+        if (b->allocated && static_cast<size_t>(p - start) + nbytes <= b->size)
+          return {b, static_cast<size_t>(p - start)};
+        break;
+      }
+    }
+  }
+  TORCH_CHECK(false, "neuron: a storage of ", nbytes, " bytes at ",
+              static_cast<const void*>(p), " on ", data.device(), " is not "
+              "memory of a live neuron tensor: the card takes only the memory "
+              "its allocator gave to tensors that still hold it (a DLPack "
+              "capsule or at::from_blob pointer of another library, or of a "
+              "freed tensor, cannot become a neuron tensor)");
 }
 
 }  // namespace
@@ -436,12 +479,13 @@ void unprotect(const std::vector<void*>& blocks) {
 
 DeviceSpan storage_span(const c10::Storage& storage) {
   // Empty storages have no block.
-  const Block* b = block_of(storage.data_ptr());
-  return b ? DeviceSpan{b->buf, b->offset} : DeviceSpan{nullptr, 0};
+  Where w = locate(storage.data_ptr(), storage.nbytes());
+  return w.block ? DeviceSpan{w.block->buf, w.block->offset + w.delta}
+                 : DeviceSpan{nullptr, 0};
 }
 
 void record_stream(const c10::DataPtr& data, const c10::Stream& s) {
-  const Block* cb = block_of(data);
+  const Block* cb = locate(data, 0).block;
   if (!cb)
     return;
   TORCH_CHECK(s.device_type() == c10::DeviceType::PrivateUse1 &&

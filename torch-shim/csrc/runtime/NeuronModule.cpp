@@ -79,6 +79,14 @@ void neuron_set_device(int64_t index) {
   set_device(checked_index(index));
 }
 
+// Raises unless @self's storage is memory of a live neuron tensor (a
+// tensor made from a DLPack capsule or at::from_blob may point anywhere).
+void storage_check(const at::Tensor& self) {
+  TORCH_CHECK(self.device().type() == c10::DeviceType::PrivateUse1,
+              "neuron: storage_check of a tensor on ", self.device());
+  storage_span(self.storage());
+}
+
 } // namespace
 } // namespace torch_neuron
 
@@ -95,4 +103,5 @@ TORCH_LIBRARY(neuron, m) {
   m.def("device_properties(int index) -> int[]", &torch_neuron::device_properties);
   m.def("current_device() -> int", &torch_neuron::neuron_current_device);
   m.def("set_device(int index) -> ()", &torch_neuron::neuron_set_device);
+  m.def("storage_check(Tensor self) -> ()", &torch_neuron::storage_check);
 }

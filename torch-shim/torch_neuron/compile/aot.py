@@ -7,8 +7,10 @@ import threading
 from torch._dynamo.backends.common import aot_autograd
 from torch._guards import CompileContext
 
-from . import stats
+from . import device_interface, stats
 from .kernels import GraphKernels
+
+device_interface.register()
 
 _ids = itertools.count()
 _frames = set()
