@@ -8,6 +8,7 @@
 #include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/copy_native.h>
 #include <ATen/ops/empty_like_native.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -237,6 +238,15 @@ void run_on_cpu(const char* name, const char* overload, torch::jit::Stack* stack
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<
              &torch_neuron::neuron_cpu_fallback>());
+}
+
+// A library's operator with kernels for backends only (TORCH_LIBRARY_IMPL(ns,
+// CPU), torch.library's impl(..., "CPU")) and none for autograd: what PyTorch
+// gives the autograd keys of its own backends (AutogradCPU, AutogradCUDA...)
+// and leaves to a PrivateUse1 backend, so that such an operator reaches the
+// fallback above (loud, counted) instead of failing in AutogradPrivateUse1.
+TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) {
+  m.fallback(torch::autograd::basicAutogradNotImplementedFallback());
 }
 
 // Nested tensors on neuron (torch.nested, nn.TransformerEncoder's inference
