@@ -94,7 +94,10 @@ def _lazy_init() -> None:
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    """Whether this process was forked (no exec) from one that had used a
+    neuron card: the card cannot be used here (its first use raises, saying
+    to use spawn); torch.manual_seed and the DataLoader's workers skip it."""
+    return bool(torch.ops.neuron.in_bad_fork())
 
 
 def _device_index(dev=None) -> int:

@@ -27,6 +27,7 @@
 
 #include "../NeuronHelpers.h"
 #include "NeuronAllocator.h"
+#include "NeuronIpc.h"
 #include "NeuronStream.h"
 
 namespace torch_neuron {
@@ -297,6 +298,8 @@ Block* new_segment(DeviceAlloc& d, c10::DeviceIndex index, c10::StreamId stream,
 }
 
 void neuron_free(void* ctx) {
+  if (in_bad_fork())
+    return;  // a forked child's copy of the parent's block: left alone
   auto* b = static_cast<Block*>(ctx);
   std::lock_guard<std::mutex> guard(g_lock);
   DeviceAlloc& d = g_alloc[b->device];
@@ -327,6 +330,7 @@ void neuron_free(void* ctx) {
 
 struct NeuronAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
+    check_not_forked();
     c10::DeviceIndex index = current_device();
     c10::Device dev(c10::DeviceType::PrivateUse1, index);
     if (nbytes == 0)
@@ -478,6 +482,10 @@ void unprotect(const std::vector<void*>& blocks) {
 }
 
 DeviceSpan storage_span(const c10::Storage& storage) {
+  check_not_forked();
+  DeviceSpan imported;
+  if (ipc_span(storage.data_ptr(), &imported))
+    return imported;  // another process's storage (NeuronIpc.cpp)
   // Empty storages have no block.
   Where w = locate(storage.data_ptr(), storage.nbytes());
   return w.block ? DeviceSpan{w.block->buf, w.block->offset + w.delta}
@@ -485,6 +493,8 @@ DeviceSpan storage_span(const c10::Storage& storage) {
 }
 
 void record_stream(const c10::DataPtr& data, const c10::Stream& s) {
+  if (ipc_span(data, nullptr))
+    return;  // freed only after its card's work (NeuronIpc.cpp)
   const Block* cb = locate(data, 0).block;
   if (!cb)
     return;

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "../NeuronHelpers.h"
+#include "NeuronIpc.h"
 
 namespace torch_neuron {
 
@@ -30,6 +31,7 @@ c10::DeviceIndex checked_index(int64_t index) {
 }
 
 nrn_device* device(c10::DeviceIndex index) {
+  check_not_forked();  // before the lock: a parent's thread may have held it
   checked_index(index);
   std::lock_guard<std::mutex> guard(g_open_lock);
   if (!g_devices[index])

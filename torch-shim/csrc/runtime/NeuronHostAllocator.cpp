@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "NeuronHostAllocator.h"
+#include "NeuronIpc.h"
 
 namespace torch_neuron {
 namespace {
@@ -172,6 +173,7 @@ struct HostAllocator final : c10::Allocator {
     const c10::Device cpu(c10::DeviceType::CPU);
     TORCH_CHECK(device_count() > 0, "neuron: pinned memory needs a neuron "
                 "card, and none was found");
+    check_not_forked();  // the cached blocks would be the parent's memory
     if (nbytes == 0)
       return {nullptr, cpu};
     c10::DeviceIndex index = current_device();
