@@ -33,6 +33,9 @@ _distributed._register()  # init_process_group("neuron") (distributed.py)
 from .dlpack import _install as _install_dlpack  # noqa: E402
 
 _install_dlpack()  # torch.from_dlpack of neuron tensors (dlpack.py)
+from .multiprocessing import _install as _install_multiprocessing  # noqa: E402
+
+_install_multiprocessing()  # neuron tensors through torch.multiprocessing (multiprocessing.py)
 
 # torch.utils.checkpoint saves and restores the random state of the device
 # type of the checkpointed function's tensor arguments, or of its default
