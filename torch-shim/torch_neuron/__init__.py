@@ -7,7 +7,15 @@ entry point (set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to turn that off), so
 """
 import os
 
-import torch
+
+def _autoload():
+    """Entry point of the torch.backends group: importing did the work.
+    Defined before ``import torch``: when this package is imported first
+    (``python -m torch_neuron.cuda``), torch's autoload finds it while this
+    module is still partly initialised; the rest runs once torch is in."""
+
+
+import torch  # noqa: E402
 
 _LIB = os.path.join(os.path.dirname(__file__), "lib", "libtorch_neuron.so")
 torch.ops.load_library(_LIB)
@@ -124,5 +132,7 @@ _device_module.compile_stats = compile_stats
 _device_module.reset_compile_stats = reset_compile_stats
 
 
-def _autoload():
-    """Entry point of the torch.backends group: importing did the work."""
+# Programs written for CUDA run on neuron unchanged (docs/cuda.md):
+# TORCH_NEURON_CUDA=1 maps "cuda" to "neuron", as `import torch_neuron.cuda` does.
+if os.environ.get("TORCH_NEURON_CUDA", "") not in ("", "0"):
+    from . import cuda  # noqa: E402,F401
