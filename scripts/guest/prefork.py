@@ -52,7 +52,7 @@ WARM = ["torch", "torch_neuron", "pytest", "torch._dynamo", "torchvision"]
 # Read once, when the interpreter or torch starts: a child would not see them.
 STARTUP_ENV = re.compile(r"^(LD_\w+|OMP_\w+|GOMP_\w+|KMP_\w+|OPENBLAS_\w+|MKL_\w+"
                          r"|PYTHON(?!PATH$)\w+|TORCH_DEVICE_BACKEND_AUTOLOAD"
-                         r"|TORCH_NEURON_DISABLE_KERNELS)$")
+                         r"|TORCH_NEURON_DISABLE_KERNELS|TORCH_NEURON_CUDA)$")
 HEADER = struct.Struct("!I")
 MAX_FDS = 64
 REFUSED = -1000  # instead of an exit status: start fresh, the reason follows

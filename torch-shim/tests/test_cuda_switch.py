@@ -391,10 +391,16 @@ def _free_port():
 def _torchrun(program_cmd):
     """torchrun, 2 workers, each running @program_cmd (no python prepended:
     the command may be the prefork client, conftest.python_command())."""
+    # torchrun sets OMP_NUM_THREADS=1 for its workers unless it is set: keep
+    # this process's count, so that the workers can be forks of make check's
+    # prefork server (which has it) instead of fresh interpreters.
+    import torch
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS")
+               or str(torch.get_num_threads()))
     return Spawned(python_command() + [
         "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
         "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-        "--no-python"] + program_cmd, cwd=EXAMPLES)
+        "--no-python"] + program_cmd, cwd=EXAMPLES, env=env)
 
 
 def _losses(out):
