@@ -175,8 +175,11 @@ def test_oom_message_and_retry():
     st2 = torch.neuron.memory_stats()
     assert st2["num_alloc_retries"] == st1["num_alloc_retries"] + 1
     assert st2["num_ooms"] == st1["num_ooms"]
-    c.fill_(1.0)
-    assert c[-1].item() == 1.0
+    # Written at both ends only: the card's memory is host RAM that QEMU
+    # backs page by page as it is first written, and c is half the card.
+    c[:MiB].fill_(1.0)
+    c[-MiB:].fill_(2.0)
+    assert c[0].item() == 1.0 and c[-1].item() == 2.0
     del a, c
     torch.neuron.empty_cache()
 
