@@ -39,7 +39,6 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/neuron_accel.h>
-#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
 #include "neuron_gem.h"

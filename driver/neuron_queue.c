@@ -26,7 +26,6 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
-#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
 #include "neuron_fence.h"

@@ -18,7 +18,6 @@
 #include <drm/drm_syncobj.h>
 #include <drm/gpu_scheduler.h>
 #include <drm/neuron_accel.h>
-#include <drm/neuron_isa.h>
 
 #include "neuron_drv.h"
 #include "neuron_fence.h"
@@ -137,8 +136,8 @@ static int neuron_submit_checks(struct neuron_device *ndev,
 		if (args->copies || args->copy_count)
 			return -EINVAL;
 		if (args->bo_count > DRM_NEURON_MAX_BOS || !args->kernel_size ||
-		    args->kernel_size % sizeof(struct nisa_insn) ||
-		    args->kernel_size / sizeof(struct nisa_insn) > NISA_MAX_INSNS)
+		    args->kernel_size % NISA_INSN_SIZE ||
+		    args->kernel_size / NISA_INSN_SIZE > NISA_MAX_INSNS)
 			return -EINVAL;
 		return 0;
 	}

@@ -21,13 +21,13 @@
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
-#include <drm/neuron_isa.h>
+#include <drm/neuron_card.h>
 #else
 /* QEMU: the device model and its qtest. */
 #include <assert.h>
 #include <stddef.h>
 #include "qemu/bitops.h"
-#include "uapi/drm/neuron_isa.h"
+#include "uapi/drm/neuron_card.h"
 #endif
 
 /* ---- PCI identity ---------------------------------------------------- */
@@ -66,7 +66,7 @@
 #define NHW_REG_MEM_SIZE_LO		0x010	/* RO: device memory bytes */
 #define NHW_REG_MEM_SIZE_HI		0x014
 #define NHW_REG_SCRATCH			0x018	/* RW: no side effect */
-#define NHW_REG_ISA_VERSION		0x01c	/* RO: see uapi/drm/neuron_isa.h */
+#define NHW_REG_ISA_VERSION		0x01c	/* RO: NISA_ISA_VERSION of isa/neuron_isa.h */
 #define NHW_REG_CTRL			0x020	/* RW */
 #define NHW_CTRL_RESET			BIT(0)	/* W1: reset the device; reads 0 */
 #define NHW_REG_STATUS			0x024	/* RO */
@@ -183,8 +183,8 @@ struct nhw_copy_desc {
 };
 
 /*
- * A kernel launch. The instruction stream (struct nisa_insn[], see
- * uapi/drm/neuron_isa.h) is @code_len bytes at @code_off in device memory;
+ * A kernel launch. The instruction stream (the card's instruction set,
+ * isa/neuron_isa.h) is @code_len bytes at @code_off in device memory;
  * operands name slots of the buffer table, @nslots nhw_slot entries at bus
  * address @table_addr in host memory.
  */

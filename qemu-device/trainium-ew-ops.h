@@ -1,7 +1,7 @@
 /*
  * Virtual Trainium accelerator: the arithmetic of each elementwise function
  * of the ISA's tables (NISA_UNARY_OPS, NISA_BINARY_OPS, NISA_COMPARE_OPS in
- * uapi/drm/neuron_isa.h), one inline function per function and form:
+ * isa/neuron_isa.h), one inline function per function and form:
  *   trn_un_<name>(x, p, q)        double; p, q the instruction's parameters
  *   trn_uni_<name>(x, is_bool)    exact int64 form (kinds EXACT and BITS)
  *   trn_bin_<name>(x, y, alpha)   double

@@ -9,7 +9,7 @@
 
 #include <math.h>
 #include "trainium.h"
-#include "uapi/drm/neuron_isa.h"
+#include "neuron_isa.h"
 
 /* Elements are processed in chunks of this many, through double buffers. */
 #define TRN_CHUNK_ELEMS 1024

@@ -24,7 +24,7 @@
 
 #include <drm.h>
 #include <drm/neuron_accel.h>
-#include <drm/neuron_isa.h>
+#include <neuron_isa.h>
 
 static inline int nt_ioctl(int fd, unsigned long req, void *arg)
 {

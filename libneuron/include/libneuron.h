@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <drm/neuron_isa.h>	/* enum nisa_dtype, nisa_unary, ... (the ISA) */
+#include <neuron_isa.h>	/* enum nisa_dtype, nisa_unary, ... (the ISA) */
 
 #ifdef __cplusplus
 extern "C" {

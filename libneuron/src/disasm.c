@@ -12,7 +12,7 @@ static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
 	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
 	"linalg", "sort", "scan", "scatter", "iota", "expr", "expr_data",
 };
-/* The elementwise names come from the ISA's tables (uapi/drm/neuron_isa.h). */
+/* The elementwise names come from the ISA's tables (isa/neuron_isa.h). */
 #define NRN_OP_NAME(NAME, name, kind) #name,
 static const char *const nrn_unary_names[NISA_NUM_UNARY] = {
 	NISA_UNARY_OPS(NRN_OP_NAME)

@@ -1,6 +1,6 @@
 /*
  * qtest for the elementwise functions of the ISA's tables
- * (uapi/drm/neuron_isa.h): each function on known values -- ties, signed
+ * (isa/neuron_isa.h): each function on known values -- ties, signed
  * zeros, NaN and the infinities -- its parameters, the predicates' bool
  * results, the integer forms' exactness, and the refusal of a bitwise
  * function on floating operands.

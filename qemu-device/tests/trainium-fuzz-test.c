@@ -1,7 +1,7 @@
 /*
  * A seeded, bounded fuzzer for the trainium card, run as a qtest.
  *
- * Each step builds something valid from the ISA (uapi/drm/neuron_isa.h)
+ * Each step builds something valid from the ISA (isa/neuron_isa.h)
  * and the hardware header -- a kernel of instructions with consistent
  * operands, a COPY descriptor, a register write -- then mutates some of
  * its fields (opcodes, subops, flags, dtypes, ranks, extents, strides,

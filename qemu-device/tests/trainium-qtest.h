@@ -15,6 +15,7 @@
 #include "libqos/malloc-pc.h"
 #include "hw/pci/pci_regs.h"
 #include "../../hw/misc/trainium/neuron_hw.h"
+#include "../../hw/misc/trainium/neuron_isa.h"
 
 #define TRN_SLOT 4
 #define RING_ENTRIES 16

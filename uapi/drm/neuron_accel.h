@@ -7,7 +7,7 @@
 #define __UAPI_DRM_NEURON_ACCEL_H__
 
 #include "drm.h"
-#include "neuron_isa.h"
+#include "neuron_card.h"
 
 #if defined(__cplusplus)
 extern "C" {
@@ -250,10 +250,11 @@ struct drm_neuron_sync {
  * entries at @copies: it fails with -ENOLINK at SUBMIT when the link's
  * peer is absent, and its fence with -ENODEV when the peer goes away
  * before it has run. A compute job
- * (%DRM_NEURON_ENGINE_CORE) runs the kernel (struct nisa_insn[], see
- * drm/neuron_isa.h) at (@kernel_handle, @kernel_offset), @kernel_size bytes,
- * in device memory, with @bos as its buffer table; the DMA fields must be
- * zero.
+ * (%DRM_NEURON_ENGINE_CORE) runs the kernel at (@kernel_handle,
+ * @kernel_offset), @kernel_size bytes of instructions of %NISA_INSN_SIZE
+ * bytes each (the card's instruction set, which neuron.ko does not
+ * interpret), in device memory, with @bos as its buffer table; the DMA
+ * fields must be zero.
  *
  * The job starts once every in-sync has signalled; an in-sync may come from
  * another card's file (a syncobj shared through DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD
@@ -293,7 +294,7 @@ struct drm_neuron_submit {
 	/** @kernel_offset: compute: byte offset of the kernel in it */
 	__u64 kernel_offset;
 	/**
-	 * @kernel_size: compute: bytes, a multiple of sizeof(struct nisa_insn),
+	 * @kernel_size: compute: bytes, a multiple of %NISA_INSN_SIZE,
 	 * 1..%NISA_MAX_INSNS instructions (-EINVAL otherwise)
 	 */
 	__u64 kernel_size;

@@ -1,9 +1,13 @@
-/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/* SPDX-License-Identifier: MIT */
 /*
  * The NeuronCore instruction set: what a kernel (the instruction stream of
  * a LAUNCH job) is made of. User space assembles it (libneuron), the device
  * executes it (qemu-device/), and docs/hardware.md specifies each
- * instruction's semantics and numerics.
+ * instruction's semantics and numerics. The driver does not interpret
+ * instructions: what it and user space share about the card -- element
+ * types, error codes, link reductions, access rights, the size and number
+ * of instructions of a kernel -- is in the driver's uAPI
+ * (uapi/drm/neuron_card.h), which this header includes.
  *
  * A kernel is an array of struct nisa_insn, executed in order. Operands are
  * tensors named by (buffer-table slot, byte offset, dtype, shape, strides);
@@ -11,10 +15,15 @@
  * device checks every operand against its slot (existence, access right,
  * extent) before the instruction touches memory.
  */
-#ifndef __UAPI_DRM_NEURON_ISA_H__
-#define __UAPI_DRM_NEURON_ISA_H__
+#ifndef NEURON_ISA_H
+#define NEURON_ISA_H
 
-#include <linux/types.h>
+#ifdef QEMU_OSDEP_H
+/* The device model: its copy of the uAPI beside this file (qemu-add-device). */
+#include "uapi/drm/neuron_card.h"
+#else
+#include <drm/neuron_card.h>
+#endif
 
 #if defined(__cplusplus)
 extern "C" {
@@ -23,90 +32,12 @@ extern "C" {
 #define NISA_ISA_VERSION		1
 
 #define NISA_MAX_DIMS		4	/* dimensions of a tensor operand */
-#define NISA_MAX_INSNS		65536	/* instructions in one kernel */
 /*
  * Elements of one tensor operand, counting an extent of 0 as 1 (so that no
  * product of its extents is larger); an operand beyond it is NISA_ERR_BAD_INSN.
  */
 #define NISA_MAX_ELEMS		(1ULL << 40)
 
-/*
- * Error codes of the card: the status of a failed descriptor or
- * instruction, reported to user space by DRM_IOCTL_NEURON_WAIT
- * (@device_error) when a job fails with -EIO.
- */
-enum nisa_err {
-	NISA_ERR_NONE		= 0,
-	NISA_ERR_BAD_OP		= 1,	/* unknown or wrong-queue opcode */
-	NISA_ERR_BAD_DESC	= 2,	/* reserved field set, bad space */
-	NISA_ERR_DEV_RANGE	= 3,	/* device memory access out of range */
-	NISA_ERR_HOST_DMA	= 4,	/* host address not backed by memory */
-	NISA_ERR_BAD_SGL		= 5,	/* malformed scatter-gather list */
-	NISA_ERR_BAD_SLOT	= 6,	/* operand names a missing slot */
-	NISA_ERR_ACCESS		= 7,	/* slot access rights violated */
-	NISA_ERR_SLOT_RANGE	= 8,	/* operand outside its slot */
-	NISA_ERR_BAD_INSN	= 9,	/* malformed instruction */
-	NISA_ERR_INJECTED	= 10,	/* NHW_FAULT_FAIL_NEXT */
-	NISA_ERR_ABORTED		= 11,	/* queue or device reset while running */
-	NISA_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
-	NISA_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
-	NISA_ERR_PEER		= 14,	/* link down: no peer card, or it went away */
-};
-
-/*
- * What a link copy does with the bytes it moves (docs/hardware.md "Links"):
- * NONE stores them at the destination; the others combine each element
- * with the one already there, dst = dst op src, computed as the ISA's
- * elementwise ADD, MUL, MAXIMUM and MINIMUM of that dtype are (same
- * rounding, NaN propagated).
- */
-enum nisa_link_reduce {
-	NISA_REDUCE_NONE	= 0,
-	NISA_REDUCE_SUM		= 1,
-	NISA_REDUCE_PROD	= 2,
-	NISA_REDUCE_MAX		= 3,
-	NISA_REDUCE_MIN		= 4,
-	NISA_NUM_LINK_REDUCE
-};
-
-/* Element types. */
-enum nisa_dtype {
-	NISA_F32		= 0,
-	NISA_BF16	= 1,
-	NISA_I32		= 2,
-	NISA_I64		= 3,
-	NISA_BOOL	= 4,	/* one byte, 0 or 1 */
-	NISA_F16		= 5,	/* IEEE-754 binary16 */
-	NISA_U8		= 6,
-	NISA_I8		= 7,
-	NISA_I16		= 8,
-	NISA_NUM_DTYPES
-};
-
-/* Bytes of one element of @dtype; 0 for an unknown type. */
-static inline unsigned int nisa_dtype_size(unsigned int dtype)
-{
-	switch (dtype) {
-	case NISA_F32:
-	case NISA_I32:
-		return 4;
-	case NISA_BF16:
-	case NISA_F16:
-	case NISA_I16:
-		return 2;
-	case NISA_I64:
-		return 8;
-	case NISA_BOOL:
-	case NISA_U8:
-	case NISA_I8:
-		return 1;
-	}
-	return 0;
-}
-
-/* A kernel's rights on a buffer-table slot. */
-#define NISA_ACCESS_READ		0x1
-#define NISA_ACCESS_WRITE	0x2
 
 /**
  * struct nisa_tensor - a tensor operand
@@ -511,4 +442,11 @@ struct nisa_insn {
 }
 #endif
 
-#endif /* __UAPI_DRM_NEURON_ISA_H__ */
+/* The driver checks a kernel's size in these units. */
+#ifdef __cplusplus
+static_assert(sizeof(struct nisa_insn) == NISA_INSN_SIZE, "NISA_INSN_SIZE");
+#else
+_Static_assert(sizeof(struct nisa_insn) == NISA_INSN_SIZE, "NISA_INSN_SIZE");
+#endif
+
+#endif /* NEURON_ISA_H */
