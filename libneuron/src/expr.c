@@ -308,7 +308,7 @@ int nrn_stream_group_room_locked(struct nrn_stream *s, unsigned int len)
 {
 	if (s->capture)
 		return 0;	/* each recorded instruction binds its own */
-	if (s->batch.count + len > NRN_BATCH_MAX_OPS ||
+	if (nrn_stream_batch_full_locked(s, len) ||
 	    s->batch.nslots + NRN_EXPR_MAX_BUFS > DRM_NEURON_MAX_BOS)
 		return nrn_stream_flush_locked(s);
 	return 0;

@@ -224,7 +224,7 @@ static int nrn_bind_locked(struct nrn_stream *s, const struct nrn_space *sp,
 		fresh += !bound;
 	}
 	if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
-	    s->batch.count + ninsn > NRN_BATCH_MAX_OPS) {
+	    nrn_stream_batch_full_locked(s, ninsn)) {
 		ret = nrn_stream_flush_locked(s);
 		if (ret)
 			return ret;

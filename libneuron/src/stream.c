@@ -266,6 +266,7 @@ int nrn_stream_flush_locked(struct nrn_stream *s)
 		nrn_buffer_put(s->slots[i]);
 	s->batch.nslots = 0;
 	s->batch.count = 0;
+	s->batch_work = 0;
 	return ret;
 }
 
@@ -429,6 +430,28 @@ static int nrn_capture_push_locked(struct nrn_stream *s,
 	return ret;
 }
 
+/* Element operations of @insn: its result's elements, times the inner
+ * dimension of a MATMUL. */
+static uint64_t insn_work(const struct nisa_insn *insn)
+{
+	const struct nisa_tensor *d = &insn->dst;
+	uint64_t n = 1;
+	unsigned int i;
+
+	for (i = 0; i < d->ndim && i < NISA_MAX_DIMS; i++)
+		n *= d->shape[i] ? d->shape[i] : 1;
+	if (insn->opcode == NISA_INSN_MATMUL && insn->src[0].ndim &&
+	    insn->src[0].ndim <= NISA_MAX_DIMS)
+		n *= insn->src[0].shape[insn->src[0].ndim - 1] ?: 1;
+	return n;
+}
+
+bool nrn_stream_batch_full_locked(const struct nrn_stream *s, unsigned int len)
+{
+	return s->batch.count + len > NRN_BATCH_MAX_OPS ||
+	       (s->batch.count && s->batch_work >= NRN_BATCH_MAX_WORK);
+}
+
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 {
 	int ret;
@@ -436,6 +459,8 @@ int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 	if (s->capture)
 		return nrn_capture_push_locked(s, insn);
 	ret = nrn_kernel_push(&s->batch, insn);
+	if (!ret)
+		s->batch_work += insn_work(insn);
 
 	if (!ret && s->batch.count >= NRN_BATCH_MAX_OPS)
 		ret = nrn_stream_flush_locked(s);
