@@ -190,3 +190,28 @@ def test_dynamo_device_interface():
     di.synchronize()
     assert e.query()
     assert get_interface_for_device(f"neuron:{torch.neuron.current_device()}") is di
+
+
+def test_checkpoint_sequential_torchvision_model_with_dropout():
+    # Code nobody here wrote: torchvision's SqueezeNet (its classifier
+    # starts with Dropout) through torch.utils.checkpoint.checkpoint_sequential,
+    # against the same step unchecked: the same gradients, bit for bit.
+    import torchvision
+    from torch.utils.checkpoint import checkpoint_sequential
+
+    torch.manual_seed(0)
+    net = torchvision.models.squeezenet1_1(num_classes=10).to(N).train()
+    seq = nn.Sequential(net.features, net.classifier, nn.Flatten())
+    x = torch.randn(2, 3, 64, 64, device=N)
+
+    def grads(checkpointed):
+        seq.zero_grad()
+        torch.manual_seed(5)
+        # Three segments: the last one (Flatten) runs unchecked, as
+        # checkpoint_sequential does; the classifier (Dropout) is recomputed.
+        y = checkpoint_sequential(seq, 3, x, use_reentrant=False) if checkpointed else seq(x)
+        y.square().sum().backward()
+        return [p.grad.clone() for p in seq.parameters()] + [torch.rand(3, device=N)]
+
+    for i, (a, b) in enumerate(zip(grads(False), grads(True))):
+        assert same_bits(a, b), f"result {i}"
