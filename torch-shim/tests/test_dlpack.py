@@ -46,6 +46,13 @@ def test_imported_tensor_outlives_the_exporter():
     del junk
 
 
+def test_empty_tensor_round_trips():
+    x = torch.empty(0, 3, device=N)
+    y = torch.from_dlpack(x)
+    assert y.device == x.device and y.shape == (0, 3)
+    assert torch.equal((y + 1).cpu(), torch.empty(0, 3))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 def test_dtypes_round_trip(dtype):
     x = (torch.arange(10) % 3).to(dtype).to(N)

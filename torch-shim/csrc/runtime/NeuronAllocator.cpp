@@ -400,8 +400,8 @@ struct Where {
 };
 
 Where locate(const c10::DataPtr& data, size_t nbytes) {
-  if (!data.get_context() && !data.get())
-    return {nullptr, 0};
+  if (!data.get())
+    return {nullptr, 0};  // an empty storage (its DataPtr may still have a context)
   if (data.get_deleter() == &neuron_free)
     return {static_cast<Block*>(data.get_context()), 0};
   const auto* p = static_cast<const char*>(data.get());
