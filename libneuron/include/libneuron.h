@@ -503,6 +503,13 @@ int nrn_stream_begin_capture(struct nrn_stream *s);
 int nrn_stream_end_capture(struct nrn_stream *s, struct nrn_capture **cp);
 /* 1 if @s captures, 0 if not. */
 int nrn_stream_is_capturing(struct nrn_stream *s);
+/*
+ * Instructions @s's open capture has recorded so far, in *@count: what a
+ * caller that records where each instruction came from (the kernel
+ * language's source lines) reads between its calls. -EINVAL if @s does not
+ * capture; the capture's error if it failed already.
+ */
+int nrn_stream_capture_count(struct nrn_stream *s, unsigned int *count);
 void nrn_capture_destroy(struct nrn_capture *c);
 /* Instructions recorded. */
 unsigned int nrn_capture_count(const struct nrn_capture *c);

@@ -237,6 +237,25 @@ NRN_EXPORT int nrn_stream_end_capture(struct nrn_stream *s, struct nrn_capture *
 	return 0;
 }
 
+NRN_EXPORT int nrn_stream_capture_count(struct nrn_stream *s, unsigned int *count)
+{
+	int ret = 0;
+
+	if (!s || !count)
+		return -EINVAL;
+	if (nrn_inherited(s->dev))
+		return -EBADFD;
+	pthread_mutex_lock(&s->lock);
+	if (!s->capture)
+		ret = -EINVAL;
+	else if (s->capture->error)
+		ret = s->capture->error;
+	else
+		*count = s->capture->count;
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 NRN_EXPORT int nrn_stream_is_capturing(struct nrn_stream *s)
 {
 	int ret;
