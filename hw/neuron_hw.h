@@ -187,6 +187,12 @@ struct nhw_copy_desc {
  * isa/neuron_isa.h) is @code_len bytes at @code_off in device memory;
  * operands name slots of the buffer table, @nslots nhw_slot entries at bus
  * address @table_addr in host memory.
+ *
+ * @err_insn is written back by the device, before @status: the index in
+ * the kernel (0 = the first instruction) of the instruction that failed,
+ * or NHW_INSN_NONE when no instruction did (success, or an error of the
+ * descriptor, its table or the fault hook). Its value on submission is
+ * ignored.
  */
 struct nhw_launch_desc {
 	__u8 op;		/* NHW_OP_LAUNCH */
@@ -197,9 +203,12 @@ struct nhw_launch_desc {
 	__le64 code_len;
 	__le64 table_addr;
 	__le64 rsvd[3];	/* must be zero */
-	__le32 rsvd2;
+	__le32 err_insn;	/* written by the device */
 	__le32 status;
 };
+
+#define NHW_DESC_ERR_INSN_OFF		56
+#define NHW_INSN_NONE			0xffffffffu
 
 /*
  * A link copy: @len bytes from this card's device memory at @src_off to
@@ -263,6 +272,8 @@ static_assert(offsetof(struct nhw_launch_desc, status) == NHW_DESC_STATUS_OFF,
 	      "launch descriptor status");
 static_assert(offsetof(struct nhw_link_desc, status) == NHW_DESC_STATUS_OFF,
 	      "link descriptor status");
+static_assert(offsetof(struct nhw_launch_desc, err_insn) == NHW_DESC_ERR_INSN_OFF,
+	      "launch descriptor err_insn");
 static_assert(sizeof(struct nhw_slot) == 24, "slot size");
 
 #endif /* NEURON_HW_H */

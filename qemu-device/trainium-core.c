@@ -160,7 +160,7 @@ TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,
     TrnKernel *k;
 
     *err = NISA_ERR_NONE;
-    if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] || d->rsvd2 ||
+    if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] ||
         len % sizeof(struct nisa_insn) || n > NISA_MAX_INSNS ||
         le16_to_cpu(d->nslots) > NHW_MAX_SLOTS) {
         *err = NISA_ERR_BAD_DESC;
@@ -236,8 +236,12 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
     return cost;
 }
 
-/* Run a loaded kernel: copy out and check its buffer table, then execute. */
-uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d)
+/*
+ * Run a loaded kernel: copy out and check its buffer table, then execute.
+ * The index of an instruction that fails goes to *@insn.
+ */
+uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d,
+                        uint32_t *insn)
 {
     TrnQueue *q = k->q;
     uint32_t err;
@@ -264,6 +268,9 @@ uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d)
         }
         if (err) {
             trace_trainium_insn_fail(q->idx, i, err);
+            if (err != NISA_ERR_ABORTED) {
+                *insn = i;  /* i < NISA_MAX_INSNS: fits */
+            }
             return err;
         }
     }

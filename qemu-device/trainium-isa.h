@@ -220,7 +220,12 @@ uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in);
 TrnKernel *trn_kernel_load(TrnQueue *q, const struct nhw_launch_desc *d,
                            uint64_t max_insns, uint32_t *err);
 uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit);
-uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d);
+/*
+ * Run a loaded kernel; on an instruction's error, *@insn is that
+ * instruction's index (else left alone).
+ */
+uint32_t trn_kernel_run(TrnKernel *k, const struct nhw_launch_desc *d,
+                        uint32_t *insn);
 void trn_kernel_free(TrnKernel *k);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrnKernel, trn_kernel_free)
 

@@ -32,7 +32,9 @@ static void trn_queue_halt(TrnQueue *q, uint32_t err)
     trace_trainium_queue_halt(q->idx, err);
 }
 
-static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k)
+/* Execute a descriptor; a LAUNCH's failing instruction goes to *@insn. */
+static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k,
+                         uint32_t *insn)
 {
     const struct nhw_copy_desc *c = (const void *)raw;
 
@@ -53,7 +55,7 @@ static uint32_t trn_exec(TrnQueue *q, const uint8_t *raw, TrnKernel *k)
         if (!q->is_core) {
             break;
         }
-        return k ? trn_kernel_run(k, (const struct nhw_launch_desc *)raw) :
+        return k ? trn_kernel_run(k, (const struct nhw_launch_desc *)raw, insn) :
                NISA_ERR_BAD_DESC;
     }
     return NISA_ERR_BAD_OP;
@@ -115,6 +117,7 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     TrnState *s = q->s;
     uint8_t raw[NHW_DESC_SIZE];
     uint32_t slot = q->head, err, status, kerr = NISA_ERR_NONE;
+    uint32_t insn = NHW_INSN_NONE;
     uint64_t entry = q->ring_base_latched + (uint64_t)slot * NHW_DESC_SIZE;
     g_autoptr(TrnKernel) k = NULL;
 
@@ -160,7 +163,7 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     } else if (kerr) {
         err = kerr;
     } else {
-        err = trn_exec(q, raw, k);
+        err = trn_exec(q, raw, k, &insn);
     }
     if (err != NISA_ERR_ABORTED) {
         /* A link descriptor's migrated progress was its alone. */
@@ -177,6 +180,14 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     if (q->abort) {
         /* A reset took the queue away; it owns head and tail now. */
         return true;
+    }
+    if (raw[0] == NHW_OP_LAUNCH && q->is_core) {
+        /* A LAUNCH's failing instruction, written before the status. */
+        insn = cpu_to_le32(insn);
+        if (trn_host_rw(s, entry + NHW_DESC_ERR_INSN_OFF, &insn, 4, true)) {
+            trn_queue_halt(q, NISA_ERR_RING);
+            return true;
+        }
     }
     status = cpu_to_le32(NHW_DESC_DONE | err);
     if (trn_host_rw(s, entry + NHW_DESC_STATUS_OFF, &status, 4, true)) {

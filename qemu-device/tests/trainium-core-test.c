@@ -972,6 +972,77 @@ static void test_reset_while_running(void)
     core_stop(c);
 }
 
+/*
+ * A LAUNCH whose instruction fails names it: the index written back next
+ * to the status word, whatever the submitter left there; NHW_INSN_NONE
+ * when no instruction failed.
+ */
+static void test_error_insn(void)
+{
+    Core *c = core_start();
+    int32_t bad[2] = { 1, 6 };
+    float x[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, y[8];
+    struct nisa_insn k[4] = {
+        { .opcode = NISA_INSN_NOP },
+        { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_NEG,
+          .dst = tn(3, NISA_F32, 0, 8, 0, 0, 0),
+          .src = { tn(3, NISA_F32, 0, 8, 0, 0, 0) } },
+        /* The third instruction: index 6 of an axis of 6. */
+        { .opcode = NISA_INSN_GATHER, .subop = NISA_IDX_SELECT, .axis = 0,
+          .dst = tn(2, NISA_F32, 0, 2, 5, 0, 0),
+          .src = { tn(0, NISA_F32, 0, 6, 5, 0, 0),
+                   tn(1, NISA_I32, 0, 2, 0, 0, 0) } },
+        { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_NEG,
+          .dst = tn(3, NISA_F32, 0, 8, 0, 0, 0),
+          .src = { tn(3, NISA_F32, 0, 8, 0, 0, 0) } },
+    };
+    struct nhw_launch_desc d = { .op = NHW_OP_LAUNCH, .nslots = 4,
+        .code_len = sizeof(k), .table_addr = c->table,
+        .err_insn = 12345 };
+    uint32_t slot;
+
+    put(c, 1, 0, bad, sizeof(bad));
+    put(c, 3, 0, x, sizeof(x));
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, k, sizeof(k));
+    qtest_memwrite(c->t->qts, c->table, c->slots, sizeof(c->slots));
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NHW_QREG_HEAD, ~0u, c->t->tail[c->q]);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, OK | NISA_ERR_BAD_INDEX);
+    g_assert_cmpuint(desc_err_insn_q(c->t, c->q, slot), ==, 2);
+    /* The instructions before it ran, the one after it did not. */
+    get(c, 3, 0, y, sizeof(y));
+    g_assert_cmpfloat(y[0], ==, -1);
+    g_assert_cmpfloat(y[7], ==, -8);
+
+    /* The first instruction failing is index 0. */
+    qpci_memwrite(c->t->dev, c->t->mem, CODE_OFF, &k[2], sizeof(k[2]));
+    d.code_len = sizeof(k[2]);
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NHW_QREG_HEAD, ~0u, c->t->tail[c->q]);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, OK | NISA_ERR_BAD_INDEX);
+    g_assert_cmpuint(desc_err_insn_q(c->t, c->q, slot), ==, 0);
+
+    /* Success, a bad descriptor, the fault hook: no instruction failed. */
+    bad[1] = 5;
+    put(c, 1, 0, bad, sizeof(bad));
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NHW_QREG_HEAD, ~0u, c->t->tail[c->q]);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, OK);
+    g_assert_cmphex(desc_err_insn_q(c->t, c->q, slot), ==, NHW_INSN_NONE);
+    d.rsvd[0] = 1;
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NHW_QREG_HEAD, ~0u, c->t->tail[c->q]);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, OK | NISA_ERR_BAD_DESC);
+    g_assert_cmphex(desc_err_insn_q(c->t, c->q, slot), ==, NHW_INSN_NONE);
+    d.rsvd[0] = 0;
+    qwr(c->t, c->q, NHW_QREG_FAULT, NHW_FAULT_FAIL_NEXT);
+    slot = post_q(c->t, c->q, &d);
+    wait_qreg(c->t, c->q, NHW_QREG_HEAD, ~0u, c->t->tail[c->q]);
+    g_assert_cmphex(desc_status_q(c->t, c->q, slot), ==, OK | NISA_ERR_INJECTED);
+    g_assert_cmphex(desc_err_insn_q(c->t, c->q, slot), ==, NHW_INSN_NONE);
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -987,6 +1058,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/core/gather-scatter", test_gather_scatter);
     qtest_add_func("/trainium/core/isolation", test_isolation);
     qtest_add_func("/trainium/core/launch-errors", test_launch_errors);
+    qtest_add_func("/trainium/core/error-insn", test_error_insn);
     qtest_add_func("/trainium/core/reset-while-running",
                    test_reset_while_running);
     return g_test_run();

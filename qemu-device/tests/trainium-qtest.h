@@ -117,6 +117,13 @@ static inline uint32_t desc_status(Trn *t, uint32_t slot)
     return desc_status_q(t, 0, slot);
 }
 
+/* A LAUNCH's write-back: the index of the instruction that failed. */
+static inline uint32_t desc_err_insn_q(Trn *t, unsigned q, uint32_t slot)
+{
+    return qtest_readl(t->qts, t->ring[q] + slot * NHW_DESC_SIZE +
+                       NHW_DESC_ERR_INSN_OFF);
+}
+
 /* Poll a queue register until it reads @want or WAIT_US passes. */
 static inline void wait_qreg(Trn *t, unsigned q, uint32_t reg, uint32_t mask,
                       uint32_t want)
