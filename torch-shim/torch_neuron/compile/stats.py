@@ -12,6 +12,7 @@ _lock = threading.Lock()
 _counts = {}
 _reasons = {}
 _kernels = {}
+_nk = {}
 
 
 def _zero():
@@ -37,6 +38,7 @@ def reset():
         _counts.update(_zero())
         _reasons.clear()
         _kernels.clear()
+        _nk.clear()
     if hasattr(torch.ops.neuron, "graph_counters"):
         torch.ops.neuron.reset_graph_counters()
 
@@ -61,11 +63,34 @@ def kernels(graph_name, n):
         _kernels[graph_name] = n
 
 
+def _nk_entry(name):
+    return _nk.setdefault(name, {"compiles": 0, "cache_hits": 0, "compile_ms": 0.0,
+                                 "instructions": 0, "captured_instructions": 0})
+
+
+def kernel_compiled(name, ms, captured, launched):
+    """Kernel @name (torch_neuron.kernels) traced and compiled a signature."""
+    with _lock:
+        e = _nk_entry(name)
+        e["compiles"] += 1
+        e["compile_ms"] = round(e["compile_ms"] + ms, 3)
+        e["captured_instructions"], e["instructions"] = captured, launched
+
+
+def kernel_loaded(name, ms, captured, launched):
+    """Kernel @name took a signature's kernel from the disk cache."""
+    with _lock:
+        e = _nk_entry(name)
+        e["cache_hits"] += 1
+        e["captured_instructions"], e["instructions"] = captured, launched
+
+
 def snapshot():
     with _lock:
         out = dict(_counts)
         out["eager_fallbacks"] = dict(_reasons)
         out["kernels_per_graph"] = dict(_kernels)
+        out["nk_kernels"] = {k: dict(v) for k, v in _nk.items()}
     out["compile_ms"] = round(out["compile_ms"], 3)
     out["cache_load_ms"] = round(out["cache_load_ms"], 3)
     if hasattr(torch.ops.neuron, "graph_counters"):

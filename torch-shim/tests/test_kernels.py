@@ -1,0 +1,233 @@
+# SPDX-License-Identifier: MIT
+"""The kernel language (torch_neuron.kernels): tracing, views, the JIT and
+its caches, the errors a kernel writer sees."""
+import os
+import subprocess
+
+import pytest
+import torch
+
+import torch_neuron.kernels as nk
+
+dev = "neuron"
+
+
+def stats():
+    return torch.neuron.compile_stats()["nk_kernels"]
+
+
+@nk.kernel
+def scaled_add(x, y, alpha: float):
+    out = nk.empty(x.shape, x.dtype)
+    nk.add(x, y, alpha, out=out)
+    return out
+
+
+def test_vector_add_and_cache():
+    x = torch.randn(1000, device=dev)
+    y = torch.randn(1000, device=dev)
+    torch.testing.assert_close(scaled_add(x, y, 0.5).cpu(), (x + 0.5 * y).cpu())
+    n = stats()["scaled_add"]["compiles"] + stats()["scaled_add"]["cache_hits"]
+    out = scaled_add(y, x, 0.5)         # same signature: the cached kernel
+    torch.testing.assert_close(out.cpu(), (y + 0.5 * x).cpu())
+    assert stats()["scaled_add"]["compiles"] + stats()["scaled_add"]["cache_hits"] == n
+    scaled_add(x[:10], y[:10], 0.5)      # a new shape: a new kernel
+    scaled_add(x, y, 2.0)                # a new constant: a new kernel
+    assert stats()["scaled_add"]["compiles"] + stats()["scaled_add"]["cache_hits"] == n + 2
+    torch.testing.assert_close(scaled_add(x, y, 2.0).cpu(), (x + 2 * y).cpu())
+
+
+@nk.kernel
+def tile_sum(x, tile: int):
+    """Row sums of x [N, D] computed tile by tile of columns (a Python loop
+    unrolled at trace time), accumulated into the output."""
+    n, d = x.shape
+    out = nk.zeros((n, 1), nk.float32)
+    for j in range(0, d, tile):
+        part = nk.sum(x[:, j:min(j + tile, d)], 1, keepdim=True)
+        nk.add(out, part, out=out)
+    return out
+
+
+def test_tiles_loop():
+    x = torch.randn(7, 50, device=dev)
+    got = tile_sum(x, 16)
+    torch.testing.assert_close(got.cpu(), x.cpu().sum(1, keepdim=True), rtol=1e-5, atol=1e-5)
+
+
+@nk.kernel
+def views(a, b):
+    """Strided views, transpose, broadcast and reshape without a copy."""
+    at = a.T                                  # [K, M] view
+    c = nk.matmul(at[:, ::2], b)              # every other column of a^T: [K, M/2] @ [M/2, N]
+    row = nk.sum(c, 0, keepdim=True)          # [1, N]
+    out = nk.empty(c.shape, c.dtype)
+    nk.sub(c, row.broadcast_to(c.shape), out=out)
+    flat = out.reshape(-1)
+    flat[0:3] = 0.0                           # a FILL through a view
+    return out
+
+
+def test_views():
+    a = torch.randn(8, 5, device=dev)        # M=8, K=5
+    b = torch.randn(4, 3, device=dev)        # M/2=4, N=3
+    ref = a.cpu().T[:, ::2] @ b.cpu()
+    ref = ref - ref.sum(0, keepdim=True)
+    ref.view(-1)[0:3] = 0
+    torch.testing.assert_close(views(a, b).cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+@nk.kernel
+def in_place(x, y):
+    x[1:3] = y[0:2] * 2.0
+    nk.relu(x, out=x)
+
+
+def test_in_place_mutation():
+    x = torch.randn(4, 3, device=dev)
+    y = torch.randn(4, 3, device=dev)
+    ref = x.cpu().clone()
+    ref[1:3] = y.cpu()[0:2] * 2
+    ref = ref.relu()
+    assert in_place(x, y) is None
+    torch.testing.assert_close(x.cpu(), ref)
+
+
+@nk.kernel
+def gather_rows(table, idx, tokens):
+    rows = nk.index_select(table, idx, 0)
+    picked = nk.gather(rows, tokens, 1)
+    return rows, picked
+
+
+def test_gather_and_lists():
+    table = torch.randn(10, 6, device=dev)
+    idx = torch.tensor([3, 1, 7], device=dev)
+    tokens = torch.tensor([[0], [5], [2]], device=dev)
+    rows, picked = gather_rows(table, idx, tokens)
+    torch.testing.assert_close(rows.cpu(), table.cpu()[[3, 1, 7]])
+    torch.testing.assert_close(picked.cpu(), table.cpu()[[3, 1, 7]].gather(1, tokens.cpu()))
+
+
+@nk.kernel
+def list_scale(xs, s: float):
+    for x in xs:
+        nk.mul(x, s, out=x)
+
+
+def test_list_of_tensors():
+    xs = [torch.randn(n, device=dev) for n in (3, 5, 7)]
+    ref = [x.cpu() * 3 for x in xs]
+    list_scale(xs, 3.0)
+    for x, r in zip(xs, ref):
+        torch.testing.assert_close(x.cpu(), r)
+
+
+@nk.kernel
+def noisy(x):
+    return x + nk.rand(x.shape)
+
+
+def test_random_drawn_per_launch():
+    x = torch.zeros(1000, device=dev)
+    torch.manual_seed(1)
+    a = noisy(x).cpu()
+    b = noisy(x).cpu()
+    assert not torch.equal(a, b)
+    assert 0 <= a.min() and a.max() < 1 and abs(a.mean() - 0.5) < 0.05
+    torch.manual_seed(1)
+    torch.testing.assert_close(noisy(x).cpu(), a)    # the generator governs them
+
+
+def test_elementwise_from_the_instruction_table():
+    # every function of the ISA's unary table is a function of the language
+    names = [e.split(":")[0] for e in torch.ops.neuron.isa_table("unary")]
+    assert "gelu_tanh" in names and all(hasattr(nk, n) for n in names)
+
+    @nk.kernel
+    def f(x):
+        return nk.gelu_tanh(x), nk.softplus(x, 1.0, 20.0), nk.atan2(x, 2.0), x >= 0.5
+
+    x = torch.randn(64, device=dev)
+    g, sp, at, ge = f(x)
+    xc = x.cpu()
+    torch.testing.assert_close(g.cpu(), torch.nn.functional.gelu(xc, approximate="tanh"))
+    torch.testing.assert_close(sp.cpu(), torch.nn.functional.softplus(xc))
+    torch.testing.assert_close(at.cpu(), torch.atan2(xc, torch.tensor(2.0)))
+    assert torch.equal(ge.cpu(), xc >= 0.5)
+
+
+# ---- errors ------------------------------------------------------------------
+
+@nk.kernel
+def oob(x):
+    return x[0:20] * 2.0
+
+
+@nk.kernel
+def branch_on_value(x):
+    s = nk.sum(x, 0)
+    if s > 0:
+        return x * 2.0
+    return x
+
+
+@nk.kernel
+def bad_matmul(a, b):
+    return nk.matmul(a, b)
+
+
+@nk.kernel
+def bits_of_float(x):
+    return nk.bitnot(x)
+
+
+@nk.kernel
+def reads_garbage(x):
+    t = nk.empty(x.shape)
+    return x + t
+
+
+def test_trace_errors_name_the_line():
+    x = torch.randn(10, device=dev)
+    with pytest.raises(nk.KernelError, match=r"kernel 'oob', test_kernels.py:\d+: "
+                       r"`return x\[0:20\] \* 2.0`: slice 0:20 out of bounds"):
+        oob(x)
+    with pytest.raises(nk.KernelError, match=r"test_kernels.py:\d+: `if s > 0:`: bool\(\) "
+                       r"of an nk.Tensor: a card value cannot steer Python control flow"):
+        branch_on_value(x)
+    with pytest.raises(nk.KernelError, match=r"`return nk.matmul\(a, b\)`: matmul of shapes "
+                       r"\(3, 4\) and \(5, 2\): inner dims 4 and 5 differ"):
+        bad_matmul(torch.randn(3, 4, device=dev), torch.randn(5, 2, device=dev))
+    with pytest.raises(nk.KernelError, match="bitwise function of a torch.float32"):
+        bits_of_float(x)
+    with pytest.raises(nk.KernelError, match="reads memory it never wrote"):
+        reads_garbage(x)
+    with pytest.raises(nk.KernelError, match="called outside a kernel"):
+        nk.exp(x)
+    # after errors the kernels still work
+    torch.testing.assert_close(scaled_add(x, x, 1.0).cpu(), 2 * x.cpu())
+
+
+def test_grad_without_backward_is_refused():
+    x = torch.randn(4, device=dev, requires_grad=True)
+    with pytest.raises(nk.KernelError, match="has no backward"):
+        scaled_add(x, x, 1.0)
+    with torch.no_grad():
+        scaled_add(x, x, 1.0)
+
+
+def test_sources_map_instructions_to_lines():
+    a = torch.randn(8, 5, device=dev)
+    b = torch.randn(4, 3, device=dev)
+    lines = views.sources(a, b)
+    assert lines and any("nk.matmul(at[:, ::2], b)" in l for l in lines)
+    assert any("flat[0:3] = 0.0" in l for l in lines)
+
+
+def test_dump_and_objdump(tmp_path):
+    x = torch.randn(100, device=dev)
+    path = scaled_add.dump(x, x, 0.5, path=str(tmp_path / "k.ngraph"))
+    r = subprocess.run(["neuron-objdump", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "BINARY" in r.stdout.upper() or "EXPR" in r.stdout.upper()
