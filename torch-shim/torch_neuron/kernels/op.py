@@ -9,6 +9,7 @@ backward is PyTorch's: `op.register_autograd(backward, setup_context=...)`,
 the backward free to call other kernels' operators.
 """
 import inspect
+import typing
 
 import torch
 
@@ -19,9 +20,23 @@ _AUTOCAST = torch._C.DispatchKey.AutocastPrivateUse1
 _libs = {}
 
 
+def _typing(a):
+    """list[X] / tuple[X, ...] as typing.List / typing.Tuple: the spelling
+    PyTorch 2.6's schema inference knows."""
+    origin, args = typing.get_origin(a), typing.get_args(a)
+    if origin is list:
+        return typing.List[tuple(_typing(x) for x in args)] if args else a
+    if origin is tuple:
+        return typing.Tuple[tuple(_typing(x) for x in args)] if args else a
+    return a
+
+
 def _impl_fn(k):
     fn = k.fn
     sig = inspect.signature(fn)
+    sig = sig.replace(parameters=[p.replace(annotation=_typing(p.annotation))
+                                  for p in sig.parameters.values()],
+                      return_annotation=_typing(sig.return_annotation))
 
     def impl(*args, **kwargs):
         values = k._values(args, kwargs)
@@ -33,7 +48,8 @@ def _impl_fn(k):
 
     for f in (impl, fake):
         f.__signature__ = sig
-        f.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+        f.__annotations__ = {n: _typing(a) for n, a in
+                             getattr(fn, "__annotations__", {}).items()}
         f.__name__ = fn.__name__
         f.__qualname__ = fn.__qualname__
         f.__module__ = fn.__module__

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""Tiled attention for the card: softmax(q k^T * scale) v computed key
+block by key block with an online softmax (FlashAttention's shape), so the
+[S, S] score matrix never exists; causal masking skips the blocks above the
+diagonal (a Python `if` on block positions, decided at trace time) and
+masks the diagonal blocks. The forward also returns each row's logsumexp,
+from which the backward kernel recomputes the probabilities.
+
+q, k, v: [B, H, S, D] contiguous (any floating card type; statistics in
+float32).
+
+    python3 examples/kernels/attention.py
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+import torch_neuron.kernels as nk
+
+NEG_INF = float("-inf")
+
+
+def _causal_mask(rows, j, block):
+    """[S, block] bool: key j + c is after query r (masked out)."""
+    r = nk.arange(rows).reshape(rows, 1)
+    c = nk.arange(j, j + block).reshape(1, block)
+    return c > r
+
+
+@nk.kernel
+def attention_fwd(q, k, v, causal: bool, block: int):
+    b, h, s, d = q.shape
+    sk = k.shape[2]
+    scale = 1.0 / math.sqrt(d)
+    q3, k3, v3 = q.reshape(b * h, s, d), k.reshape(b * h, sk, d), v.reshape(b * h, sk, d)
+    m = nk.full((b * h, s, 1), NEG_INF)                   # running row max
+    l = nk.zeros((b * h, s, 1))                           # running row sum of exp
+    acc = nk.zeros((b * h, s, d))                         # running output, unnormalised
+    for j in range(0, sk, block):
+        if causal and j > s - 1:
+            break                                          # every later block is masked
+        bj = min(block, sk - j)
+        kj, vj = k3[:, j:j + bj, :], v3[:, j:j + bj, :]
+        sc = nk.matmul(q3, kj.transpose(1, 2), dtype=nk.float32) * scale   # [BH, S, bj]
+        if causal and j + bj - 1 > 0:
+            sc = nk.where(_causal_mask(s, j, bj), NEG_INF, sc)
+        m_new = nk.maximum(m, nk.max(sc, 2, keepdim=True))
+        p = nk.exp(sc - m_new)
+        alpha = nk.exp(m - m_new)
+        nk.add(l * alpha, nk.sum(p, 2, keepdim=True), out=l)
+        nk.mul(acc, alpha, out=acc)
+        nk.matmul(p, vj.to(nk.float32) if vj.dtype != nk.float32 else vj, out=acc,
+                  accumulate=True)
+        nk.copy(m, m_new)
+    out = nk.empty(q.shape, q.dtype)
+    nk.div(acc, l, out=out.reshape(b * h, s, d))
+    lse = nk.empty((b, h, s, 1), nk.float32)
+    nk.add(m, nk.log(l), out=lse.reshape(b * h, s, 1))
+    return out, lse
+
+
+@nk.kernel
+def attention_bwd(do, q, k, v, out, lse, causal: bool):
+    b, h, s, d = q.shape
+    sk = k.shape[2]
+    scale = 1.0 / math.sqrt(d)
+    bh = b * h
+    q3, k3, v3 = q.reshape(bh, s, d), k.reshape(bh, sk, d), v.reshape(bh, sk, d)
+    do3, o3 = do.reshape(bh, s, d), out.reshape(bh, s, d)
+    sc = nk.matmul(q3, k3.transpose(1, 2), dtype=nk.float32) * scale    # [BH, S, SK]
+    if causal:
+        sc = nk.where(_causal_mask(s, 0, sk), NEG_INF, sc)
+    p = nk.exp(sc - lse.reshape(bh, s, 1))                 # the forward's probabilities
+    dq, dk, dv = (nk.empty(t.shape, t.dtype) for t in (q, k, v))
+    nk.matmul(p.transpose(1, 2), do3, out=dv.reshape(bh, sk, d))          # P^T dO
+    dp = nk.matmul(do3, v3.transpose(1, 2))                # dO V^T  [BH, S, SK]
+    delta = nk.sum(do3 * o3, 2, keepdim=True)             # rowsum(dO * O)
+    ds = p * (dp - delta) * scale
+    nk.matmul(ds, k3, out=dq.reshape(bh, s, d))
+    nk.matmul(ds.transpose(1, 2), q3, out=dk.reshape(bh, sk, d))
+    return dq, dk, dv
+
+
+@nk.op("examples::attention")
+def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                 block: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return attention_fwd(q, k, v, causal, block)
+
+
+@nk.op("examples::attention_backward")
+def attention_backward_op(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                          v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                          causal: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return attention_bwd(do, q, k, v, out, lse, causal)
+
+
+def _setup(ctx, inputs, output):
+    q, k, v, causal, _block = inputs
+    ctx.causal = causal
+    ctx.save_for_backward(q, k, v, *output)
+
+
+def _backward(ctx, do, _dlse):
+    q, k, v, out, lse = ctx.saved_tensors
+    dq, dk, dv = attention_backward_op(do.contiguous(), q, k, v, out, lse, ctx.causal)
+    return dq, dk, dv, None, None
+
+
+attention_op.register_autograd(_backward, setup_context=_setup)
+
+
+def attention(q, k, v, causal=False, block=16):
+    """softmax(q k^T / sqrt(d)) v over [B, H, S, D] tensors, key blocks of
+    @block (one kernel forward, one backward)."""
+    return attention_op(q.contiguous(), k.contiguous(), v.contiguous(), causal, block)[0]
+
+
+def reference(q, k, v, causal=False):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+if __name__ == "__main__":
+    q, k, v = (torch.randn(2, 4, 64, 32, device="neuron", requires_grad=True) for _ in range(3))
+    y = attention(q, k, v, causal=True)
+    y.sum().backward()
+    grads = [t.grad for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    ref = reference(q, k, v, causal=True)
+    ref.sum().backward()
+    print("forward max error", (y - ref).abs().max().item())
+    print("grad max errors", [(a - t.grad).abs().max().item() for a, t in zip(grads, (q, k, v))])
