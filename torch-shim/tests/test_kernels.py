@@ -231,3 +231,81 @@ def test_dump_and_objdump(tmp_path):
     r = subprocess.run(["neuron-objdump", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "BINARY" in r.stdout.upper() or "EXPR" in r.stdout.upper()
+
+
+# ---- the disk cache ----------------------------------------------------------
+
+def _fresh(kernel):
+    """The same function as a new Kernel: what a new process has (nothing
+    in memory; the disk cache only)."""
+    return nk.Kernel(kernel.fn)
+
+
+def test_disk_cache_hit_and_corrupt_entry_rebuilt(fresh_compile, tmp_path):
+    x = torch.randn(64, device=dev)
+    y = torch.randn(64, device=dev)
+    ref = (x + 0.25 * y).cpu()
+    k1 = _fresh(scaled_add)
+    torch.testing.assert_close(k1(x, y, 0.25).cpu(), ref)
+    st = torch.neuron.compile_stats()
+    assert st["cache_misses"] == 1 and st["cache_writes"] == 1
+    entries = sorted((tmp_path / "cache").glob("*.ngraph"))
+    assert len(entries) == 1
+    # a new process: loaded, not traced
+    k2 = _fresh(scaled_add)
+    torch.testing.assert_close(k2(x, y, 0.25).cpu(), ref)
+    st = torch.neuron.compile_stats()
+    assert st["cache_hits"] == 1 and st["nk_kernels"]["scaled_add"]["compiles"] == 1
+    # a damaged entry is deleted and rebuilt, the result still right
+    data = bytearray(entries[0].read_bytes())
+    data[-5] ^= 0xFF
+    entries[0].write_bytes(bytes(data))
+    k3 = _fresh(scaled_add)
+    torch.testing.assert_close(k3(x, y, 0.25).cpu(), ref)
+    st = torch.neuron.compile_stats()
+    assert st["cache_corrupt"] == 1 and st["nk_kernels"]["scaled_add"]["compiles"] == 2
+    k4 = _fresh(scaled_add)
+    torch.testing.assert_close(k4(x, y, 0.25).cpu(), ref)
+    assert torch.neuron.compile_stats()["cache_hits"] == 2
+
+
+def test_disk_cache_stale_when_a_helper_changes(fresh_compile, tmp_path):
+    """A helper module the body calls is part of the entry: edited, the
+    entry is stale and the kernel traced again."""
+    import importlib
+    import sys as _sys
+    mod = tmp_path / "nk_helper_mod.py"
+    mod.write_text("def scale(x):\n    return x * 2.0\n")
+    _sys.path.insert(0, str(tmp_path))
+    try:
+        import nk_helper_mod
+
+        def body(x):
+            return nk_helper_mod.scale(x)
+
+        x = torch.randn(8, device=dev)
+        assert torch.equal(nk.Kernel(body)(x).cpu(), x.cpu() * 2)
+        assert torch.equal(nk.Kernel(body)(x).cpu(), x.cpu() * 2)
+        assert torch.neuron.compile_stats()["cache_hits"] == 1
+        mod.write_text("def scale(x):\n    return x * 3.0  # edited\n")
+        importlib.reload(nk_helper_mod)
+        assert torch.equal(nk.Kernel(body)(x).cpu(), x.cpu() * 3)
+        assert torch.neuron.compile_stats()["cache_corrupt"] == 1
+    finally:
+        _sys.path.remove(str(tmp_path))
+
+
+# ---- the profiler --------------------------------------------------------------
+
+def test_profiler_shows_the_kernel_with_its_card_time():
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(4096, device=dev)
+    scaled_add(x, x, 1.0)
+    torch.neuron.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        scaled_add(x, x, 1.0)
+        torch.neuron.synchronize()
+    rows = {e.key: e for e in prof.key_averages()}
+    assert "nk.scaled_add" in rows, sorted(rows)
+    assert rows["nk.scaled_add"].device_time_total > 0
