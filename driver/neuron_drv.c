@@ -182,7 +182,7 @@ static const struct drm_driver neuron_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 0,
-	.minor = 1,
+	.minor = 2,	/* 0.2: SUBMIT cookie, WAIT error_insn and error_cookie */
 };
 
 /* Read the card's identity and geometry; refuse what we do not know. */

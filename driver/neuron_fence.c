@@ -3,8 +3,8 @@
  * Hardware fences: the dma_fence ops of a job's hardware fence, their slab
  * cache, giving a job its fence when it reaches a queue, and reading back
  * the device's error code. A fence's lock is its queue's lock (q->lock),
- * which also protects @done_at and @on_demand; @device_error is written
- * under it before the fence signals and read without it afterwards.
+ * which also protects @done_at and @on_demand; @site is written under it
+ * before the fence signals and read without it afterwards.
  */
 #include <linux/slab.h>
 #include <drm/gpu_scheduler.h>
@@ -90,7 +90,7 @@ struct neuron_fence *neuron_fence_alloc(void)
 	struct neuron_fence *f = kmem_cache_alloc(neuron_fence_cache, GFP_KERNEL);
 
 	if (f) {
-		f->device_error = 0;
+		f->site = NEURON_NO_ERROR_SITE;
 		f->done_at = 0;
 		f->on_demand = false;
 	}
@@ -123,29 +123,35 @@ void neuron_fence_start_locked(struct neuron_queue *q, struct neuron_fence *f,
 }
 
 /*
- * The device's error code for a job: NISA_ERR_* the device reported, or 0
- * (also for foreign fences).
+ * The device's error and its site for a job, or none (also for foreign
+ * fences), read once the fence has signalled.
  */
-static u32 neuron_fence_device_error(struct dma_fence *hw_fence)
+static struct neuron_error_site neuron_fence_site(struct dma_fence *hw_fence)
 {
-	if (!hw_fence || hw_fence->ops != &neuron_fence_ops)
-		return 0;
-	return READ_ONCE(to_neuron_fence(hw_fence)->device_error);
+	if (!hw_fence || hw_fence->ops != &neuron_fence_ops ||
+	    !dma_fence_is_signaled(hw_fence))
+		return NEURON_NO_ERROR_SITE;
+	/*
+	 * @site was written before the signal's test_and_set_bit(), a full
+	 * barrier; this pairs with it, after the signalled bit was seen.
+	 */
+	smp_rmb();
+	return to_neuron_fence(hw_fence)->site;
 }
 
 /**
- * neuron_fence_sync_device_error() - the device's error code for a job's fence
+ * neuron_fence_sync_site() - the device's error for a job's fence, and where
  * @fence: the fence of a job as syncobjs hold it (unwrapped from a timeline
  *	chain): the hardware fence itself for a direct job, the finished fence
  *	for a scheduled one
  *
- * Return: NISA_ERR_* the device reported, or 0.
+ * Return: the site; its code is NISA_ERR_* the device reported, or 0.
  */
-u32 neuron_fence_sync_device_error(struct dma_fence *fence)
+struct neuron_error_site neuron_fence_sync_site(struct dma_fence *fence)
 {
 	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
 
 	if (s_fence)
-		return neuron_fence_device_error(s_fence->parent);
-	return neuron_fence_device_error(fence);
+		return neuron_fence_site(s_fence->parent);
+	return neuron_fence_site(fence);
 }

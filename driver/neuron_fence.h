@@ -8,9 +8,28 @@
 
 #include <linux/dma-fence.h>
 #include <linux/types.h>
+#include <drm/neuron_accel.h>
 
 struct neuron_job;
 struct neuron_queue;
+
+/**
+ * struct neuron_error_site - where the device reported a job's error
+ */
+struct neuron_error_site {
+	/** @code: NISA_ERR_* the device reported, 0 if none */
+	u32 code;
+	/**
+	 * @insn: index of the failing instruction in the kernel of the job
+	 * where it happened, DRM_NEURON_NO_INSN if the device named none
+	 */
+	u32 insn;
+	/** @cookie: that job's SUBMIT cookie (it may be an input's job) */
+	u64 cookie;
+};
+
+#define NEURON_NO_ERROR_SITE \
+	((struct neuron_error_site){ .insn = DRM_NEURON_NO_INSN })
 
 /**
  * struct neuron_fence - hardware fence of a job on a queue
@@ -18,8 +37,8 @@ struct neuron_queue;
 struct neuron_fence {
 	struct dma_fence base;
 	struct neuron_queue *queue;
-	/** @device_error: NISA_ERR_* the device reported, 0 if none */
-	u32 device_error;
+	/** @site: the device's error and where it happened; code 0 if none */
+	struct neuron_error_site site;
 	/** @done_at: the queue's DONE count once the job has completed */
 	u32 done_at;
 	/**
@@ -40,6 +59,6 @@ struct neuron_fence *neuron_fence_alloc(void);
 void neuron_fence_free(struct neuron_fence *f);
 void neuron_fence_start_locked(struct neuron_queue *q, struct neuron_fence *f,
 			       struct neuron_job *job);
-u32 neuron_fence_sync_device_error(struct dma_fence *fence);
+struct neuron_error_site neuron_fence_sync_site(struct dma_fence *fence);
 
 #endif /* __NEURON_FENCE_H__ */

@@ -122,6 +122,7 @@ struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	job->ndesc = 0;
 	job->nslots = 0;
 	job->in_fence_count = 0;
+	job->cookie = args->cookie;
 	job->hw_fence = NULL;
 	job->first_slot = 0;
 	job->started = 0;

@@ -71,6 +71,8 @@ struct neuron_job {
 	struct dma_fence **in_fences;
 	u32 in_fence_count;
 
+	/** @cookie: SUBMIT's, reported with a device error of this job */
+	u64 cookie;
 	/** @hw_fence: signalled when the last descriptor completes */
 	struct dma_fence *hw_fence;
 	/** @first_slot: ring slot of the first descriptor, set by run_job */

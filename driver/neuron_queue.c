@@ -165,13 +165,13 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
  * @q: its queue
  * @job: the job
  * @err: negative errno for its fence
- * @device_error: device error code to report with it
+ * @site: the device error to report with it (an input's), or NULL for none
  *
  * Return: the job's hardware fence, already signalled, or an ERR_PTR.
  */
 struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 				    struct neuron_job *job, int err,
-				    u32 device_error)
+				    const struct neuron_error_site *site)
 {
 	struct neuron_fence *f;
 	unsigned long flags;
@@ -179,14 +179,15 @@ struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 	f = neuron_fence_alloc();
 	if (!f)
 		return ERR_PTR(-ENOMEM);
-	f->device_error = device_error;
+	if (site)
+		f->site = *site;
 	atomic64_inc(&q->ndev->stats.completed);
 	atomic64_inc(&q->ndev->stats.errors);
 	spin_lock_irqsave(&q->lock, flags);
 	neuron_fence_start_locked(q, f, job);
 	dma_fence_set_error(&f->base, err);
 	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, f->base.seqno, err,
-			      device_error);
+			      f->site.code);
 	dma_fence_signal_locked(&f->base);
 	spin_unlock_irqrestore(&q->lock, flags);
 	return &f->base;
@@ -222,7 +223,7 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 	}
 	/* Before the signal: a scheduled job may be freed as soon as it is. */
 	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, job->hw_fence->seqno,
-			      err, to_neuron_fence(job->hw_fence)->device_error);
+			      err, to_neuron_fence(job->hw_fence)->site.code);
 	dma_fence_signal_timestamp_locked(job->hw_fence, now);
 	/* Only a direct job, which only the reaper frees, is still ours. */
 	if (direct) {
@@ -321,7 +322,7 @@ void neuron_queue_complete_locked(struct neuron_queue *q)
 	lockdep_assert_held(&q->lock);
 	list_for_each_entry_safe(job, tmp, &q->inflight, link) {
 		u32 last = (job->first_slot + job->ndesc - 1) % NEURON_RING_ENTRIES;
-		u32 status, i, code = 0;
+		u32 status, i, code = 0, insn = DRM_NEURON_NO_INSN;
 
 		status = le32_to_cpu(READ_ONCE(neuron_ring_slot(q, last)->copy.status));
 		if (!(status & NHW_DESC_DONE))
@@ -330,13 +331,19 @@ void neuron_queue_complete_locked(struct neuron_queue *q)
 		dma_rmb();
 		for (i = 0; i < job->ndesc && !code; i++) {
 			u32 slot = (job->first_slot + i) % NEURON_RING_ENTRIES;
+			union nhw_desc *d = neuron_ring_slot(q, slot);
 
-			code = NHW_DESC_ERR(le32_to_cpu(neuron_ring_slot(q, slot)->copy.status));
+			code = NHW_DESC_ERR(le32_to_cpu(d->copy.status));
+			/* The device wrote it before the status word. */
+			if (code && d->op == NHW_OP_LAUNCH)
+				insn = le32_to_cpu(d->launch.err_insn);
 		}
 		if (code) {
-			neuron_dbg(q->ndev, "%s: job failed, device error %u\n",
-				   q->name, code);
-			to_neuron_fence(job->hw_fence)->device_error = code;
+			neuron_dbg(q->ndev, "%s: job failed, device error %u at instruction %d\n",
+				   q->name, code, (int)insn);
+			to_neuron_fence(job->hw_fence)->site = (struct neuron_error_site){
+				.code = code, .insn = insn, .cookie = job->cookie,
+			};
 		}
 		q->retired = to_neuron_fence(job->hw_fence)->done_at;
 		/* A link whose peer card is absent or went away: -ENODEV. */

@@ -13,6 +13,7 @@
 #include "neuron_hw.h"
 
 struct neuron_device;
+struct neuron_error_site;
 struct neuron_job;
 
 #define NEURON_RING_ENTRIES	256
@@ -103,7 +104,7 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 				    struct neuron_job *job, bool direct);
 struct dma_fence *neuron_queue_fail(struct neuron_queue *q,
 				    struct neuron_job *job, int err,
-				    u32 device_error);
+				    const struct neuron_error_site *site);
 void neuron_queues_poll(struct neuron_device *ndev);
 
 /* The ring, for neuron_reset.c and neuron_fence.c: callers hold q->lock. */

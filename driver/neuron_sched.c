@@ -63,8 +63,9 @@ static struct dma_fence *neuron_job_start(struct neuron_job *job)
 		in = dma_fence_chain_contained(job->in_fences[i]);
 		err = dma_fence_get_status(in);
 		if (err < 0) {
-			fence = neuron_queue_fail(job->queue, job, err,
-						  neuron_fence_sync_device_error(in));
+			struct neuron_error_site site = neuron_fence_sync_site(in);
+
+			fence = neuron_queue_fail(job->queue, job, err, &site);
 			drm_dev_exit(idx);
 			return fence;
 		}
@@ -72,7 +73,7 @@ static struct dma_fence *neuron_job_start(struct neuron_job *job)
 	/* A link job whose peer card has been removed does not run. */
 	link = job->peer;
 	if (link && !drm_dev_enter(&job->peer->drm, &pidx)) {
-		fence = neuron_queue_fail(job->queue, job, -ENODEV, 0);
+		fence = neuron_queue_fail(job->queue, job, -ENODEV, NULL);
 		drm_dev_exit(idx);
 		return fence;
 	}

@@ -284,6 +284,7 @@ int neuron_wait_ioctl(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
 	struct drm_neuron_wait *args = data;
+	struct neuron_error_site site;
 	struct dma_fence *fence, *f;
 	long timeout, ret;
 	int status;
@@ -306,7 +307,11 @@ int neuron_wait_ioctl(struct drm_device *drm, void *data,
 		f = dma_fence_chain_contained(fence);
 		status = dma_fence_get_status(f);
 		args->status = status < 0 ? status : 0;
-		args->device_error = status == -EIO ? neuron_fence_sync_device_error(f) : 0;
+		site = status == -EIO ? neuron_fence_sync_site(f) : NEURON_NO_ERROR_SITE;
+		args->device_error = site.code;
+		args->error_insn = site.insn;
+		args->pad = 0;
+		args->error_cookie = site.cookie;
 		ret = 0;
 	}
 	dma_fence_put(fence);

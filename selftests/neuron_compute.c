@@ -3,9 +3,11 @@
  * neuron.ko compute jobs: kernels of a few instructions checked against the
  * CPU, the bad inputs of a compute SUBMIT, device errors reported through
  * WAIT, error propagation along syncobj chains, and a chain that crosses
- * the DMA and NeuronCore queues.
+ * the DMA and NeuronCore queues; where an error happened (instruction,
+ * job) reported through WAIT.
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "kselftest_harness.h"
 #include "neuron_test.h"
@@ -227,6 +229,120 @@ TEST_F(core, chains_across_queues)
 	ASSERT_EQ(0, nt_wait(self->fd, self->timeline, 201, 10000, &status, &code));
 	EXPECT_EQ(-EIO, status);
 	EXPECT_EQ(9, code); /* NISA_ERR_BAD_INSN, passed on from the kernel */
+}
+
+/*
+ * The instruction that failed and the job it failed in reach WAIT: for the
+ * job itself and for a job its failure passed on to. The 32-byte WAIT and
+ * the SUBMIT without a cookie of driver version 0.1 still work.
+ */
+TEST_F(core, error_site)
+{
+	/* The third instruction has an opcode the card does not know. */
+	struct nisa_insn k[4] = {
+		{ .opcode = NISA_INSN_NOP }, { .opcode = NISA_INSN_NOP },
+		{ .opcode = 200 }, { .opcode = NISA_INSN_NOP },
+	};
+	struct drm_neuron_bo_ref bos[1] = { { self->c, DRM_NEURON_ACCESS_WRITE } };
+	struct drm_neuron_copy out = { .src_handle = self->a, .dst_handle = self->host, .size = 4 };
+	/*
+	 * The kernel signals a binary syncobj: a timeline point that signalled
+	 * before a later one was added may be looked up as a stub fence,
+	 * which has no error.
+	 */
+	struct drm_neuron_sync p0 = { 0 };
+	struct drm_neuron_sync p1 = { .handle = self->timeline, .point = 301 };
+	struct drm_neuron_submit s = {
+		.engine = DRM_NEURON_ENGINE_CORE, .kernel_handle = self->kbo,
+		.kernel_size = sizeof(k), .bos = (uintptr_t)bos, .bo_count = 1,
+		.cookie = 0x1234abcd5678ull,
+	};
+	struct drm_neuron_wait w = { .timeout_ns = 10000000000ll };
+	unsigned long wait_v1 = _IOC(_IOC_READ | _IOC_WRITE, DRM_IOCTL_BASE,
+				     DRM_COMMAND_BASE + DRM_NEURON_WAIT, 32);
+	unsigned long submit_v1 = _IOC(_IOC_WRITE, DRM_IOCTL_BASE,
+				       DRM_COMMAND_BASE + DRM_NEURON_SUBMIT,
+				       offsetof(struct drm_neuron_submit, cookie));
+
+	ASSERT_EQ(48, sizeof(struct drm_neuron_wait));
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &p0.handle));
+	s.out_sync = p0;
+	w.handle = p0.handle;
+	memcpy(self->code, k, sizeof(k));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &s));
+	{
+		struct drm_neuron_submit d = { .engine = DRM_NEURON_ENGINE_DMA,
+			.copies = (uintptr_t)&out, .copy_count = 1, .in_syncs = (uintptr_t)&p0,
+			.in_sync_count = 1, .out_sync = p1, .cookie = 77 };
+
+		ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &d));
+	}
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(-EIO, w.status);
+	EXPECT_EQ(9, w.device_error); /* NISA_ERR_BAD_INSN */
+	EXPECT_EQ(2, w.error_insn);
+	EXPECT_EQ(0x1234abcd5678ull, w.error_cookie);
+	nt_syncobj_destroy(self->fd, p0.handle);
+	/* The copy did not run: the kernel's failure, and its site, passed on. */
+	w.handle = self->timeline;
+	w.point = 301;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(-EIO, w.status);
+	EXPECT_EQ(9, w.device_error);
+	EXPECT_EQ(2, w.error_insn);
+	EXPECT_EQ(0x1234abcd5678ull, w.error_cookie);
+
+	/* Version 0.1's structs: the SUBMIT has cookie 0, WAIT writes 32 bytes. */
+	s.out_sync = (struct drm_neuron_sync){ .handle = self->timeline, .point = 302 };
+	s.cookie = 0x5555;
+	ASSERT_EQ(0, nt_ioctl(self->fd, submit_v1, &s));
+	memset(&w, 0xa5, sizeof(w));
+	w = (struct drm_neuron_wait){ .handle = self->timeline, .point = 302,
+				      .timeout_ns = 10000000000ll,
+				      .error_insn = 0xa5a5a5a5, .pad = 0xa5a5a5a5,
+				      .error_cookie = 0xa5a5a5a5a5a5a5a5ull };
+	ASSERT_EQ(0, nt_ioctl(self->fd, wait_v1, &w));
+	EXPECT_EQ(-EIO, w.status);
+	EXPECT_EQ(9, w.device_error);
+	EXPECT_EQ(0xa5a5a5a5, w.error_insn);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, w.error_cookie);
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(2, w.error_insn);
+	EXPECT_EQ(0, w.error_cookie);
+
+	/* Success: no site. */
+	k[2].opcode = NISA_INSN_NOP;
+	memcpy(self->code, k, sizeof(k));
+	s.out_sync.point = 303;
+	s.cookie = 9;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &s));
+	w.point = 303;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(0, w.status);
+	EXPECT_EQ(0, w.device_error);
+	EXPECT_EQ(DRM_NEURON_NO_INSN, w.error_insn);
+	EXPECT_EQ(0, w.error_cookie);
+	EXPECT_EQ(0, w.pad);
+
+	/* An error of no instruction (the card's fault hook): the job, no index. */
+	{
+		uint64_t ndma;
+		int ret;
+
+		ASSERT_EQ(0, nt_param(self->fd, DRM_NEURON_PARAM_NUM_DMA_QUEUES, &ndma));
+		ret = nt_fault(self->fd, (unsigned int)ndma, 2 /* NHW_FAULT_FAIL_NEXT */);
+		if (ret == -EOPNOTSUPP || ret == -ENOENT)
+			SKIP(return, "no fault injection (%d)", ret);
+		ASSERT_EQ(0, ret);
+	}
+	s.out_sync.point = 304;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &s));
+	w.point = 304;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(-EIO, w.status);
+	EXPECT_EQ(10, w.device_error); /* NISA_ERR_INJECTED */
+	EXPECT_EQ(DRM_NEURON_NO_INSN, w.error_insn);
+	EXPECT_EQ(9, w.error_cookie);
 }
 
 TEST_HARNESS_MAIN

@@ -314,7 +314,19 @@ struct drm_neuron_submit {
 	__u64 in_syncs;
 	/** @out_sync: the syncobj to signal, handle 0 for none */
 	struct drm_neuron_sync out_sync;
+	/**
+	 * @cookie: in, any value, not interpreted: when the device reports
+	 * an error in this job, DRM_IOCTL_NEURON_WAIT returns it as
+	 * @error_cookie, for this job and for every job its failure passes
+	 * on to, so that user space knows which of its jobs failed. (Added
+	 * in driver version 0.2; an older user space's shorter struct has
+	 * it 0.)
+	 */
+	__u64 cookie;
 };
+
+/* @error_insn when the device named no instruction. */
+#define DRM_NEURON_NO_INSN		0xffffffffu
 
 /**
  * struct drm_neuron_wait - wait for a job and read how it ended
@@ -322,6 +334,19 @@ struct drm_neuron_submit {
  * Waits until the fence at (@handle, @point) signals -- the fence of a job
  * submitted with it as out-sync -- and reports the job's status. One call
  * does what a syncobj wait followed by a status query would.
+ *
+ * When the device reported an error (@status -EIO), it happened in this
+ * job or in a job whose failure passed on to it through its in-syncs; that
+ * job is the one submitted with @error_cookie, and @error_insn is the
+ * index of its kernel's instruction that failed (a compute job whose
+ * instruction failed: 0 for the kernel's first instruction), else
+ * %DRM_NEURON_NO_INSN.
+ *
+ * @error_insn, @pad and @error_cookie were appended in driver version 0.2
+ * (DRM_IOCTL_VERSION). The DRM core copies in and out only the size of
+ * struct the caller's ioctl number encodes (zero-filling the rest of the
+ * kernel's on input), so a program built with the older 32-byte struct
+ * works unchanged and sees none of them.
  *
  * Returns 0 when the fence signalled (whatever the job's outcome, which is
  * in @status), -ETIME when @timeout_ns passed first, -ENOENT for an unknown
@@ -346,6 +371,22 @@ struct drm_neuron_wait {
 	 * (NISA_ERR_* of docs/hardware.md), else 0
 	 */
 	__u32 device_error;
+	/**
+	 * @error_insn: out, when @status is -EIO: the index of the
+	 * instruction that failed in the kernel of the job where the error
+	 * happened, or %DRM_NEURON_NO_INSN when the device named none (an
+	 * error of the job's descriptor or of a DMA job); else
+	 * %DRM_NEURON_NO_INSN
+	 */
+	__u32 error_insn;
+	/** @pad: out, zero */
+	__u32 pad;
+	/**
+	 * @error_cookie: out, when @status is -EIO: the @cookie of the job
+	 * where the device reported the error (see struct drm_neuron_submit),
+	 * else 0
+	 */
+	__u64 error_cookie;
 };
 
 #if defined(__cplusplus)
