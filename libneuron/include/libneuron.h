@@ -574,6 +574,13 @@ struct nrn_graph_info {
 };
 int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *info);
 /*
+ * The graph's id: unique among the graph objects this process has made
+ * (compiled or deserialized; a deserialized copy is a new object with an
+ * id of its own), never 0; 0 for a NULL @g. nrn_stream_error_site() names
+ * a launched graph by it.
+ */
+uint64_t nrn_graph_id(const struct nrn_graph *g);
+/*
  * How the graph accesses argument @i: NISA_ACCESS_READ and/or
  * NISA_ACCESS_WRITE (0: not at all), in *@access. -EINVAL if i >= nargs.
  * The size of argument @i as compiled goes to *@size if not NULL.
@@ -721,6 +728,39 @@ const char *nrn_strerror(int err);
  */
 unsigned int nrn_stream_device_error(struct nrn_stream *s);
 const char *nrn_device_error_name(unsigned int code);
+
+/*
+ * Where a card-side error happened. @job_insn is the failing instruction's
+ * index in the job (the submitted kernel) that ran it, UINT_MAX when the
+ * card named no instruction (an error of a copy, of the job's descriptor,
+ * or injected by the card's fault hook). When a graph launch issued that
+ * instruction (nrn_graph_launch, on this stream since its previous
+ * synchronisation), @graph_id is the graph's nrn_graph_id(), @graph_insn
+ * the instruction's index among the graph's launch instructions (0 = the
+ * first a launch issues) and @origin the index, in capture order (0 = the
+ * first instruction the capture recorded), of the captured instruction it
+ * was compiled from: the first of its chain for an EXPR that fusion made
+ * of several. Otherwise (an eager operation, nrn_kernel_launch, or a
+ * graph-issued instruction whose record was dropped: more than 65536
+ * graph runs in jobs between two synchronisations) @graph_id is 0 and
+ * @graph_insn and @origin are UINT_MAX.
+ */
+struct nrn_error_site {
+	unsigned int code;		/* NISA_ERR_*, 0 if none */
+	unsigned int job_insn;		/* index of the failing instruction in its job */
+	uint64_t graph_id;		/* nrn_graph_id() of the launched graph, 0 if none */
+	unsigned int graph_insn;	/* its index among the graph's launch instructions */
+	unsigned int origin;		/* captured instruction it came from, UINT_MAX if unknown */
+};
+/*
+ * The site of the card-side error behind the last -EIO a synchronisation
+ * of @s returned, into *@site: 0, or -ENOENT when that sync returned no
+ * -EIO from the card (or none has failed yet), -EINVAL for a NULL
+ * argument, -EBADFD in a forked child. Like nrn_stream_device_error(),
+ * it stays until a later synchronisation of @s returns an error: another
+ * -EIO replaces it, any other error clears it.
+ */
+int nrn_stream_error_site(struct nrn_stream *s, struct nrn_error_site *site);
 
 #ifdef __cplusplus
 }

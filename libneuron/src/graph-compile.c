@@ -290,6 +290,7 @@ static int nrn_ir_build(const struct nrn_capture *c, const struct nrn_graph_arg 
 	}
 	for (unsigned int n = 0; !ret && n < c->count; n++) {
 		ir->insns[n].insn = c->insns[n].insn;
+		ir->insns[n].origin = n;
 		for (unsigned int i = 0; !ret && i < NRN_GRAPH_OPNDS; i++)
 			ret = nrn_ir_assign(ir, c, args, nargs, n, i, const_region,
 					    sx, &nsx);
@@ -384,6 +385,7 @@ static int nrn_ir_emit(const struct nrn_graph_ir *ir, const struct nrn_capture *
 		const struct nrn_graph_insn *gi = &ir->insns[n];
 
 		g->insns[n] = gi->insn;
+		g->origins->idx[n] = gi->origin;
 		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
 			uint32_t r = gi->region[i];
 			const struct nrn_graph_region *rg;

@@ -7,7 +7,12 @@
  *   nargs  * struct nrn_graph_argi     the arguments
  *   ninsns * struct nrn_graph_op       each instruction's operand bases
  *   ninsns * struct nisa_insn          the instructions
+ *   ninsns * uint32_t                  each instruction's origin: the
+ *                                      captured instruction it came from
  *   const_size bytes                   the constants
+ *
+ * Format 2 added the origins; a format 1 blob is -EBADMSG like any other
+ * version's (a cache recompiles it).
  *
  * The checksum is FNV-1a 64 over the whole blob with the checksum field
  * zero. Anything wrong -- magic, versions, length, checksum, contents
@@ -22,7 +27,7 @@
 #include "graph.h"
 
 #define NRN_GRAPH_MAGIC "NRNGRPH"	/* 8 bytes with its NUL */
-#define NRN_GRAPH_FORMAT 1
+#define NRN_GRAPH_FORMAT 2
 
 struct nrn_graph_file {
 	char magic[8];
@@ -65,7 +70,8 @@ static uint64_t nrn_graph_file_len(uint64_t nargs, uint64_t ninsns, uint64_t cs)
 	if (nargs > (1u << 20) || ninsns > (1u << 24) || cs > (1ull << 40))
 		return 0;
 	len += nargs * sizeof(struct nrn_graph_argi);
-	len += ninsns * (sizeof(struct nrn_graph_op) + sizeof(struct nisa_insn));
+	len += ninsns * (sizeof(struct nrn_graph_op) + sizeof(struct nisa_insn) +
+			 sizeof(uint32_t));
 	return len + cs;
 }
 
@@ -96,6 +102,8 @@ NRN_EXPORT int nrn_graph_serialize(const struct nrn_graph *g, void **bufp, size_
 	p += g->ninsns * sizeof(*g->ops);
 	memcpy(p, g->insns, g->ninsns * sizeof(*g->insns));
 	p += g->ninsns * sizeof(*g->insns);
+	memcpy(p, g->origins->idx, g->ninsns * sizeof(uint32_t));
+	p += g->ninsns * sizeof(uint32_t);
 	if (g->const_size)
 		memcpy(p, g->consts, g->const_size);
 	memcpy(buf, &h, sizeof(h));
@@ -139,6 +147,8 @@ NRN_EXPORT int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_gra
 	p += h.ninsns * sizeof(*g->ops);
 	memcpy(g->insns, p, h.ninsns * sizeof(*g->insns));
 	p += h.ninsns * sizeof(*g->insns);
+	memcpy(g->origins->idx, p, h.ninsns * sizeof(uint32_t));
+	p += h.ninsns * sizeof(uint32_t);
 	if (h.const_size)
 		memcpy(g->consts, p, h.const_size);
 	ret = nrn_graph_validate(g);

@@ -408,9 +408,12 @@ static bool nrn_fuse_plan(const struct nrn_graph_ir *ir, const struct nrn_fuse_u
 	return !nrn_expr_check(&p->e, dtypes, p->nin, fin->insn.dst.dtype);
 }
 
-/* The group of @p, replacing a..b, into @out: its length. */
-static unsigned int nrn_fuse_emit(const struct nrn_graph_ir *ir, unsigned int b,
-				  const struct nrn_fuse_plan *p,
+/*
+ * The group of @p, replacing a..b, into @out: its length. Each of its
+ * instructions comes from the chain's first captured instruction.
+ */
+static unsigned int nrn_fuse_emit(const struct nrn_graph_ir *ir, unsigned int a,
+				  unsigned int b, const struct nrn_fuse_plan *p,
 				  struct nrn_graph_insn *out)
 {
 	const struct nrn_graph_insn *fin = &ir->insns[b];
@@ -418,9 +421,14 @@ static unsigned int nrn_fuse_emit(const struct nrn_graph_ir *ir, unsigned int b,
 	unsigned int len = nrn_expr_encode(&p->e, &p->dst, p->in, p->nin, code);
 	unsigned int steps_at = len - (p->e.nsteps + NISA_EXPR_STEPS_PER_DATA - 1) /
 				NISA_EXPR_STEPS_PER_DATA;
+	uint32_t origin = ir->insns[a].origin;
 
+	for (unsigned int m = a + 1; m <= b; m++)
+		if (ir->insns[m].origin < origin)
+			origin = ir->insns[m].origin;
 	for (unsigned int r = 0; r < len; r++) {
 		out[r].insn = code[r];
+		out[r].origin = origin;
 		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
 			out[r].region[i] = NRN_GRAPH_NONE;
 			out[r].access[i] = 0;
@@ -522,7 +530,7 @@ int nrn_graph_fuse(struct nrn_graph_ir *ir)
 			out[no++] = ir->insns[a++];
 			continue;
 		}
-		len = nrn_fuse_emit(ir, b, p, &out[no]);
+		len = nrn_fuse_emit(ir, a, b, p, &out[no]);
 		no += len;
 		ir->fused += b - a + 1 - len;
 		a = b + 1;

@@ -35,6 +35,15 @@ bool nrn_tensor_extent(const struct nisa_tensor *t, int64_t *lo, int64_t *hi)
 	return true;
 }
 
+/* The last graph id given out; ids start at 1. */
+static atomic_uint_fast64_t nrn_graph_last_id;
+
+void nrn_graph_origins_put(struct nrn_graph_origins *o)
+{
+	if (o && atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+		free(o);
+}
+
 struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
 				  uint64_t const_size)
 {
@@ -42,6 +51,12 @@ struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
 
 	if (!g)
 		return NULL;
+	g->id = atomic_fetch_add_explicit(&nrn_graph_last_id, 1, memory_order_relaxed) + 1;
+	g->origins = calloc(1, sizeof(*g->origins) + (size_t)ninsns * sizeof(uint32_t));
+	if (g->origins) {
+		atomic_init(&g->origins->refs, 1);
+		g->origins->n = ninsns;
+	}
 	g->nargs = nargs;
 	g->ninsns = ninsns;
 	g->const_size = const_size;
@@ -50,7 +65,7 @@ struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
 	g->ops = calloc(ninsns ? ninsns : 1, sizeof(*g->ops));
 	g->consts = const_size ? malloc(const_size) : NULL;
 	pthread_mutex_init(&g->lock, NULL);
-	if (!g->args || !g->insns || !g->ops || (const_size && !g->consts)) {
+	if (!g->origins || !g->args || !g->insns || !g->ops || (const_size && !g->consts)) {
 		nrn_graph_destroy(g);
 		return NULL;
 	}
@@ -70,6 +85,7 @@ NRN_EXPORT void nrn_graph_destroy(struct nrn_graph *g)
 		free(cb);
 	}
 	pthread_mutex_destroy(&g->lock);
+	nrn_graph_origins_put(g->origins);
 	free(g->args);
 	free(g->insns);
 	free(g->ops);
@@ -87,6 +103,11 @@ NRN_EXPORT int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *
 		.const_size = g->const_size,
 	};
 	return 0;
+}
+
+NRN_EXPORT uint64_t nrn_graph_id(const struct nrn_graph *g)
+{
+	return g ? g->id : 0;
 }
 
 NRN_EXPORT int nrn_graph_arg_access(const struct nrn_graph *g, unsigned int i,
@@ -116,7 +137,7 @@ int nrn_graph_validate(const struct nrn_graph *g)
 			&in->dst, &in->src[0], &in->src[1], &in->src[2] };
 		const struct nrn_graph_op *op = &g->ops[n];
 
-		if (op->base[0] == NRN_GRAPH_NONE)
+		if (op->base[0] == NRN_GRAPH_NONE || g->origins->idx[n] >= g->captured)
 			return -EBADMSG;
 		for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++) {
 			uint32_t b = op->base[i];
@@ -432,8 +453,14 @@ static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *
 				t->offset += base->off;
 				t->slot = (uint8_t)rep->slot;
 			}
+			/* Where it lands in the job, for an error's site. */
 			if (!ret)
+				ret = nrn_sites_note_locked(s, g->id, g->origins, n + u);
+			if (!ret) {
 				ret = nrn_stream_push_locked(s, &in);
+				if (ret)
+					nrn_sites_unnote_locked(s);
+			}
 		}
 		n += len;
 	}

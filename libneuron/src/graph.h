@@ -114,6 +114,12 @@ struct nrn_graph_insn {
 	/* Region index per operand (dst, src0..2), NRN_GRAPH_NONE if unused. */
 	uint32_t region[NRN_GRAPH_OPNDS];
 	uint32_t access[NRN_GRAPH_OPNDS];	/* NISA_ACCESS_* per operand */
+	/*
+	 * The captured instruction this one comes from (its index in capture
+	 * order): passes that move or rewrite an instruction keep it; an
+	 * EXPR group fusion makes takes its chain's first captured one.
+	 */
+	uint32_t origin;
 };
 
 struct nrn_graph_ir {
@@ -208,8 +214,25 @@ struct nrn_graph_cbuf {
 	struct nrn_graph_cbuf *next;
 };
 
+/*
+ * Per launch instruction, the captured instruction it was compiled from
+ * (struct nrn_graph_insn's @origin). Reference counted: the graph holds
+ * one, and so does each record of a submitted job it issued instructions
+ * into (stream-sites.c), which may outlive the graph.
+ */
+struct nrn_graph_origins {
+	atomic_uint refs;
+	unsigned int n;
+	uint32_t idx[];
+};
+
+void nrn_graph_origins_put(struct nrn_graph_origins *o);
+
 struct nrn_graph {
+	/* nrn_graph_id(): unique in the process, never 0. */
+	uint64_t id;
 	unsigned int nargs, ninsns, captured, fused;
+	struct nrn_graph_origins *origins;
 	uint64_t arena_size;
 	struct nrn_graph_argi *args;
 	/* Operand offsets relative to their base (argument, arena, pool). */
@@ -235,7 +258,8 @@ struct nrn_graph *nrn_graph_alloc(unsigned int nargs, unsigned int ninsns,
 				  uint64_t const_size);
 /*
  * Check a graph's contents (every operand's extent within its base, bases
- * valid): -EBADMSG if not. Used on deserialized graphs.
+ * valid, origins captured instructions): -EBADMSG if not. Used on
+ * deserialized graphs.
  */
 int nrn_graph_validate(const struct nrn_graph *g);
 

@@ -50,6 +50,8 @@ struct nrn_buffer {
 	struct nrn_buffer *next_shared;
 };
 
+struct nrn_graph_origins;
+
 struct nrn_kernel {
 	unsigned int nslots;
 	unsigned int count;
@@ -77,6 +79,18 @@ struct nrn_ring {
 	unsigned int count;
 };
 
+/*
+ * A run of consecutive instructions of a job that a graph launch issued
+ * (stream-sites.c): job instructions @job_insn .. + @len are the graph's
+ * launch instructions @graph_insn .. + @len.
+ */
+struct nrn_site_run {
+	uint64_t cookie;		/* the job's SUBMIT cookie; 0 until submitted */
+	uint64_t graph_id;
+	unsigned int job_insn, len, graph_insn;
+	struct nrn_graph_origins *origins;	/* a reference */
+};
+
 struct nrn_stream {
 	struct nrn_device *dev;
 	/* Serialises everything below: the stream is in order. */
@@ -92,6 +106,22 @@ struct nrn_stream {
 	uint32_t waits[DRM_NEURON_MAX_SYNCS - 1];
 	unsigned int nwaits;
 	unsigned int device_error;
+	/* Where the error behind the last -EIO of a sync happened, if known. */
+	struct nrn_error_site site;
+	bool has_site;
+	/*
+	 * Cookies of its jobs: @serial (unique in the process) in the top 24
+	 * bits, a count of its submissions below (stream-sites.c).
+	 */
+	uint64_t serial;
+	uint64_t submits;
+	/*
+	 * Runs of graph-issued instructions in the jobs submitted since the
+	 * last synchronisation, then those of the batch being built (from
+	 * @runs_pending on, cookie 0).
+	 */
+	struct nrn_site_run *runs;
+	unsigned int nruns, runs_cap, runs_pending;
 	/*
 	 * An error of work issued that never reached the card (a collective
 	 * whose peers did not take part, comm-run.c): the next sync returns it.
@@ -189,6 +219,24 @@ bool nrn_stream_batch_full_locked(const struct nrn_stream *s, unsigned int len);
  * the capture's error (graph.h) and returns it.
  */
 int nrn_stream_refuse_locked(struct nrn_stream *s, int err);
+
+/* stream-sites.c, all with s->lock held. */
+/* The cookie of @s's next submission. */
+uint64_t nrn_sites_next_cookie(struct nrn_stream *s);
+/* The batch's next instruction is graph @id's launch instruction @graph_insn. */
+int nrn_sites_note_locked(struct nrn_stream *s, uint64_t id,
+			  struct nrn_graph_origins *origins, unsigned int graph_insn);
+/* The instruction just noted was not pushed after all. */
+void nrn_sites_unnote_locked(struct nrn_stream *s);
+/* The batch was submitted with @cookie (0: it was not: its runs go). */
+void nrn_sites_commit_locked(struct nrn_stream *s, uint64_t cookie);
+/*
+ * A sync's wait returned @ret with the device's @code, @insn and @cookie:
+ * record the site of an -EIO, then forget the submitted jobs' runs.
+ */
+void nrn_sites_sync_locked(struct nrn_stream *s, int ret, unsigned int code,
+			   uint32_t insn, uint64_t cookie);
+void nrn_sites_fini(struct nrn_stream *s);
 
 /*
  * ops.c, for the other ops-*.c files: check a descriptor against @s, and

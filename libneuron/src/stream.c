@@ -101,6 +101,7 @@ NRN_EXPORT __cold void nrn_stream_destroy(struct nrn_stream *s)
 	nrn_buffer_free(s->staging.buf);
 	drmSyncobjDestroy(s->dev->fd, s->timeline);
 	nrn_kernel_fini(&s->batch);
+	nrn_sites_fini(s);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -119,20 +120,25 @@ NRN_EXPORT int nrn_device_stream(struct nrn_device *dev, struct nrn_stream **sp)
 	return ret;
 }
 
-/* Wait for @point of the timeline; the job's status, or a wait error. */
+/*
+ * Wait for @point of the timeline; the job's status, or a wait error. With
+ * @w, the wait's answer (the device's error and its site) goes there.
+ */
 static int nrn_wait_point(struct nrn_stream *s, uint64_t point,
-			  int64_t timeout_ns, unsigned int *device_error)
+			  int64_t timeout_ns, struct drm_neuron_wait *w)
 {
-	struct drm_neuron_wait w = {
-		.handle = s->timeline, .point = point, .timeout_ns = timeout_ns,
-	};
-	int ret = nrn_ioctl(s->dev->fd, DRM_IOCTL_NEURON_WAIT, &w);
+	struct drm_neuron_wait mine;
+	int ret;
 
-	if (ret)
-		return ret;
-	if (device_error)
-		*device_error = w.device_error;
-	return w.status;
+	if (!w)
+		w = &mine;
+	/* A driver before 0.2 leaves the site's fields as they are sent. */
+	*w = (struct drm_neuron_wait){
+		.handle = s->timeline, .point = point, .timeout_ns = timeout_ns,
+		.error_insn = DRM_NEURON_NO_INSN,
+	};
+	ret = nrn_ioctl(s->dev->fd, DRM_IOCTL_NEURON_WAIT, w);
+	return ret ? ret : w->status;
 }
 
 int nrn_stream_wait_point_locked(struct nrn_stream *s, uint64_t point)
@@ -164,9 +170,11 @@ int nrn_stream_submit_locked(struct nrn_stream *s,
 	submit->in_sync_count = n;
 	submit->out_sync = (struct drm_neuron_sync){ .handle = s->timeline,
 						     .point = s->point + 1 };
+	submit->cookie = nrn_sites_next_cookie(s);
 	ret = nrn_ioctl(s->dev->fd, DRM_IOCTL_NEURON_SUBMIT, submit);
 	if (ret)
 		return ret;
+	s->submits++;
 	s->point++;
 	s->dep = s->point;
 	for (i = 0; i < s->nwaits; i++)
@@ -261,6 +269,8 @@ int nrn_stream_flush_locked(struct nrn_stream *s)
 		/* Not submitted: forget the region (it was the newest). */
 		s->code.count--;
 	}
+	/* The graph-issued runs of the batch are this job's (or gone). */
+	nrn_sites_commit_locked(s, ret ? 0 : submit.cookie);
 	/* Submitted or not, the batch is over: its buffers are released. */
 	for (i = 0; i < s->batch.nslots; i++)
 		nrn_buffer_put(s->slots[i]);
@@ -272,7 +282,7 @@ int nrn_stream_flush_locked(struct nrn_stream *s)
 
 int nrn_stream_sync_locked(struct nrn_stream *s)
 {
-	unsigned int device_error = 0;
+	struct drm_neuron_wait w = { 0 };
 	int ret;
 
 	if (s->capture)
@@ -286,11 +296,12 @@ int nrn_stream_sync_locked(struct nrn_stream *s)
 		s->error = 0;
 		return ret;
 	}
-	ret = nrn_wait_point(s, s->dep, -1, &device_error);
+	ret = nrn_wait_point(s, s->dep, -1, &w);
 	/* Reported once; the next job starts a fresh chain. */
 	s->dep = 0;
 	if (ret < 0)
-		s->device_error = device_error;
+		s->device_error = w.device_error;
+	nrn_sites_sync_locked(s, ret, w.device_error, w.error_insn, w.error_cookie);
 	if (!ret)
 		ret = s->error;
 	s->error = 0;
