@@ -68,6 +68,8 @@ def attention_bwd(do, q, k, v, out, lse, causal: bool):
     bh = b * h
     q3, k3, v3 = q.reshape(bh, s, d), k.reshape(bh, sk, d), v.reshape(bh, sk, d)
     do3, o3 = do.reshape(bh, s, d), out.reshape(bh, s, d)
+    if q.dtype != nk.float32:     # bfloat16/float16: the products with p and ds in float32
+        q3, k3, v3, do3 = (t.to(nk.float32) for t in (q3, k3, v3, do3))
     sc = nk.matmul(q3, k3.transpose(1, 2), dtype=nk.float32) * scale    # [BH, S, SK]
     if causal:
         sc = nk.where(_causal_mask(s, 0, sk), NEG_INF, sc)
