@@ -8,12 +8,25 @@ The defaults are a small GPT-2 (2 layers, d=64, 4 heads, context 32);
 
 --amp runs the forward in torch.autocast(device, bfloat16); --amp-dtype
 float16 also scales the loss with torch.amp.GradScaler(device).
+
+--kernels (neuron only) trains with the fused kernels of examples/kernels/
+(written in torch_neuron.kernels): each block's causal attention is
+attention.py's tiled kernel (online softmax over key blocks, forward and
+backward one kernel each) in place of F.scaled_dot_product_attention, the
+loss is cross_entropy.py's, and AdamW's update is adamw.py's FusedAdamW,
+one kernel per parameter group and step (the same groups, betas and eps).
+The losses are those without the flag (float32: within 1e-4, step by
+step; torch-shim/tests/test_kernel_gpt2.py). It combines with --amp and
+--compile; the kernel attention has no dropout, so --dropout is refused.
 Runs on the virtual Trainium card by changing one line (or --device):
     device = "neuron"
 """
 import argparse
 import math
+import os
+import sys
 import time
+import types
 
 import torch
 import torch.nn as nn
@@ -29,10 +42,39 @@ CORPUS = (
 ) * 8
 
 
+_kernels = None
+
+
+def load_kernels():
+    """The fused kernels of examples/kernels/ (beside this file): attention,
+    cross_entropy, FusedAdamW. Imported on first use only (--kernels)."""
+    global _kernels
+    if _kernels is None:
+        kdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+        if kdir not in sys.path:
+            sys.path.insert(0, kdir)
+        import adamw
+        import attention
+        import cross_entropy
+        _kernels = types.SimpleNamespace(attention=attention.attention,
+                                         cross_entropy=cross_entropy.cross_entropy,
+                                         FusedAdamW=adamw.FusedAdamW)
+    return _kernels
+
+
+def _refuse_dropout(dropout: float):
+    if dropout > 0:
+        raise ValueError(f"gpt2: --kernels with --dropout {dropout}: the kernel attention "
+                         "(examples/kernels/attention.py) has no dropout; use --dropout 0")
+
+
 class Block(nn.Module):
-    def __init__(self, d: int, heads: int, dropout: float):
+    def __init__(self, d: int, heads: int, dropout: float, kernels: bool = False):
         super().__init__()
-        self.heads, self.dropout = heads, dropout
+        if kernels:
+            _refuse_dropout(dropout)
+            load_kernels()
+        self.heads, self.dropout, self.kernels = heads, dropout, kernels
         self.ln_1 = nn.LayerNorm(d)
         self.c_attn = nn.Linear(d, 3 * d)
         self.c_proj = nn.Linear(d, d)
@@ -45,8 +87,11 @@ class Block(nn.Module):
         b, t, d = x.shape
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
                    for z in self.c_attn(x).split(d, dim=2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                           dropout_p=self.dropout if self.training else 0.0)
+        if self.kernels:
+            y = _kernels.attention(q, k, v, causal=True)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                               dropout_p=self.dropout if self.training else 0.0)
         return self.c_proj(y.transpose(1, 2).reshape(b, t, d))
 
     def forward(self, x):
@@ -56,12 +101,12 @@ class Block(nn.Module):
 
 class GPT2(nn.Module):
     def __init__(self, vocab: int, ctx: int, d: int = 64, heads: int = 4, layers: int = 2,
-                 dropout: float = 0.0):
+                 dropout: float = 0.0, kernels: bool = False):
         super().__init__()
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(ctx, d)
         self.drop = nn.Dropout(dropout)
-        self.h = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
+        self.h = nn.ModuleList(Block(d, heads, dropout, kernels) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
         # GPT-2's initialisation: N(0, 0.02), residual projections scaled down
         for name, p in self.named_parameters():
@@ -81,34 +126,48 @@ class GPT2(nn.Module):
         return F.linear(self.ln_f(x), self.wte.weight)
 
 
-def optimizer(model, lr=3e-3, weight_decay=0.1):
-    """AdamW as GPT-2 trainings use it: no weight decay on biases and norms."""
+def optimizer(model, lr=3e-3, weight_decay=0.1, kernels=False):
+    """AdamW as GPT-2 trainings use it: no weight decay on biases and norms.
+    kernels: the same update as one fused kernel per group (FusedAdamW)."""
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": rest, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+    cls = load_kernels().FusedAdamW if kernels else torch.optim.AdamW
+    return cls([{"params": decay, "weight_decay": weight_decay},
+                {"params": rest, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95), eps=1e-8)
+
+
+def lm_loss(logits, y, kernels=False):
+    """The mean cross-entropy of the next-token logits [B, T, V] against y
+    [B, T]; kernels: the fused softmax cross-entropy kernel."""
+    logits, y = logits.reshape(-1, logits.shape[-1]), y.reshape(-1)
+    return load_kernels().cross_entropy(logits, y) if kernels else F.cross_entropy(logits, y)
 
 
 def train(dev: str, steps: int, amp: str = "", batch: int = 16, ctx: int = 32, d: int = 64,
           heads: int = 4, layers: int = 2, dropout: float = 0.0, seed: int = 0,
-          quiet: bool = False, log_every: int = 1, compile: bool = False):
+          quiet: bool = False, log_every: int = 1, compile: bool = False,
+          kernels: bool = False):
     """Train from a seeded initialisation on seeded batches; the losses.
     amp: "" (float32), "bfloat16" or "float16" (autocast; float16 with a
     GradScaler). compile: the forward and loss (and so their backward) run
-    as torch.compile graphs (backend "neuron" on the card)."""
+    as torch.compile graphs (backend "neuron" on the card). kernels: the
+    attention, the loss and the optimizer step are the fused kernels of
+    examples/kernels/ (the card only; no dropout)."""
+    if kernels and torch.device(dev).type != "neuron":
+        raise ValueError(f"gpt2: --kernels runs kernels written for the neuron card, "
+                         f"not on {dev!r}: use --device neuron")
     chars = sorted(set(CORPUS))
     data = torch.tensor([chars.index(c) for c in CORPUS], dtype=torch.long)
     torch.manual_seed(seed)
-    model = GPT2(len(chars), ctx, d, heads, layers, dropout).to(dev)
-    opt = optimizer(model)
+    model = GPT2(len(chars), ctx, d, heads, layers, dropout, kernels).to(dev)
+    opt = optimizer(model, kernels=kernels)
     amp_dtype = getattr(torch, amp) if amp else None
     scaler = torch.amp.GradScaler(dev, enabled=amp == "float16")
     g = torch.Generator().manual_seed(seed)
     losses = []
 
     def forward_loss(x, y):
-        logits = model(x)
-        return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+        return lm_loss(model(x), y, kernels)
 
     if compile:
         backend = "neuron" if torch.device(dev).type == "neuron" else "inductor"
@@ -152,9 +211,15 @@ if __name__ == "__main__":
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the forward and loss (compiled kernels on neuron)")
+    p.add_argument("--kernels", action="store_true",
+                   help="the fused kernels of examples/kernels/: attention, cross-entropy, "
+                        "AdamW (neuron only; no dropout)")
     a = p.parse_args()
+    if a.kernels and a.dropout > 0:
+        p.error(f"--kernels with --dropout {a.dropout}: the kernel attention has no dropout")
     if a.device == "neuron":
         import torch_neuron  # noqa: F401  (registers the device)
     losses = train(a.device, a.steps, a.amp_dtype if a.amp else "", a.batch, a.ctx, a.d,
-                   a.heads, a.layers, a.dropout, log_every=a.log_every, compile=a.compile)
+                   a.heads, a.layers, a.dropout, log_every=a.log_every, compile=a.compile,
+                   kernels=a.kernels)
     assert math.isfinite(losses[-1])
