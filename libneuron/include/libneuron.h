@@ -477,9 +477,10 @@ int nrn_op_expr(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
  *             synchronous nrn_copy_*() helpers when the device's stream
  *             captures, an h2d copy into host memory; "the stream is
  *             capturing: this call cannot be recorded";
- *   -ENOTSUP  RANDOM and TIMESTAMP instructions (a replay would repeat the
- *             seed / the clock is not a result), copies touching host
- *             memory.
+ *   -ENOTSUP  RANDOM instructions (a replay would repeat the seed),
+ *             TIMESTAMP instructions unless the capture was begun with
+ *             NRN_CAPTURE_TIMESTAMPS (the clock is not a result of a
+ *             graph's operations), copies touching host memory.
  * After such an error the capture keeps nothing more: later work on the
  * stream is accepted (0) and dropped until nrn_stream_end_capture().
  * nrn_stream_flush() of a capturing stream is a no-op that returns 0.
@@ -494,6 +495,15 @@ struct nrn_graph;
  * -EBUSY if @s already captures.
  */
 int nrn_stream_begin_capture(struct nrn_stream *s);
+/*
+ * The same, with @flags: NRN_CAPTURE_TIMESTAMPS keeps TIMESTAMP
+ * instructions (nrn_op_timestamp()) in the capture -- a kernel that reads
+ * the card's clock at points of its own, each launch writing the clock
+ * anew (the scheduling passes never move an instruction across one).
+ * Other flags: -EINVAL.
+ */
+#define NRN_CAPTURE_TIMESTAMPS	0x1
+int nrn_stream_begin_capture_flags(struct nrn_stream *s, unsigned int flags);
 /*
  * Stop capturing. On success *@cp is the capture (the caller destroys it);
  * if any call failed during the capture, that first error is returned, the
@@ -614,6 +624,14 @@ int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
  * caller frees it. A corrupt, truncated or other-version blob is -EBADMSG
  * (nothing is loaded).
  */
+/*
+ * Launch instruction @i of @g as text into @out (at most @size bytes, NUL
+ * included): nrn_insn_format()'s text (operand offsets relative to their
+ * base), each used operand's base ("dst@arg0", "src1@arena", "@const")
+ * and the captured instruction it was compiled from. -EINVAL (@i out of
+ * range, a NULL argument), -ENOSPC when @out is too small.
+ */
+int nrn_graph_insn_format(const struct nrn_graph *g, unsigned int i, char *out, size_t size);
 int nrn_graph_serialize(const struct nrn_graph *g, void **bufp, size_t *lenp);
 int nrn_graph_deserialize(const void *buf, size_t len, struct nrn_graph **gp);
 

@@ -55,7 +55,8 @@ int nrn_capture_record(struct nrn_capture *c, const struct nisa_insn *insn,
 
 	if (c->error)
 		return 0;	/* failed already: nothing more is kept */
-	if (insn->opcode == NISA_INSN_RANDOM || insn->opcode == NISA_INSN_TIMESTAMP)
+	if (insn->opcode == NISA_INSN_RANDOM ||
+	    (insn->opcode == NISA_INSN_TIMESTAMP && !(c->flags & NRN_CAPTURE_TIMESTAMPS)))
 		return nrn_capture_fail(c, -ENOTSUP);
 	if (c->count == c->cap) {
 		unsigned int cap = c->cap ? 2 * c->cap : 64;
@@ -186,10 +187,15 @@ NRN_EXPORT unsigned int nrn_capture_buffers(const struct nrn_capture *c,
 
 NRN_EXPORT int nrn_stream_begin_capture(struct nrn_stream *s)
 {
+	return nrn_stream_begin_capture_flags(s, 0);
+}
+
+NRN_EXPORT int nrn_stream_begin_capture_flags(struct nrn_stream *s, unsigned int flags)
+{
 	struct nrn_capture *c;
 	int ret;
 
-	if (!s)
+	if (!s || (flags & ~NRN_CAPTURE_TIMESTAMPS))
 		return -EINVAL;
 	if (nrn_inherited(s->dev))
 		return -EBADFD;
@@ -197,6 +203,7 @@ NRN_EXPORT int nrn_stream_begin_capture(struct nrn_stream *s)
 	if (!c)
 		return -ENOMEM;
 	c->dev = s->dev;
+	c->flags = flags;
 	pthread_mutex_lock(&s->lock);
 	ret = s->capture ? -EBUSY : 0;
 	/* Work batched before the capture is not part of it. */

@@ -35,6 +35,7 @@ struct nrn_capture_insn {
 
 struct nrn_capture {
 	struct nrn_device *dev;
+	unsigned int flags;		/* NRN_CAPTURE_* */
 	int error;			/* the first error of a refused call */
 	struct nrn_capture_insn *insns;
 	unsigned int count, cap;

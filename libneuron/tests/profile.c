@@ -3,7 +3,8 @@
  * Description: what the profiler builds on -- nrn_op_timestamp() writes the
  * card's clock inside the stream's batch (ordered with the work around it,
  * no submission of its own), its argument checks and a capturing stream's
- * refusal; nrn_stream_queues() places consecutive streams on different
+ * refusal (and, with NRN_CAPTURE_TIMESTAMPS, a compiled graph's clock read
+ * anew at each launch); nrn_stream_queues() places consecutive streams on different
  * NeuronCores and DMA queues, within the card's counts.
  */
 #include <errno.h>
@@ -63,6 +64,38 @@ static void test_timestamp(void)
 	t_check(nrn_stream_end_capture(s, &cap) < 0);
 	t_check(cap == NULL);
 	t_check_ret(nrn_stream_sync(s), 0);
+
+	/*
+	 * ... unless asked to keep it (a kernel reading the clock at points of
+	 * its own): each launch of the compiled graph writes the clock anew,
+	 * in order with the work between, fused or not.
+	 */
+	t_check_ret(nrn_stream_begin_capture_flags(s, 0x80), -EINVAL);
+	t_check_ret(nrn_stream_begin_capture_flags(s, NRN_CAPTURE_TIMESTAMPS), 0);
+	t_check_ret(nrn_op_timestamp(s, clk, 0), 0);
+	t_check_ret(nrn_op_fill(s, &t, 1), 0);
+	for (int i = 0; i < 8; i++)
+		t_check_ret(nrn_op_binary_scalar(s, NISA_BIN_MUL, &t, &t, 1.5, 1, 0), 0);
+	t_check_ret(nrn_op_timestamp(s, clk, 8), 0);
+	t_check_ret(nrn_stream_end_capture(s, &cap), 0);
+	{
+		struct nrn_graph_arg args[2] = {
+			{ .buf = clk, .offset = 0, .size = 16 },
+			{ .buf = data, .offset = 0, .size = 4 << 18 },
+		};
+		struct nrn_graph *g;
+		int64_t w[2];
+
+		t_check_ret(nrn_graph_compile(cap, args, 2, NRN_GRAPH_FUSE, &g), 0);
+		t_check_ret(nrn_graph_launch(s, g, args, NULL, 0), 0);
+		t_check_ret(nrn_stream_copy_d2h(s, v, clk, 0, 16), 0);
+		t_check_ret(nrn_graph_launch(s, g, args, NULL, 0), 0);
+		t_check_ret(nrn_stream_copy_d2h(s, w, clk, 0, 16), 0);
+		t_check(v[1] > v[0] && w[1] > w[0]);	/* the work between them took time */
+		t_check(w[0] >= v[1]);			/* a later launch, a later clock */
+		nrn_graph_destroy(g);
+		nrn_capture_destroy(cap);
+	}
 
 	nrn_buffer_free(clk);
 	nrn_buffer_free(data);
