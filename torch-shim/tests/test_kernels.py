@@ -139,6 +139,29 @@ def test_random_drawn_per_launch():
     torch.testing.assert_close(noisy(x).cpu(), a)    # the generator governs them
 
 
+@nk.kernel
+def timed(x):
+    t0 = nk.timestamp()
+    y = nk.exp(x)
+    for _ in range(4):
+        y = nk.sqrt(y + 1.0)
+    t1 = nk.timestamp()
+    return y, t0, t1
+
+
+def test_timestamps_read_the_clock_at_each_launch():
+    x = torch.randn(1 << 16, device=dev)
+    y, t0, t1 = timed(x)
+    ref = x.cpu().exp()
+    for _ in range(4):
+        ref = (ref + 1).sqrt()
+    torch.testing.assert_close(y.cpu(), ref)
+    assert t0.dtype == torch.int64 and t0.shape == ()
+    assert t1.item() > t0.item() > 0              # the work between took time
+    _, u0, u1 = timed(x)
+    assert u0.item() >= t1.item() and u1.item() > u0.item()   # read anew
+
+
 def test_elementwise_from_the_instruction_table():
     # every function of the ISA's unary table is a function of the language
     names = [e.split(":")[0] for e in torch.ops.neuron.isa_table("unary")]
@@ -227,10 +250,34 @@ def test_sources_map_instructions_to_lines():
 
 def test_dump_and_objdump(tmp_path):
     x = torch.randn(100, device=dev)
-    path = scaled_add.dump(x, x, 0.5, path=str(tmp_path / "k.ngraph"))
+    y = torch.randn(100, device=dev)
+    path = scaled_add.dump(x, y, 0.5, path=str(tmp_path / "k.ngraph"))
     r = subprocess.run(["neuron-objdump", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "BINARY" in r.stdout.upper() or "EXPR" in r.stdout.upper()
+    assert "neuron graph" in r.stdout and "arg0:" in r.stdout, r.stdout
+    assert "dst@arg2" in r.stdout and "src0@arg0" in r.stdout and "<- captured 0" in r.stdout, \
+        r.stdout
+
+
+@nk.kernel
+def pick(table, idx):
+    rows = nk.index_select(table, idx, 0)
+    return rows * 2.0
+
+
+def test_card_error_names_kernel_instruction_and_line():
+    """An index known only on the card is out of range: the card refuses
+    the GATHER; the error names the kernel, its instruction and the line."""
+    table = torch.randn(4, 3, device=dev)
+    good = torch.tensor([1, 3], device=dev)
+    torch.testing.assert_close(pick(table, good).cpu(), table.cpu()[[1, 3]] * 2)
+    bad = torch.tensor([1, 9], device=dev)
+    with pytest.raises(RuntimeError, match=r"index out of range in kernel 'pick', "
+                       r"instruction \d+ \(captured instruction 0\), from test_kernels.py:"
+                       r"\d+: `rows = nk.index_select\(table, idx, 0\)`"):
+        pick(table, bad).cpu()
+    # the card goes on with later work
+    torch.testing.assert_close(pick(table, good).cpu(), table.cpu()[[1, 3]] * 2)
 
 
 # ---- the disk cache ----------------------------------------------------------

@@ -7,11 +7,12 @@
 //   run(args)              the outputs of the kernel of @args' signature,
 //                          launched, or None when there is none
 //   begin_capture(device)  capture the device's current stream
+//   begin_kernel_capture(device)  the same, TIMESTAMP instructions kept
 //   end_capture()          "" or why the capture failed (then discarded)
 //   compile(args, outs)    compile the capture into the kernel of @args'
 //                          signature: (info, plan) -- info is [launch
 //                          instructions, captured, fused, arena bytes,
-//                          constant bytes, kernels held]
+//                          constant bytes, kernels held, nrn_graph_id()]
 //   serialize(args)        the kernel's libneuron blob (uint8 CPU tensor)
 //   load(args, blob, plan) a kernel from the compile cache: info
 //   signature(args)        the signature as text (the cache key's part)
@@ -89,11 +90,21 @@ class GraphSet : public torch::CustomClassHolder {
   }
 
   void begin_capture(int64_t device) {
+    begin(device, 0);
+  }
+
+  // The capture of a kernel of the language (torch_neuron/kernels/): its
+  // TIMESTAMP instructions are kept (nk.timestamp()).
+  void begin_kernel_capture(int64_t device) {
+    begin(device, NRN_CAPTURE_TIMESTAMPS);
+  }
+
+  void begin(int64_t device, unsigned int flags) {
     std::lock_guard<std::mutex> guard(lock_);
     TORCH_CHECK(!capturing_, "neuron: compiled graph: a capture is already open");
     c10::DeviceIndex index = checked_index(device);
     nrn_stream* s = device_stream(index);
-    int err = nrn_stream_begin_capture(s);
+    int err = nrn_stream_begin_capture_flags(s, flags);
     TORCH_CHECK(err != -EBUSY, "neuron: compiled graph: a new signature while the "
                 "stream captures (a torch.neuron.NeuronGraph): a capture cannot nest; "
                 "run the compiled graph once with these shapes before capturing");
@@ -243,7 +254,7 @@ class GraphSet : public torch::CustomClassHolder {
   std::vector<int64_t> info_of(const Kernel& k) {
     return {k.info.insns, k.info.captured_insns, k.info.fused,
             static_cast<int64_t>(k.info.arena_size), static_cast<int64_t>(k.info.const_size),
-            size()};
+            size(), static_cast<int64_t>(nrn_graph_id(k.graph))};
   }
 
   void drop_capture() {
@@ -284,6 +295,7 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
       .def("run", &GraphSet::run)
       .def("signature", &GraphSet::signature)
       .def("begin_capture", &GraphSet::begin_capture)
+      .def("begin_kernel_capture", &GraphSet::begin_kernel_capture)
       .def("end_capture", &GraphSet::end_capture)
       .def("compile", &GraphSet::compile)
       .def("serialize", &GraphSet::serialize)

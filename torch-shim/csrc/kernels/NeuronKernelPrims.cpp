@@ -211,6 +211,15 @@ int64_t k_iota(const at::Tensor& out, double start, double step) {
   return captured(s);
 }
 
+int64_t k_timestamp(const at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong && out.numel() == 1, "neuron: a timestamp is "
+              "one int64");
+  nrn_stream* s = stream_of(out);
+  nrn_tensor_desc o = desc(out);
+  NEURON_OP(nrn_op_timestamp(s, o.buf, o.offset));
+  return captured(s);
+}
+
 #define KIND_NAME_(NAME, name, kind) #name ":" #kind,
 
 std::vector<std::string> isa_table(const std::string& family) {
@@ -262,6 +271,7 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("k_scatter(Tensor(a!) out, Tensor src, Tensor index, int red, int mode, int axis) "
         "-> int", &k_scatter);
   m.def("k_iota(Tensor(a!) out, float start, float step) -> int", &k_iota);
+  m.def("k_timestamp(Tensor(a!) out) -> int", &k_timestamp);
   m.def("isa_table(str family) -> str[]", &isa_table);
   m.def("kernel_max_insns() -> int", &kernel_max_insns);
 }

@@ -140,6 +140,7 @@ class GraphKernels:
         except RuntimeError as e:
             return self._fall_back(str(e))
         ms = (time.perf_counter() - t0) * 1e3
+        torch.ops.neuron.register_graph_sources(int(info[6]), f"compiled graph {self.name}", [])
         stats.add("captures")
         stats.add("compile_ms", ms)
         stats.kernels(self.name, int(info[5]))
@@ -178,6 +179,7 @@ class GraphKernels:
             cache.drop(key, f"rejected ({e})")
             return False
         ms = (time.perf_counter() - t0) * 1e3
+        torch.ops.neuron.register_graph_sources(int(info[6]), f"compiled graph {self.name}", [])
         stats.add("cache_hits")
         stats.add("cache_load_ms", ms)
         stats.kernels(self.name, int(info[5]))

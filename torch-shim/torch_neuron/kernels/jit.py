@@ -258,6 +258,8 @@ class Kernel:
         self._set_structure(v, structure)
         v.hidden[self._geometry(tensors)] = [h for h in tr.hidden]
         v.lines[sig] = tr.lines
+        lines = [_trace.describe(w) for w in tr.lines]
+        torch.ops.neuron.register_graph_sources(int(info[6]), f"kernel '{self.name}'", lines)
         if tr.hidden:
             self._random = True
         ms = (time.perf_counter() - t0) * 1e3
@@ -267,7 +269,7 @@ class Kernel:
         if ckey:
             blob = v.set.serialize(full)
             meta = self._meta(plan)
-            meta.update(deps=deps, structure=structure,
+            meta.update(deps=deps, structure=structure, lines=lines,
                         hidden=[[k, list(s), str(d)] for k, s, d in tr.hidden])
             cache.store(ckey, meta, blob.numpy().tobytes())
         del tr, full, outs
@@ -287,7 +289,7 @@ class Kernel:
         tr = _trace.Trace(self.name, dev)
         deps = _Deps()
         with lock, torch.neuron.stream(stream):
-            v.set.begin_capture(dev.index)
+            v.set.begin_kernel_capture(dev.index)
             error = None
             old = sys.getprofile()
             try:
@@ -344,6 +346,8 @@ class Kernel:
             return False
         structure = meta.get("structure")
         self._set_structure(v, structure)
+        torch.ops.neuron.register_graph_sources(int(info[6]), f"kernel '{self.name}'",
+                                                list(meta.get("lines", [])))
         v.hidden[self._geometry(tensors)] = hidden
         if hidden:
             self._random = True

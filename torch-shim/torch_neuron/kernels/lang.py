@@ -629,6 +629,15 @@ def randn(shape, dtype=float32):
     return _hidden("randn", shape, dtype)
 
 
+def timestamp():
+    """The card's clock in ns when the kernel reaches this point, as a new
+    0-dim int64 tensor (TIMESTAMP): return it to read it. The compiler
+    never moves an instruction across a timestamp."""
+    out = _new((), int64)
+    _emit("timestamp", torch.ops.neuron.k_timestamp, out._t)
+    return out
+
+
 # ---- elementwise functions, from the instruction table ------------------------
 
 # ISA names that are Python keywords or that the language spells as NumPy
