@@ -28,6 +28,11 @@ Python, dispatch or autograd in between (with --compile, the compiled
 kernels are what the graph replays; the optimizer then has capturable=True
 too). Also reported: the graph's instructions and the capture's time.
 
+--kernels (gpt only): the GPT trains with the fused kernels of
+examples/kernels/ (examples/gpt2.py --kernels: the tiled attention, the
+softmax cross-entropy, FusedAdamW); the figures' names get "_kernels"
+(gpt_step_neuron_kernels_ms).
+
 --profile N: after the timed steps, N more run under torch.profiler (the
 card's kernels too, ProfilerActivity.PrivateUse1, on neuron) and the table
 of operators by self time goes to stderr: where a step's time goes, on the
@@ -58,11 +63,11 @@ def mlp_setup(dev):
     return model, opt, x, y
 
 
-def gpt_setup(dev):
+def gpt_setup(dev, kernels=False):
     import gpt2
     vocab, ctx, batch = 32, 32, 16
-    model = gpt2.GPT2(vocab, ctx).to(dev)
-    opt = gpt2.optimizer(model)
+    model = gpt2.GPT2(vocab, ctx, kernels=kernels).to(dev)
+    opt = gpt2.optimizer(model, kernels=kernels)
     x = torch.randint(0, vocab, (batch, ctx)).to(dev)
     y = torch.randint(0, vocab, (batch, ctx)).to(dev)
     return model, opt, x, y
@@ -104,13 +109,22 @@ def profile_steps(step, n: int, dev: str, key: str, figures) -> None:
 
 
 def step_ms(name: str, dev: str, steps: int, compile: bool = False, figures=None,
-            cache_figures: bool = True, graph: bool = False, profile: int = 0) -> float:
+            cache_figures: bool = True, graph: bool = False, profile: int = 0,
+            kernels: bool = False) -> float:
     torch.manual_seed(0)
-    model, opt, x, y = SETUPS[name](dev)
+    if kernels:
+        import gpt2
+        model, opt, x, y = SETUPS[name](dev, kernels=True)
+        name += "_kernels"      # the figures' names
 
-    def forward_loss(x, y):
-        logits = model(x)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        def forward_loss(x, y):
+            return gpt2.lm_loss(model(x), y, kernels=True)
+    else:
+        model, opt, x, y = SETUPS[name](dev)
+
+        def forward_loss(x, y):
+            logits = model(x)
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     fn = [torch.compile(forward_loss, backend="neuron") if compile else forward_loss]
     opt_step = [opt.step]
@@ -201,14 +215,20 @@ if __name__ == "__main__":
                    help="profile N more steps; the table of operators to stderr")
     p.add_argument("--no-cache-figures", action="store_true",
                    help="with --compile: skip the second compile from the disk cache")
+    p.add_argument("--kernels", action="store_true",
+                   help="gpt on neuron: the fused kernels of examples/kernels/ (gpt2.py "
+                        "--kernels: attention, cross-entropy, AdamW)")
     a = p.parse_args()
+    if a.kernels and a.model != "gpt":
+        p.error(f"--kernels: only the gpt model has kernels, not {a.model}")
     if a.compile:
         # a cache of its own, empty: the first step compiles
         import tempfile
         os.environ["TORCH_NEURON_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-cache-")
     figures = {}
     ms = step_ms(a.model, a.device, a.steps, a.compile, figures, not a.no_cache_figures,
-                 a.graph, a.profile)
-    mode = ("_compiled" if a.compile else "") + ("_graphed" if a.graph else "")
+                 a.graph, a.profile, a.kernels)
+    mode = (("_compiled" if a.compile else "") + ("_graphed" if a.graph else "")
+            + ("_kernels" if a.kernels else ""))
     name = a.name or f"{a.model}_step_{a.device}{mode}_ms"
     print(json.dumps({name: ms, **figures, "torch_version": torch.__version__}))
