@@ -352,7 +352,17 @@ def test_device_error_under_profile_is_loud(capfd):
             torch.index_select(x, 0, idx)
     capfd.readouterr()
     p.profiler.__exit__(None, None, None)  # PyTorch left it running
-    # a C++ warning (TORCH_WARN at Kineto's stop) on stderr
-    assert "neuron profiler: card work of a profiled stream" in capfd.readouterr().err
-    assert not torch_neuron.profiler.device_events(p)
+    # a C++ warning (TORCH_WARN at Kineto's stop) on stderr: the failed
+    # stream's work, or its intervals whose timestamps the failed job never
+    # wrote (since neuron.ko 0.2's error sites the failure is consumed by
+    # the sync that raised it, and the next job starts a fresh chain)
+    err = capfd.readouterr().err
+    assert ("neuron profiler: card work of a profiled stream" in err or
+            "intervals without card timestamps were dropped" in err), err
+    # nothing of the failed job is shown: the failing operator has no
+    # interval; an interval of work that ran after the reported failure
+    # (the profiler's own synchronize) keeps the times the card wrote
+    events = torch_neuron.profiler.device_events(p)
+    assert not [e for e in events if "index_select" in e.name], events
+    assert all(e.time_range.elapsed_us() >= 0 for e in events)
     assert torch.equal((x * 2).cpu(), x.cpu() * 2)  # the card works on
