@@ -159,3 +159,24 @@ def test_second_card():
         y = rmsnorm.rms_norm(x, w)
     assert y.device == torch.device("neuron", 1)
     torch.testing.assert_close(y.cpu(), rmsnorm.reference(x, w).cpu(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm", "cross_entropy", "attention"])
+def test_pytorch_opcheck(name):
+    """PyTorch's own checker of custom operators (torch.library.opcheck):
+    the schema, the fake implementation against the kernel, AOTAutograd
+    with dynamic shapes. (Its autograd-registration check is, in 2.6,
+    written for CPU and CUDA only.)"""
+    if name == "rmsnorm":
+        op, args = rmsnorm.rms_norm_op, (torch.randn(4, 32, device=dev, requires_grad=True),
+                                         torch.randn(32, device=dev, requires_grad=True), 1e-6)
+    elif name == "cross_entropy":
+        op, args = cross_entropy.cross_entropy_op, (
+            torch.randn(8, 10, device=dev, requires_grad=True),
+            torch.randint(0, 10, (8,), device=dev))
+    else:
+        op, args = attention.attention_op, tuple(
+            torch.randn(1, 2, 16, 8, device=dev, requires_grad=True) for _ in range(3)) + (True, 8)
+    res = torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor",
+                                                      "test_aot_dispatch_dynamic"))
+    assert set(res.values()) == {"SUCCESS"}, res
