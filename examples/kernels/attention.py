@@ -22,10 +22,28 @@ NEG_INF = float("-inf")
 
 
 def _causal_mask(rows, j, block):
-    """[S, block] bool: key j + c is after query r (masked out)."""
-    r = nk.arange(rows).reshape(rows, 1)
-    c = nk.arange(j, j + block).reshape(1, block)
+    """[S, block] bool: key j + c is after query r (masked out). The
+    positions are float32 (exact to 2^24), so the mask's compare fuses with
+    the float32 arithmetic around it into one EXPR of float32 registers."""
+    r = nk.arange(rows, dtype=nk.float32).reshape(rows, 1)
+    c = nk.arange(j, j + block, dtype=nk.float32).reshape(1, block)
     return c > r
+
+
+def _one_block(q3, k3, v3, out3, lse3, causal, scale):
+    """Every key in one tile: the scores once, a plain softmax (row max,
+    exp, row sum) and one product with V -- the online rescaling of the
+    tiled loop would only add work."""
+    s, sk = q3.shape[1], k3.shape[1]
+    sc = nk.matmul(q3, k3.transpose(1, 2), dtype=nk.float32) * scale    # [BH, S, SK]
+    if causal and sk > 1:
+        sc = nk.where(_causal_mask(s, 0, sk), NEG_INF, sc)
+    m = nk.max(sc, 2, keepdim=True)
+    p = nk.exp(sc - m)
+    l = nk.sum(p, 2, keepdim=True)
+    vf = v3 if v3.dtype == nk.float32 else v3.to(nk.float32)
+    nk.div(nk.matmul(p, vf), l, out=out3)
+    nk.add(m, nk.log(l), out=lse3)
 
 
 @nk.kernel
@@ -34,6 +52,12 @@ def attention_fwd(q, k, v, causal: bool, block: int):
     sk = k.shape[2]
     scale = 1.0 / math.sqrt(d)
     q3, k3, v3 = q.reshape(b * h, s, d), k.reshape(b * h, sk, d), v.reshape(b * h, sk, d)
+    out = nk.empty(q.shape, q.dtype)
+    lse = nk.empty((b, h, s, 1), nk.float32)
+    if sk <= block:
+        _one_block(q3, k3, v3, out.reshape(b * h, s, d), lse.reshape(b * h, s, 1),
+                   causal, scale)
+        return out, lse
     m = nk.full((b * h, s, 1), NEG_INF)                   # running row max
     l = nk.zeros((b * h, s, 1))                           # running row sum of exp
     acc = nk.zeros((b * h, s, d))                         # running output, unnormalised
@@ -53,9 +77,7 @@ def attention_fwd(q, k, v, causal: bool, block: int):
         nk.matmul(p, vj.to(nk.float32) if vj.dtype != nk.float32 else vj, out=acc,
                   accumulate=True)
         nk.copy(m, m_new)
-    out = nk.empty(q.shape, q.dtype)
     nk.div(acc, l, out=out.reshape(b * h, s, d))
-    lse = nk.empty((b, h, s, 1), nk.float32)
     nk.add(m, nk.log(l), out=lse.reshape(b * h, s, 1))
     return out, lse
 
@@ -112,9 +134,10 @@ def _backward(ctx, do, _dlse):
 attention_op.register_autograd(_backward, setup_context=_setup)
 
 
-def attention(q, k, v, causal=False, block=16):
+def attention(q, k, v, causal=False, block=128):
     """softmax(q k^T / sqrt(d)) v over [B, H, S, D] tensors, key blocks of
-    @block (one kernel forward, one backward)."""
+    @block (one kernel forward, one backward; up to @block keys are one
+    tile, computed in one pass)."""
     return attention_op(q.contiguous(), k.contiguous(), v.contiguous(), causal, block)[0]
 
 

@@ -54,10 +54,11 @@ def test_cross_entropy():
                   torch.float32)
 
 
+@pytest.mark.parametrize("block", [8, 32])       # key tiles with the online softmax; one tile
 @pytest.mark.parametrize("causal", [False, True])
-def test_attention(causal):
+def test_attention(causal, block):
     q, k, v = (torch.randn(2, 2, 24, 8, device=dev) for _ in range(3))
-    check_fwd_bwd(lambda q, k, v: attention.attention(q, k, v, causal, block=8),
+    check_fwd_bwd(lambda q, k, v: attention.attention(q, k, v, causal, block=block),
                   lambda q, k, v: attention.reference(q, k, v, causal), (q, k, v),
                   torch.float32, tol=dict(rtol=1e-4, atol=1e-5))
 
