@@ -356,3 +356,62 @@ def test_profiler_shows_the_kernel_with_its_card_time():
     rows = {e.key: e for e in prof.key_averages()}
     assert "nk.scaled_add" in rows, sorted(rows)
     assert rows["nk.scaled_add"].device_time_total > 0
+
+
+@nk.op("nktest::scale")
+def scale_op(x: torch.Tensor, s: float) -> torch.Tensor:
+    return x * s
+
+
+@nk.op("nktest::bump", mutates_args=("x",))
+def bump_op(x: torch.Tensor) -> None:
+    nk.add(x, 1.0, out=x)
+
+
+def test_op_direct_eager_path(monkeypatch):
+    """An operator called in plain eager code launches its kernel without
+    the dispatcher's Python layers; with anything the dispatcher must see
+    (autograd, a dispatch mode, the profiler) the call takes the operator.
+    Both give the same result, and a mutated argument's version advances
+    either way."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    seen = []
+    opov = scale_op._opoverload
+
+    def counting(*a, **kw):
+        seen.append(1)
+        return opov(*a, **kw)
+    monkeypatch.setattr(scale_op, "_opoverload", counting)
+    x = torch.randn(64, device=dev)
+    torch.testing.assert_close(scale_op(x, 3.0).cpu(), x.cpu() * 3)
+    assert seen == []                                  # direct
+    xg = x.clone().requires_grad_()
+    torch.testing.assert_close(scale_op(xg, 3.0).detach().cpu(), x.cpu() * 3)
+    assert len(seen) == 1                              # autograd records it
+    with torch.no_grad():
+        scale_op(xg, 3.0)
+    assert len(seen) == 1                              # nothing to record: direct
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+    with Record():
+        scale_op(x, 3.0)
+    assert "nktest.scale.default" in seen                # the mode saw the operator
+    from torch.profiler import profile
+    n = len(seen)
+    with profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        scale_op(x, 3.0)
+    assert len(seen) == n + 1
+    assert any(e.name == "nktest::scale" for e in prof.events())
+
+    y = torch.zeros(8, device=dev)
+    v = y._version
+    bump_op(y)
+    assert y._version > v
+    torch.testing.assert_close(y.cpu(), torch.ones(8))
+    v = y._version
+    bump_op._opoverload(y)                             # the operator's own path
+    assert y._version > v
+    torch.testing.assert_close(y.cpu(), torch.full((8,), 2.0))
