@@ -5,7 +5,7 @@ JSON figures.
 
     python3 examples/bench_kernels.py [--only rmsnorm_fwd,attention_fwd] [--no-compiled]
 
-Each case is run three ways: "kernel" (the torch_neuron.kernels operator),
+Each case is run three ways (attention a fourth, below): "kernel" (the torch_neuron.kernels operator),
 "eager" (the example's `reference`, PyTorch's operators one by one) and
 "compiled" (that reference through torch.compile(backend="neuron")):
 
@@ -14,9 +14,13 @@ Each case is run three ways: "kernel" (the torch_neuron.kernels operator),
                    (torch.autograd.grad with a fixed dy)
   xent_fwd_bwd     mean softmax cross-entropy of logits [512, 2048] float32,
                    then the gradient of the logits
-  attention_fwd    causal attention, q, k, v [4, 4, 128, 32] float32 (the
-                   kernel with key blocks of 32; the reference is
-                   F.scaled_dot_product_attention) (no grad)
+  attention_fwd    causal attention, q, k, v [4, 4, 128, 32] float32, no
+                   grad (the kernel's default tile of 128 keys: one pass);
+                   the eager way is attention.composed (scores, mask,
+                   softmax, product with V, operator by operator); a
+                   fourth way, "sdpa", is F.scaled_dot_product_attention,
+                   which on neuron is one C++ operator composing the
+                   card's kernels
   adamw_step       one AdamW step (lr 1e-3, weight decay 0.01) over 10
                    parameters (2 of [512, 128], 4 of [128, 128], 4 of [128]),
                    fixed gradients: adamw.py's FusedAdamW (one kernel);
@@ -55,7 +59,7 @@ import cross_entropy  # noqa: E402
 import rmsnorm  # noqa: E402
 
 DEV = "neuron"
-WAYS = ("kernel", "eager", "compiled")
+WAYS = ("kernel", "eager", "compiled", "sdpa")     # sdpa: attention only
 
 
 def _compile(fn):
@@ -100,10 +104,11 @@ def attention_fwd():
     q, k, v = (torch.randn(4, 4, 128, 32, device=DEV) for _ in range(3))
 
     def ref_causal(q, k, v):
-        return attention.reference(q, k, v, causal=True)
+        return attention.composed(q, k, v, causal=True)
     comp = _compile(ref_causal)
-    return (dict(kernel=lambda: attention.attention(q, k, v, causal=True, block=32),
-                 eager=lambda: ref_causal(q, k, v), compiled=lambda: comp(q, k, v)), False)
+    return (dict(kernel=lambda: attention.attention(q, k, v, causal=True),
+                 eager=lambda: ref_causal(q, k, v), compiled=lambda: comp(q, k, v),
+                 sdpa=lambda: attention.reference(q, k, v, causal=True)), False)
 
 
 def adamw_step():
@@ -196,7 +201,7 @@ def main():
         with torch.set_grad_enabled(grad):
             check(name, ways)
             for way in WAYS:
-                if way == "compiled" and a.no_compiled:
+                if way not in ways or (way == "compiled" and a.no_compiled):
                     continue
                 fn = ways[way]
                 for _ in range(3):

@@ -145,6 +145,17 @@ def reference(q, k, v, causal=False):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+def composed(q, k, v, causal=False):
+    """The same computation written with PyTorch's operators one by one:
+    scaled scores, the causal mask, softmax, the product with V."""
+    s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+    if causal:
+        ls, lk = q.shape[-2], k.shape[-2]
+        s = s.masked_fill(torch.ones(ls, lk, dtype=torch.bool, device=q.device).triu(1),
+                          NEG_INF)
+    return s.softmax(-1) @ v
+
+
 if __name__ == "__main__":
     q, k, v = (torch.randn(2, 4, 64, 32, device="neuron", requires_grad=True) for _ in range(3))
     y = attention(q, k, v, causal=True)
