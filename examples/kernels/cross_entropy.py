@@ -6,8 +6,10 @@ backward, each one kernel, as a PyTorch operator.
     dlogits = (softmax(logits) - onehot(target)) * dloss / N
 
 F.cross_entropy is log_softmax + nll_loss forward and two more operators
-backward; the backward kernel writes softmax, subtracts 1 at the targets
-(a SCATTER) and scales, in one launch.
+backward. The forward kernel computes each row's logsumexp (row max, exp,
+row sum: the float32 fast paths of EXPR and REDUCE) and keeps it for the
+backward, which writes exp(logits - lse) scaled by dloss / N in one EXPR
+and subtracts at the targets (a SCATTER), in one launch.
 
     python3 examples/kernels/cross_entropy.py
 """
@@ -20,43 +22,43 @@ import torch_neuron.kernels as nk
 @nk.kernel
 def xent_fwd(logits, target):
     n = logits.shape[0]
-    lsm = nk.log_softmax(logits, 1)                       # [N, C]
-    picked = nk.gather(lsm, target.reshape(n, 1), 1)      # [N, 1]: log p of the target
+    m = nk.max(logits, 1, keepdim=True)                   # [N, 1]
+    lse = m + nk.log(nk.sum(nk.exp(logits - m), 1, keepdim=True))
+    picked = nk.gather(logits, target.reshape(n, 1), 1)   # [N, 1]: the target's logit
     loss = nk.empty((), nk.float32)
-    nk.mean(picked.reshape(n), 0, out=loss)
-    nk.neg(loss, out=loss)
-    return loss
+    nk.mean((lse - picked).reshape(n), 0, out=loss)
+    return loss, lse
 
 
 @nk.kernel
-def xent_bwd(dloss, logits, target):
+def xent_bwd(dloss, logits, target, lse):
     n = logits.shape[0]
-    grad = nk.softmax(logits, 1)                          # [N, C]
-    minus_one = nk.full((n, 1), -1.0, grad.dtype)
-    nk.scatter(grad, target.reshape(n, 1), minus_one, 1, reduce="add")
     scale = dloss * (1.0 / n)                             # 0-dim, on the card
-    nk.mul(grad, scale, out=grad)
+    grad = nk.exp(logits - lse) * scale                   # softmax * dloss / N
+    minus = nk.full((n, 1), -1.0, grad.dtype) * scale
+    nk.scatter(grad, target.reshape(n, 1), minus, 1, reduce="add")
     return grad
 
 
 @nk.op("examples::cross_entropy", autocast=torch.float32)
-def cross_entropy_op(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def cross_entropy_op(logits: torch.Tensor,
+                     target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return xent_fwd(logits, target)
 
 
 @nk.op("examples::cross_entropy_backward")
 def cross_entropy_backward_op(dloss: torch.Tensor, logits: torch.Tensor,
-                              target: torch.Tensor) -> torch.Tensor:
-    return xent_bwd(dloss, logits, target)
+                              target: torch.Tensor, lse: torch.Tensor) -> torch.Tensor:
+    return xent_bwd(dloss, logits, target, lse)
 
 
 def _setup(ctx, inputs, output):
-    ctx.save_for_backward(*inputs)
+    ctx.save_for_backward(*inputs, output[1])
 
 
-def _backward(ctx, dloss):
-    logits, target = ctx.saved_tensors
-    return cross_entropy_backward_op(dloss, logits, target), None
+def _backward(ctx, dloss, _dlse):
+    logits, target, lse = ctx.saved_tensors
+    return cross_entropy_backward_op(dloss, logits, target, lse), None
 
 
 cross_entropy_op.register_autograd(_backward, setup_context=_setup)
@@ -64,7 +66,7 @@ cross_entropy_op.register_autograd(_backward, setup_context=_setup)
 
 def cross_entropy(logits, target):
     """F.cross_entropy(logits [N, C], target [N]) with the mean reduction."""
-    return cross_entropy_op(logits, target)
+    return cross_entropy_op(logits, target)[0]
 
 
 def reference(logits, target):
