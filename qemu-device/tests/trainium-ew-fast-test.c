@@ -232,10 +232,59 @@ static void test_values(void)
     core_stop(c);
 }
 
+/*
+ * Every length from 1 to 40 and a few offsets, so that the kernels' groups
+ * (16 elements, then 4, then one by one) end everywhere, with elements
+ * the vector path leaves to the general expression (NaN, infinities,
+ * large and cancelling values) at every position of a group: the host's
+ * bits, element by element.
+ */
+static void test_lengths(void)
+{
+    static const float odd[] = {
+        NAN, -INFINITY, INFINITY, 1e30f, -1e30f, -5.5f, -7.25f, 99.0f,
+        -104.5f, -100.5f, 88.73f, -0.0f,
+    };
+    Core *c = core_start();
+    float x[64], o[64];
+    GRand *r = g_rand_new_with_seed(5);
+
+    for (unsigned i = 0; i < 64; i++) {
+        x[i] = i % 5 == 2 ? odd[(i / 5) % ARRAY_SIZE(odd)]
+                          : (float)g_rand_double_range(r, -6, 6);
+    }
+    g_rand_free(r);
+    put(c, 0, 0, x, sizeof(x));
+    for (unsigned f = 0; f < ARRAY_SIZE(fns); f++) {
+        for (unsigned n = 1; n <= 40; n++) {
+            for (unsigned off = 0; off < 24; off += 7) {
+                struct nisa_tensor ti = tn(0, NISA_F32, off * 4, n, 0, 0, 0);
+                struct nisa_tensor to = tn(1, NISA_F32, 0, n, 0, 0, 0);
+
+                g_assert_cmphex(run1(c, unary(fns[f].fn, to, ti)), ==, OK);
+                get(c, 1, 0, o, n * 4);
+                for (unsigned i = 0; i < n; i++) {
+                    uint32_t got;
+
+                    memcpy(&got, &o[i], 4);
+                    if (got != host_bits(host_ref(fns[f].fn, x[off + i]))) {
+                        g_test_message("%s, %u elements from %u: x = %a",
+                                       fns[f].name, n, off, x[off + i]);
+                    }
+                    g_assert_cmphex(got, ==,
+                                    host_bits(host_ref(fns[f].fn, x[off + i])));
+                }
+            }
+        }
+    }
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/ew-fast/same-bits", test_same_bits);
     qtest_add_func("/trainium/ew-fast/values", test_values);
+    qtest_add_func("/trainium/ew-fast/lengths", test_lengths);
     return g_test_run();
 }
