@@ -12,6 +12,7 @@
  */
 #include "qemu/osdep.h"
 #include "trainium-isa.h"
+#include "trainium-iter.h"
 
 typedef struct TrnAxis {
     uint64_t outer, len, inner;
@@ -126,41 +127,108 @@ static uint32_t trn_prod_int(TrnKernel *k, const TrnView *src, const TrnView *ds
     return NISA_ERR_NONE;
 }
 
+typedef float TrnRowV4f __attribute__((vector_size(16)));
+typedef int32_t TrnRowV4i __attribute__((vector_size(16)));
+
+/*
+ * The largest float of @f[0..@n) with each one's sign flipped by @neg
+ * (0, or the sign bit: then it is minus the smallest), folded into *@m;
+ * *@nan set if one is a NaN (*@m then means nothing). The largest value
+ * is exact whatever the order the floats are compared in; only the sign
+ * of a zero result depends on it, and the caller does not use that.
+ * Eight lanes in two vectors of 4 (one xmm each, AVX2 or not).
+ */
+static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
+                                       uint32_t neg, float *m, bool *nan)
+{
+    TrnRowV4i sg = { neg, neg, neg, neg }, bad = { 0 };
+    TrnRowV4f m0 = { *m, *m, *m, *m }, m1 = m0;
+    uint64_t i = 0;
+    float r;
+
+    for (; i + 8 <= n; i += 8) {
+        TrnRowV4f a, b;
+        TrnRowV4i ga, gb;
+
+        memcpy(&a, f + i, sizeof(a));
+        memcpy(&b, f + i + 4, sizeof(b));
+        a = (TrnRowV4f)((TrnRowV4i)a ^ sg);
+        b = (TrnRowV4f)((TrnRowV4i)b ^ sg);
+        bad |= (a != a) | (b != b);
+        ga = a > m0;
+        gb = b > m1;
+        m0 = (TrnRowV4f)(((TrnRowV4i)a & ga) | ((TrnRowV4i)m0 & ~ga));
+        m1 = (TrnRowV4f)(((TrnRowV4i)b & gb) | ((TrnRowV4i)m1 & ~gb));
+    }
+    r = *m;
+    for (unsigned u = 0; u < 4; u++) {
+        r = m0[u] > r ? m0[u] : r;
+        r = m1[u] > r ? m1[u] : r;
+        if (bad[u]) {
+            *nan = true;
+        }
+    }
+    for (; i < n; i++) {
+        uint32_t u;
+        float v;
+
+        memcpy(&u, &f[i], 4);
+        u ^= neg;
+        memcpy(&v, &u, 4);
+        if (isnan(v)) {
+            *nan = true;
+        }
+        r = v > r ? v : r;
+    }
+    *m = r;
+}
+
 /*
  * A float32 source reduced by SUM, MEAN, MAX, MIN, ARGMAX or ARGMIN along
  * an axis with nothing after it (one row per output: a layer norm's mean,
  * a softmax's max, a max pooling's windows): each row read straight from
  * memory and folded in order, in double, by the same operations as
  * trn_fold() -- the same bits, without the double buffer and a call per
- * element. A SUM, MEAN, MAX or MIN row that comes out NaN or zero is
- * folded again through trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS
- * doubles), so that even the sign of its NaN or zero is theirs (an index
- * has no sign). The results are stored TRN_CHUNK_ELEMS at a time (@out).
- * False (nothing done) for any other reduction.
+ * element. A contiguous MAX or MIN row is folded by trn_row_max_f32()
+ * instead, in float lanes: the extreme of floats is one of them, exactly,
+ * as the double fold's is. A SUM, MEAN, MAX or MIN row that comes out NaN
+ * or zero (or, in float lanes, has a NaN) is folded again through
+ * trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS doubles), so that even
+ * the sign of its NaN or zero is theirs (an index has no sign). The
+ * results are stored TRN_CHUNK_ELEMS at a time (@out).
+ *
+ * Rows [@o0, @o1); @k NULL in a shared piece (trn_reduce_rows_piece()),
+ * which accounts no work: the pool checks for a reset between pieces.
+ * Returns false if the queue is being reset.
  */
-static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
-                                const TrnView *src, const TrnView *dst,
-                                const TrnAxis *ax, double *x, double *out,
-                                uint32_t *err)
+typedef struct TrnRows {
+    unsigned red;
+    const TrnView *src, *dst;
+    const TrnAxis *ax;
+    int a;                      /* the reduced dimension of src */
+} TrnRows;
+
+static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
+                                  uint64_t o0, uint64_t o1, double *x,
+                                  double *out)
 {
-    int a = NISA_MAX_DIMS - 1;
+    const TrnView *src = rw->src;
+    const TrnAxis *ax = rw->ax;
+    unsigned red = rw->red;
+    int a = rw->a;
     bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
     bool arg = trn_red_is_arg(red);
     bool max = red == NISA_RED_MAX || red == NISA_RED_ARGMAX;
+    bool lanes = !sum && !arg && src->stride[a] == 1;
 
-    if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
-        (!sum && !arg && red != NISA_RED_MAX && red != NISA_RED_MIN)) {
-        return false;
-    }
-    while (src->shape[a] == 1) {        /* the axis: the last extent > 1 */
-        a--;
-    }
-    for (uint64_t o = 0; o < ax->outer; o++) {
+    for (uint64_t o = o0; o < o1; o++) {
         const uint8_t *p = src->data;
         const float *f;
         uint64_t r = o;
         double acc = sum ? 0 : max ? -INFINITY : INFINITY;
         double g = 0;
+        float fm = -INFINITY;
+        bool nan = false;
 
         for (int d = a - 1; d >= 0; d--) {
             p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
@@ -171,9 +239,12 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
             uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
 
             /* as the general loop: a reset is seen within a chunk */
-            if (trn_tick(k, n + 1)) {
-                *err = NISA_ERR_ABORTED;
-                return true;
+            if (k && trn_tick(k, n + 1)) {
+                return false;
+            }
+            if (lanes) {
+                trn_row_max_f32(f + i0, n, max ? 0 : 0x80000000u, &fm, &nan);
+                continue;
             }
             for (uint64_t i = i0; i < i0 + n; i++) {
                 double v = f[(int64_t)i * src->stride[a]];
@@ -190,14 +261,16 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
                     : max ? fmax(acc, v) : fmin(acc, v);
             }
         }
+        if (lanes) {
+            acc = nan ? NAN : max ? fm : -(double)fm;
+        }
         if (!arg && (isnan(acc) || acc == 0)) {
             trn_fold_init(red, &acc, &g, 1);
             for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
 
-                if (trn_tick(k, n)) {
-                    *err = NISA_ERR_ABORTED;
-                    return true;
+                if (k && trn_tick(k, n)) {
+                    return false;
                 }
                 trn_gather(src, o * ax->len + i0, n, x);
                 for (uint64_t j = 0; j < n; j++) {
@@ -208,12 +281,66 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
         if (red == NISA_RED_MEAN) {
             acc /= (double)ax->len;
         }
-        out[o % TRN_CHUNK_ELEMS] = arg ? g : acc;
-        if (o % TRN_CHUNK_ELEMS == TRN_CHUNK_ELEMS - 1 || o == ax->outer - 1) {
-            trn_scatter(dst, o - o % TRN_CHUNK_ELEMS, o % TRN_CHUNK_ELEMS + 1, out);
+        out[(o - o0) % TRN_CHUNK_ELEMS] = arg ? g : acc;
+        if ((o - o0) % TRN_CHUNK_ELEMS == TRN_CHUNK_ELEMS - 1 || o == o1 - 1) {
+            uint64_t c = (o - o0) % TRN_CHUNK_ELEMS + 1;
+
+            trn_scatter(rw->dst, o + 1 - c, c, out);
         }
     }
-    *err = NISA_ERR_NONE;
+    return true;
+}
+
+/*
+ * A large source's rows are shared by the card's threads (trn_pool_run())
+ * in pieces of whole rows, about TRN_ITER_SHARE_PIECE elements each: a
+ * row's result does not depend on the piece it falls in, nor on the
+ * thread. Only when dst writes each byte once and apart from src.
+ */
+typedef struct TrnRowsShare {
+    const TrnRows *rw;
+    uint64_t rows;              /* per piece */
+} TrnRowsShare;
+
+static void trn_reduce_rows_piece(void *arg, unsigned w, uint64_t i)
+{
+    TrnRowsShare *sh = arg;
+    g_autofree double *x = g_new(double, 2 * TRN_CHUNK_ELEMS);
+    uint64_t o0 = i * sh->rows;
+
+    trn_reduce_rows_range(NULL, sh->rw, o0,
+                          MIN(o0 + sh->rows, sh->rw->ax->outer), x,
+                          x + TRN_CHUNK_ELEMS);
+}
+
+/* False (nothing done) for any reduction but the ones above. */
+static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
+                                const TrnView *src, const TrnView *dst,
+                                const TrnAxis *ax, double *x, double *out,
+                                uint32_t *err)
+{
+    TrnRows rw = { red, src, dst, ax, NISA_MAX_DIMS - 1 };
+    bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
+
+    if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
+        (!sum && !trn_red_is_arg(red) && red != NISA_RED_MAX &&
+         red != NISA_RED_MIN)) {
+        return false;
+    }
+    while (src->shape[rw.a] == 1) {     /* the axis: the last extent > 1 */
+        rw.a--;
+    }
+    if (ax->outer * ax->len >= TRN_ITER_SHARE_MIN && ax->outer >= 2 &&
+        ax->len <= TRN_ITER_SHARE_PIECE && !trn_overlap(src, dst) &&
+        trn_strides_nest(dst->shape, dst->stride, NISA_MAX_DIMS)) {
+        TrnRowsShare sh = { &rw, TRN_ITER_SHARE_PIECE / ax->len };
+
+        *err = trn_pool_run(k, DIV_ROUND_UP(ax->outer, sh.rows),
+                            trn_reduce_rows_piece, &sh);
+        return true;
+    }
+    *err = trn_reduce_rows_range(k, &rw, 0, ax->outer, x, out) ?
+           NISA_ERR_NONE : NISA_ERR_ABORTED;
     return true;
 }
 

@@ -10,7 +10,9 @@
  *   - the test's own fold in double, in order, rounded once (but for the
  *     sign of a zero max or min, which is the card's fmax()'s),
  * over rows with a NaN (either sign), infinities of both signs, zeros of
- * both signs, subnormals, and a strided, permuted source.
+ * both signs, subnormals, and a strided, permuted source; and, for rows
+ * enough that the card's threads share them and rows longer than a chunk,
+ * the bits of the columns' general fold.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -311,11 +313,140 @@ static void test_rows(void)
     core_stop(c);
 }
 
+/*
+ * Rows enough for the card's threads to share them (R * L >= 2^18
+ * elements; the card started with 3 helper threads), and long rows (more
+ * than one chunk of 1024, an odd tail), for every reduction: each row's
+ * result has the bits of the general fold of the transposed copy's
+ * columns. Rows of each kind: plain, a NaN at a position that moves along
+ * the row, a -NaN last, zeros of both signs, all -inf, all +inf, the
+ * extremes in the last two elements, infinities of both signs.
+ */
+static void fill_many(float *x, unsigned nr, unsigned nl, unsigned seed)
+{
+    GRand *g = g_rand_new_with_seed(seed);
+
+    for (unsigned r = 0; r < nr; r++) {
+        float *row = x + (uint64_t)r * nl;
+
+        for (unsigned i = 0; i < nl; i++) {
+            row[i] = (float)g_rand_double_range(g, -3, 3);
+        }
+        switch (r % 8) {
+        case 1:
+            row[(r * 7) % nl] = NAN;
+            break;
+        case 2:
+            row[nl - 1] = -NAN;
+            break;
+        case 3:
+            for (unsigned i = 0; i < nl; i++) {
+                row[i] = (i * 5 + r) % 7 ? -0.0f : 0.0f;
+            }
+            break;
+        case 4:
+            for (unsigned i = 0; i < nl; i++) {
+                row[i] = -INFINITY;
+            }
+            break;
+        case 5:
+            for (unsigned i = 0; i < nl; i++) {
+                row[i] = INFINITY;
+            }
+            break;
+        case 6:
+            row[nl - 1] = 10;
+            row[nl - 2] = -10;
+            break;
+        case 7:
+            row[r % nl] = INFINITY;
+            row[(r + 3) % nl] = -INFINITY;
+            break;
+        }
+    }
+    g_rand_free(g);
+}
+
+static void test_shared_rows(void)
+{
+    static const struct { unsigned nr, nl; } shapes[] = {
+        { 2048, 128 }, { 4, 100003 }, { 700, 375 },
+    };
+    static const unsigned all[] = {
+        NISA_RED_MAX, NISA_RED_MIN, NISA_RED_SUM, NISA_RED_MEAN,
+        NISA_RED_ARGMAX, NISA_RED_ARGMIN,
+    };
+    Core *c = core_start_with("mem-size=64M,blas-threads=4");
+
+    for (unsigned s = 0; s < ARRAY_SIZE(shapes); s++) {
+        unsigned nr = shapes[s].nr, nl = shapes[s].nl;
+        uint64_t ne = (uint64_t)nr * nl;
+        g_autofree float *x = g_new(float, ne);
+        g_autofree float *xt = g_new(float, ne);
+        g_autofree uint64_t *rows = g_new(uint64_t, nr);
+        g_autofree uint64_t *cols = g_new(uint64_t, nr);
+
+        g_assert_cmpuint(ne, >=, 1u << 18);
+        fill_many(x, nr, nl, 13 + s);
+        for (unsigned r = 0; r < nr; r++) {
+            for (unsigned i = 0; i < nl; i++) {
+                xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
+            }
+        }
+        put(c, 0, 0, x, ne * 4);
+        put(c, 1, 0, xt, ne * 4);
+        for (unsigned k = 0; k < ARRAY_SIZE(all); k++) {
+            bool arg = all[k] == NISA_RED_ARGMAX || all[k] == NISA_RED_ARGMIN;
+            unsigned dt = arg ? NISA_I64 : NISA_F32, es = arg ? 8 : 4;
+            struct nisa_insn in = { .opcode = NISA_INSN_REDUCE,
+                                    .subop = all[k] };
+
+            memset(cols, 0, nr * 8);
+            in.src[0] = tn(1, NISA_F32, 0, nl, nr, 0, 0);
+            in.axis = 0;
+            in.dst = tn(2, dt, 0, 1, nr, 0, 0);
+            g_assert_cmphex(run1(c, in), ==, OK);
+            get(c, 2, 0, cols, nr * es);
+            memset(rows, 0xa5, nr * 8);         /* no stale result */
+            put(c, 2, 0, rows, nr * es);
+            in.src[0] = tn(0, NISA_F32, 0, nr, nl, 0, 0);
+            in.axis = 1;
+            in.dst = tn(2, dt, 0, nr, 1, 0, 0);
+            g_assert_cmphex(run1(c, in), ==, OK);
+            get(c, 2, 0, rows, nr * es);
+            for (unsigned r = 0; r < nr; r++) {
+                uint64_t w = es == 8 ? cols[r] : ((uint32_t *)cols)[r];
+                uint64_t got = es == 8 ? rows[r] : ((uint32_t *)rows)[r];
+
+                if (got != w) {
+                    g_test_message("%u x %u, reduction %u, row %u: "
+                                   "want 0x%" PRIx64 ", got 0x%" PRIx64,
+                                   nr, nl, all[k], r, w, got);
+                }
+                g_assert_cmphex(got, ==, w);
+            }
+            /* something real: the kinds of rows give what they should */
+            if (all[k] == NISA_RED_MAX && nr >= 8) {
+                float *v = (float *)rows;
+
+                g_assert_true(isnan(v[1]) && isnan(v[2]));
+                g_assert_cmpfloat(v[4], ==, -INFINITY);
+                g_assert_cmpfloat(v[5], ==, INFINITY);
+                g_assert_cmpfloat(v[6], ==, 10);
+                g_assert_cmpfloat(v[3], ==, 0);
+                g_assert_cmpfloat(v[0], >, 2.5);
+            }
+        }
+    }
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/reduce-rows/same-bits", test_rows);
     qtest_add_func("/trainium/reduce-rows/arg-indices", test_arg_rows);
     qtest_add_func("/trainium/reduce-rows/short-rows", test_short_rows);
+    qtest_add_func("/trainium/reduce-rows/shared-rows", test_shared_rows);
     return g_test_run();
 }
