@@ -510,6 +510,174 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
 }
 
 /*
+ * Softmax or log-softmax of float32 rows along their last axis (inner 1),
+ * with the same double operations in the same order as the general loop
+ * of trn_insn_softmax() -- so the same bits -- but each row read straight
+ * from memory and exp(x - m) computed once: pass 2 keeps it in @e (the
+ * row's length) for pass 3 instead of computing it again, and log(s)
+ * once per row (the same value for each element). m is the general
+ * fold's: a contiguous row's extreme in float lanes (trn_row_max_f32();
+ * exact), NaN when the row has a NaN as the fold gives, and a zero
+ * folded again in order (its sign reaches x - m). Results go out
+ * through trn_scatter(), TRN_CHUNK_ELEMS at a time (@out). Only when dst
+ * is src exactly or apart from it: pass 3 then reads x as pass 2 did.
+ *
+ * Rows [@o0, @o1); @k NULL in a shared piece (no ticks: the pool checks
+ * for a reset between pieces). False if the queue is being reset.
+ */
+#define TRN_SOFTMAX_ROW_MAX (1u << 16)
+
+typedef struct TrnSmRows {
+    unsigned variant;
+    const TrnView *src, *dst;
+    const TrnAxis *ax;
+    int a;                      /* the softmax dimension of src */
+} TrnSmRows;
+
+static bool trn_softmax_rows_range(TrnKernel *k, const TrnSmRows *sr,
+                                   uint64_t o0, uint64_t o1, double *e,
+                                   double *out)
+{
+    const TrnView *src = sr->src;
+    uint64_t len = sr->ax->len;
+    int64_t st = src->stride[sr->a];
+    int a = sr->a;
+
+    for (uint64_t o = o0; o < o1; o++) {
+        const uint8_t *p = src->data;
+        const float *f;
+        uint64_t r = o;
+        double m = -INFINITY, s = 0, ls;
+        float fm = -INFINITY;
+        bool nan = false;
+
+        for (int d = a - 1; d >= 0; d--) {
+            p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
+            r /= src->shape[d];
+        }
+        f = (const float *)p;
+        /* Pass 1: max (NaN propagates). */
+        if (st == 1) {
+            for (uint64_t i0 = 0; i0 < len; i0 += TRN_CHUNK_ELEMS) {
+                uint64_t n = MIN(TRN_CHUNK_ELEMS, len - i0);
+
+                if (k && trn_tick(k, n)) {
+                    return false;
+                }
+                trn_row_max_f32(f + i0, n, 0, &fm, &nan);
+            }
+            m = nan ? NAN : fm;
+        }
+        if (st != 1 || m == 0) {
+            m = -INFINITY;
+            for (uint64_t i = 0; i < len; i++) {
+                double x = f[(int64_t)i * st];
+
+                if (k && i % TRN_CHUNK_ELEMS == 0 &&
+                    trn_tick(k, MIN(TRN_CHUNK_ELEMS, len - i))) {
+                    return false;
+                }
+                m = isnan(m) || isnan(x) ? NAN : fmax(m, x);
+            }
+        }
+        /* Pass 2: sum of exp, kept. */
+        for (uint64_t i = 0; i < len; i++) {
+            if (k && i % TRN_CHUNK_ELEMS == 0 &&
+                trn_tick(k, MIN(TRN_CHUNK_ELEMS, len - i))) {
+                return false;
+            }
+            e[i] = exp(f[(int64_t)i * st] - m);
+            s += e[i];
+        }
+        /* Pass 3: write. */
+        ls = sr->variant == NISA_SM_SOFTMAX ? 0 : log(s);
+        for (uint64_t i0 = 0; i0 < len; i0 += TRN_CHUNK_ELEMS) {
+            uint64_t n = MIN(TRN_CHUNK_ELEMS, len - i0);
+
+            if (k && trn_tick(k, n)) {
+                return false;
+            }
+            if (sr->variant == NISA_SM_SOFTMAX) {
+                for (uint64_t j = 0; j < n; j++) {
+                    out[j] = e[i0 + j] / s;
+                }
+            } else {
+                for (uint64_t j = 0; j < n; j++) {
+                    out[j] = (double)f[(int64_t)(i0 + j) * st] - m - ls;
+                }
+            }
+            trn_scatter(sr->dst, o * len + i0, n, out);
+        }
+    }
+    return true;
+}
+
+/*
+ * A large softmax's rows are shared by the card's threads in pieces of
+ * whole rows (about TRN_ITER_SHARE_PIECE elements): a row's results do
+ * not depend on the piece or the thread.
+ */
+typedef struct TrnSmShare {
+    const TrnSmRows *sr;
+    uint64_t rows;              /* per piece */
+} TrnSmShare;
+
+static void trn_softmax_rows_piece(void *arg, unsigned w, uint64_t i)
+{
+    TrnSmShare *sh = arg;
+    g_autofree double *e = g_new(double, sh->sr->ax->len + TRN_CHUNK_ELEMS);
+    uint64_t o0 = i * sh->rows;
+
+    trn_softmax_rows_range(NULL, sh->sr, o0,
+                           MIN(o0 + sh->rows, sh->sr->ax->outer), e,
+                           e + sh->sr->ax->len);
+}
+
+/* dst is src exactly (in place) or apart from it, each byte written once. */
+static bool trn_softmax_apart(const TrnView *src, const TrnView *dst)
+{
+    bool same = src->data == dst->data && src->dtype == dst->dtype;
+
+    for (unsigned d = 0; same && d < NISA_MAX_DIMS; d++) {
+        same = src->shape[d] == dst->shape[d] &&
+               src->stride[d] == dst->stride[d];
+    }
+    return trn_strides_nest(dst->shape, dst->stride, NISA_MAX_DIMS) &&
+           (same || !trn_overlap(src, dst));
+}
+
+/*
+ * The rows path above for a float32 source along its last axis; false
+ * (nothing done) for any other softmax.
+ */
+static bool trn_softmax_rows_f32(TrnKernel *k, unsigned variant,
+                                 const TrnView *src, const TrnView *dst,
+                                 const TrnAxis *ax, uint32_t *err)
+{
+    TrnSmRows sr = { variant, src, dst, ax, NISA_MAX_DIMS - 1 };
+
+    if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
+        ax->len > TRN_SOFTMAX_ROW_MAX || !trn_softmax_apart(src, dst)) {
+        return false;
+    }
+    while (src->shape[sr.a] == 1) {     /* the axis: the last extent > 1 */
+        sr.a--;
+    }
+    if (src->numel >= TRN_ITER_SHARE_MIN && ax->outer >= 2) {
+        TrnSmShare sh = { &sr, MAX(1, TRN_ITER_SHARE_PIECE / ax->len) };
+
+        *err = trn_pool_run(k, DIV_ROUND_UP(ax->outer, sh.rows),
+                            trn_softmax_rows_piece, &sh);
+    } else {
+        g_autofree double *e = g_new(double, ax->len + TRN_CHUNK_ELEMS);
+
+        *err = trn_softmax_rows_range(k, &sr, 0, ax->outer, e, e + ax->len) ?
+               NISA_ERR_NONE : NISA_ERR_ABORTED;
+    }
+    return true;
+}
+
+/*
  * Softmax along the axis, numerically stable: m = max(x), s = sum(exp(x -
  * m)), softmax = exp(x - m) / s, log-softmax = x - m - log(s). Three passes
  * over the source.
@@ -540,6 +708,9 @@ uint32_t trn_insn_softmax(TrnKernel *k, const struct nisa_insn *in)
                        in->src[0].ndim, &ax);
     }
     if (err || !src.numel) {
+        return err;
+    }
+    if (trn_softmax_rows_f32(k, variant, &src, &dst, &ax, &err)) {
         return err;
     }
     /* Lanes are inner positions; along the last axis one lane per row. */

@@ -1,7 +1,7 @@
 /*
- * QTest of REDUCE's float32 row path (trainium-reduce.c,
- * trn_reduce_rows_f32: SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN along an axis
- * with nothing after it, rows read straight from memory): every output
+ * QTest of the float32 row paths of trainium-reduce.c: SOFTMAX's
+ * (test_softmax_rows below) and REDUCE's (trn_reduce_rows_f32: SUM,
+ * MEAN, MAX, MIN, ARGMAX, ARGMIN along an axis with nothing after it, rows read straight from memory): every output
  * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
  * extreme, ties included) has the bits of
  *   - the same reduction of the transposed tensor along axis 0 (columns:
@@ -441,6 +441,94 @@ static void test_shared_rows(void)
     core_stop(c);
 }
 
+/*
+ * SOFTMAX and LOG_SOFTMAX of float32 rows (trn_softmax_rows_f32: each row
+ * read straight from memory, exp(x - m) kept between passes, rows shared
+ * by the card's threads when there are 2^18 elements or more) have the
+ * bits of the general three-pass loop, which takes the transposed copy's
+ * columns (softmax along axis 0: lanes, not rows); out of place and in
+ * place; rows of every kind fill_many() makes, a row longer than a chunk,
+ * and rows longer than the rows path takes (the general loop on both
+ * sides). Plain rows' softmax sums to 1 and log-softmax is below 0.
+ */
+static void test_softmax_rows(void)
+{
+    static const struct { unsigned nr, nl; } shapes[] = {
+        { R, L }, { 2048, 128 }, { 4, 100003 }, { 700, 375 }, { 3, 70001 },
+    };
+    Core *c = core_start_with("mem-size=64M,blas-threads=4");
+
+    for (unsigned s = 0; s < ARRAY_SIZE(shapes); s++) {
+        unsigned nr = shapes[s].nr, nl = shapes[s].nl;
+        uint64_t ne = (uint64_t)nr * nl;
+        g_autofree float *x = g_new(float, ne);
+        g_autofree float *xt = g_new(float, ne);
+        g_autofree uint32_t *cols = g_new(uint32_t, ne);
+        g_autofree uint32_t *rows = g_new(uint32_t, ne);
+
+        fill_many(x, nr, nl, 31 + s);
+        for (unsigned r = 0; r < nr; r++) {
+            for (unsigned i = 0; i < nl; i++) {
+                xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
+            }
+        }
+        for (unsigned v = 0; v < NISA_NUM_SOFTMAX; v++) {
+            for (int inplace = 0; inplace < 2; inplace++) {
+                struct nisa_insn in = { .opcode = NISA_INSN_SOFTMAX,
+                                        .subop = v };
+
+                put(c, 0, 0, x, ne * 4);
+                put(c, 1, 0, xt, ne * 4);
+                in.src[0] = tn(1, NISA_F32, 0, nl, nr, 0, 0);
+                in.axis = 0;
+                in.dst = tn(2, NISA_F32, 0, nl, nr, 0, 0);
+                g_assert_cmphex(run1(c, in), ==, OK);
+                get(c, 2, 0, xt, ne * 4);       /* the columns' results */
+                for (unsigned r = 0; r < nr; r++) {
+                    for (unsigned i = 0; i < nl; i++) {
+                        memcpy(&cols[(uint64_t)r * nl + i],
+                               &xt[(uint64_t)i * nr + r], 4);
+                    }
+                }
+                memset(rows, 0xa5, ne * 4);     /* no stale result */
+                put(c, 2, 0, rows, ne * 4);
+                in.src[0] = tn(0, NISA_F32, 0, nr, nl, 0, 0);
+                in.axis = 1;
+                in.dst = tn(inplace ? 0 : 2, NISA_F32, 0, nr, nl, 0, 0);
+                g_assert_cmphex(run1(c, in), ==, OK);
+                get(c, inplace ? 0 : 2, 0, rows, ne * 4);
+                for (uint64_t e = 0; e < ne; e++) {
+                    if (rows[e] != cols[e]) {
+                        g_test_message("%u x %u, variant %u%s, element %"
+                                       PRIu64 ": want 0x%08x, got 0x%08x",
+                                       nr, nl, v, inplace ? " in place" : "",
+                                       e, cols[e], rows[e]);
+                    }
+                    g_assert_cmphex(rows[e], ==, cols[e]);
+                }
+                /* something real: row 0 is plain */
+                {
+                    const float *r0 = (const float *)rows;
+                    double sum = 0;
+
+                    for (unsigned i = 0; i < nl; i++) {
+                        sum += v == NISA_SM_SOFTMAX ? r0[i] : exp(r0[i]);
+                        g_assert_true(v == NISA_SM_SOFTMAX ?
+                                      r0[i] > 0 : r0[i] < 0);
+                    }
+                    g_assert_cmpfloat(fabs(sum - 1), <, 1e-3);
+                }
+                for (unsigned r = 0; r < nr; r++) {
+                    for (unsigned i = 0; i < nl; i++) {
+                        xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
+                    }
+                }
+            }
+        }
+    }
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -448,5 +536,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/reduce-rows/arg-indices", test_arg_rows);
     qtest_add_func("/trainium/reduce-rows/short-rows", test_short_rows);
     qtest_add_func("/trainium/reduce-rows/shared-rows", test_shared_rows);
+    qtest_add_func("/trainium/reduce-rows/softmax-rows", test_softmax_rows);
     return g_test_run();
 }
