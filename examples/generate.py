@@ -40,7 +40,9 @@ Tokens are bytes (vocabulary 256); --train-steps trains the model on
 gpt2.py's corpus first, so that the text is not noise.
 """
 import argparse
+import json
 import os
+import statistics
 import sys
 import time
 
@@ -341,7 +343,8 @@ def main():
                    help="default: graph on neuron, eager elsewhere")
     p.add_argument("--prompt", default="to be or not ")
     p.add_argument("--new", type=int, default=64, help="tokens to generate")
-    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--batch", type=int, nargs="+", default=[1],
+                   help="batch sizes (one run each)")
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     p.add_argument("--top-k", type=int, default=0)
@@ -352,8 +355,11 @@ def main():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2, help="llama: key/value heads")
     p.add_argument("--train-steps", type=int, default=0)
-    p.add_argument("--bench", action="store_true",
-                   help="time a warm generation: tokens/s of the decode steps")
+    p.add_argument("--bench", type=int, nargs="?", const=5, default=0, metavar="REPS",
+                   help="time REPS (5) warm generations: the prefill, the decode steps' "
+                        "ms and tokens/s (medians)")
+    p.add_argument("--json", action="store_true",
+                   help="print only the --bench figures, as one JSON object")
     a = p.parse_args()
     dev = torch.device(a.device)
     if dev.type == "neuron":
@@ -363,33 +369,58 @@ def main():
     if a.train_steps:
         t0 = time.time()
         loss = train(model, a.train_steps)
-        print(f"trained {a.train_steps} steps on {dev} in {time.time() - t0:.1f}s, "
-              f"loss {loss:.3f}")
-    prompt = encode(a.prompt).repeat(a.batch, 1)
-    dec = Decoder(model, a.batch, a.max_len, mode, a.temperature, a.top_k, a.top_p)
+        if not a.json:
+            print(f"trained {a.train_steps} steps on {dev} in {time.time() - t0:.1f}s, "
+                  f"loss {loss:.3f}")
+    figures = {}
+    for batch in a.batch:
+        run(model, dev, mode, batch, a, figures)
+    if a.json:
+        print(json.dumps(figures))
+
+
+def run(model, dev, mode, batch, a, figures):
+    prompt = encode(a.prompt).repeat(batch, 1)
+    dec = Decoder(model, batch, a.max_len, mode, a.temperature, a.top_k, a.top_p)
     torch.manual_seed(a.seed)
     t0 = time.time()
     out = dec.generate(prompt, a.new)
     first = time.time() - t0
-    for row in out[:min(a.batch, 4)]:
-        print(repr(decode_text(row)))
-    print(f"{a.model} on {dev} ({mode}): first generation of {a.new} tokens x {a.batch} "
-          f"in {first:.2f}s (captures/compiles included)")
+    say = (lambda *x, **k: None) if a.json else print
+    for row in out[:min(batch, 4)]:
+        say(repr(decode_text(row)))
+    say(f"{a.model} on {dev} ({mode}): first generation of {a.new} tokens x {batch} "
+        f"in {first:.2f}s (captures/compiles included)")
     if a.bench:
-        # warm: prefill timed alone, then the decode steps
+        pre_ms, step_ms = bench(dec, prompt, a.new, a.bench)
+        tps = batch * 1e3 / step_ms
+        say(f"{a.model} {dev.type} {mode} batch {batch}: prefill {pre_ms:.2f} ms "
+            f"({prompt.shape[1]} tokens), decode {step_ms:.3f} ms a step, {tps:.1f} tokens/s "
+            f"(medians of {a.bench} warm generations of {a.new} tokens)", flush=True)
+        name = f"generate_{a.model}_{dev.type}_{mode}_b{batch}"
+        figures.update({f"{name}_prefill_ms": round(pre_ms, 3),
+                        f"{name}_decode_step_ms": round(step_ms, 4),
+                        f"{name}_tokens_per_s": round(tps, 1)})
+
+
+def bench(dec, prompt, new, reps):
+    """Medians over @reps warm generations of the prefill's time and of
+    the time per decode step (the device synchronized around each), ms."""
+    dev = dec.device
+    pre, step = [], []
+    for _ in range(reps):
         sync(dev)
-        t0 = time.time()
+        t0 = time.perf_counter()
         dec.start(prompt)
         sync(dev)
-        t1 = time.time()
-        for _ in range(a.new - 1):
+        t1 = time.perf_counter()
+        for _ in range(new - 1):
             dec.step()
-        dec.tokens.cpu()
-        t2 = time.time()
-        steps = a.new - 1
-        print(f"prefill {1e3 * (t1 - t0):.1f} ms ({prompt.shape[1]} tokens x {a.batch}); "
-              f"decode {1e3 * (t2 - t1) / steps:.2f} ms a step, "
-              f"{steps * a.batch / (t2 - t1):.1f} tokens/s (batch {a.batch}, {steps} steps)")
+        sync(dev)
+        t2 = time.perf_counter()
+        pre.append(t1 - t0)
+        step.append((t2 - t1) / (new - 1))
+    return statistics.median(pre) * 1e3, statistics.median(step) * 1e3
 
 
 if __name__ == "__main__":
