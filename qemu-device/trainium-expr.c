@@ -479,26 +479,34 @@ static TRN_CLONES void trn_expr_f32_compare(const TrnEw *e, const float *x,
     g_assert_not_reached();     /* trn_expr_step() bounded the subop */
 }
 
+/*
+ * Eight lanes at a time in vector registers: a mask from the condition
+ * (!= 0, so a NaN is true, as in C) selects the bits of x or y. No local
+ * arrays: filled through memory lane by lane (and zeroed first, as QEMU
+ * builds with -ftrivial-auto-var-init=zero), they cost the core a stalled
+ * store-to-load forward per block -- a quarter of a masked attention's
+ * EXPR was that. d may be x or y (the same lanes): each block is loaded
+ * before it is stored.
+ */
+typedef float TrnV8f __attribute__((vector_size(32)));
+typedef int32_t TrnV8i __attribute__((vector_size(32)));
+
 static TRN_CLONES void trn_expr_f32_where(const float *c, const float *x,
                                           const float *y, float *d,
                                           uint64_t n)
 {
     uint64_t nn = (n + 7) & ~(uint64_t)7;
 
-    /* Both loaded first: a select, not a branch on a random mask. */
     for (uint64_t j = 0; j < nn; j += 8) {
-        float xv[8], yv[8], t[8];
+        TrnV8f cv, xv, yv;
+        TrnV8i m, r;
 
-        for (unsigned u = 0; u < 8; u++) {
-            xv[u] = x[j + u];
-            yv[u] = y[j + u];
-        }
-        for (unsigned u = 0; u < 8; u++) {
-            t[u] = c[j + u] != 0 ? xv[u] : yv[u];
-        }
-        for (unsigned u = 0; u < 8; u++) {
-            d[j + u] = t[u];
-        }
+        memcpy(&cv, c + j, sizeof(cv));
+        memcpy(&xv, x + j, sizeof(xv));
+        memcpy(&yv, y + j, sizeof(yv));
+        m = cv != (TrnV8f){ 0 };
+        r = (m & (TrnV8i)xv) | (~m & (TrnV8i)yv);
+        memcpy(d + j, &r, sizeof(r));
     }
 }
 

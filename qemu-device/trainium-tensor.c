@@ -439,6 +439,11 @@ void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out)
                 for (uint64_t j = 0; j < (cnt); j++) {                      \
                     o[j] = f[j];                                            \
                 }                                                           \
+            } else if ((st) == 0) {     /* a broadcast: one value */        \
+                double v_ = f[0];                                           \
+                for (uint64_t j = 0; j < (cnt); j++) {                      \
+                    o[j] = v_;                                              \
+                }                                                           \
             } else {                                                        \
                 for (uint64_t j = 0; j < (cnt); j++) {                      \
                     o[j] = f[(int64_t)j * (st)];                            \
@@ -485,6 +490,11 @@ void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out)
         float *o_ = out + (pos);                                            \
         if ((st) == 1) {                                                    \
             memcpy(o_, f_, (cnt) * sizeof(float));                          \
+        } else if ((st) == 0) {         /* a broadcast: one value */        \
+            float v_ = f_[0];                                               \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                o_[j] = v_;                                                 \
+            }                                                               \
         } else {                                                            \
             for (uint64_t j = 0; j < (cnt); j++) {                          \
                 o_[j] = f_[(int64_t)j * (st)];                              \
