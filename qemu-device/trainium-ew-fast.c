@@ -231,7 +231,28 @@ static inline QEMU_ALWAYS_INLINE bool trn_v_all(TrnV4i m)
 #define TRN_FMA_CLONES
 #endif
 
-#define TRN_FAST_KERNEL(NAME, VEC, REF, CLONES)                              \
+/*
+ * A group whose results are all +0 without computing them (@ZERO of its
+ * inputs): exp's of lanes all at or below -104, as trn_v_exp_f() gives
+ * them -- the masked half of a causal softmax's scores, -inf, skips the
+ * polynomial.
+ */
+static inline QEMU_ALWAYS_INLINE bool trn_v_exp_zero(const TrnV4f *xf)
+{
+    TrnV4i z = xf[0] <= -104.0f;
+
+    for (unsigned v = 1; v < TRN_FAST_N; v++) {
+        z &= xf[v] <= -104.0f;
+    }
+    return trn_v_all(z);
+}
+
+static inline QEMU_ALWAYS_INLINE bool trn_v_never(const TrnV4f *xf)
+{
+    return false;
+}
+
+#define TRN_FAST_KERNEL(NAME, VEC, REF, ZERO, CLONES)                        \
     static CLONES void NAME(const float *x, float *d, uint64_t n,            \
                                 bool quiet)                                  \
     {                                                                        \
@@ -242,6 +263,10 @@ static inline QEMU_ALWAYS_INLINE bool trn_v_all(TrnV4i m)
             TrnV4i ok[TRN_FAST_N], all;                                      \
                                                                              \
             memcpy(xf, x + j, sizeof(xf));                                   \
+            if (ZERO(xf)) {                                                  \
+                memset(d + j, 0, sizeof(f));                                 \
+                continue;                                                    \
+            }                                                                \
             _Pragma("GCC unroll 4")                                          \
             for (unsigned v = 0; v < TRN_FAST_N; v++) {                      \
                 ok[v] = VEC(xf[v], &f[v]);                                   \
@@ -282,11 +307,12 @@ static inline QEMU_ALWAYS_INLINE bool trn_v_all(TrnV4i m)
         }                                                                    \
     }
 
-TRN_FAST_KERNEL(trn_fast_exp, trn_v_exp_f, trn_un_exp, TRN_FMA_CLONES)
+TRN_FAST_KERNEL(trn_fast_exp, trn_v_exp_f, trn_un_exp, trn_v_exp_zero,
+                TRN_FMA_CLONES)
 TRN_FAST_KERNEL(trn_fast_gelu_tanh, trn_v_gelu_tanh, trn_un_gelu_tanh,
-                TRN_CLONES)
+                trn_v_never, TRN_CLONES)
 TRN_FAST_KERNEL(trn_fast_gelu_tanh_grad, trn_v_gelu_tanh_grad,
-                trn_un_gelu_tanh_grad, TRN_CLONES)
+                trn_un_gelu_tanh_grad, trn_v_never, TRN_CLONES)
 
 TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn)
 {
