@@ -176,10 +176,33 @@ static TrnView trn_block(const TrnView *v, uint64_t r0, uint64_t c0,
     return m;
 }
 
-/* dst = t (a dense tile, or 0) + bias + (dst if @acc), over the block. */
+/*
+ * dst = t (a dense tile, or 0) + bias + (dst if @acc), over the block.
+ * float32 throughout and no @acc: in float32 (a sum of two floats rounded
+ * once is the double sum rounded), through float buffers in @x and @y.
+ */
 static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
                          const float *t, double *x, double *y)
 {
+    if (dst->dtype == NISA_F32 && !acc && (!bias || bias->dtype == NISA_F32)) {
+        float *xf = (float *)x, *yf = (float *)y;
+
+        for (uint64_t s = 0; s < dst->numel; s += TRN_CHUNK_ELEMS) {
+            uint64_t n = MIN(TRN_CHUNK_ELEMS, dst->numel - s);
+
+            for (uint64_t j = 0; j < n; j++) {
+                xf[j] = t ? t[s + j] : 0.0f;
+            }
+            if (bias) {
+                trn_gather_f32(bias, s, n, yf);
+                for (uint64_t j = 0; j < n; j++) {
+                    xf[j] += yf[j];
+                }
+            }
+            trn_scatter_f32(dst, s, n, xf);
+        }
+        return;
+    }
     for (uint64_t s = 0; s < dst->numel; s += TRN_CHUNK_ELEMS) {
         uint64_t n = MIN(TRN_CHUNK_ELEMS, dst->numel - s);
 

@@ -482,6 +482,21 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
 #undef SCATTER_RUN
 }
 
+/* @n copies of @v at @o, four to a store. */
+static void trn_fill_f32(float *o, float v, uint64_t n)
+{
+    typedef float TrnV4fs __attribute__((vector_size(16)));
+    TrnV4fs vv = { v, v, v, v };
+    uint64_t j = 0;
+
+    for (; j + 4 <= n; j += 4) {
+        memcpy(o + j, &vv, sizeof(vv));
+    }
+    for (; j < n; j++) {
+        o[j] = v;
+    }
+}
+
 void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out)
 {
 #define GATHER_F32_RUN(p, st, cnt, pos)                                     \
@@ -491,10 +506,7 @@ void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out)
         if ((st) == 1) {                                                    \
             memcpy(o_, f_, (cnt) * sizeof(float));                          \
         } else if ((st) == 0) {         /* a broadcast: one value */        \
-            float v_ = f_[0];                                               \
-            for (uint64_t j = 0; j < (cnt); j++) {                          \
-                o_[j] = v_;                                                 \
-            }                                                               \
+            trn_fill_f32(o_, f_[0], (cnt));                                 \
         } else {                                                            \
             for (uint64_t j = 0; j < (cnt); j++) {                          \
                 o_[j] = f_[(int64_t)j * (st)];                              \

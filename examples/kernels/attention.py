@@ -21,29 +21,46 @@ import torch_neuron.kernels as nk
 NEG_INF = float("-inf")
 
 
-def _causal_mask(rows, j, block):
-    """[S, block] bool: key j + c is after query r (masked out). The
-    positions are float32 (exact to 2^24), so the mask's compare fuses with
-    the float32 arithmetic around it into one EXPR of float32 registers."""
+def _causal_bias(rows, j, block):
+    """[S, block] float32: -inf where key j + c comes after query r, else 0
+    (PyTorch's additive causal mask; positions exact to 2^24 in float32).
+    Small, and made before the scores' MATMUL, so that the addition
+    follows the product directly (one float32 pass shared by the card's
+    threads; the MATMUL's own bias operand would be added on the one
+    thread a product this small runs on)."""
     r = nk.arange(rows, dtype=nk.float32).reshape(rows, 1)
     c = nk.arange(j, j + block, dtype=nk.float32).reshape(1, block)
-    return c > r
+    return nk.where(c > r, NEG_INF, nk.zeros((rows, block)))
+
+
+def _scores(q3, kt, causal, j=0):
+    """q3 @ kt [BH, S, block], not yet scaled, -inf for the keys after
+    their query when @causal. The scale is applied where the scores are
+    next read, in the EXPR of the exp: softmax(x * scale) = exp((x - m) *
+    scale) / sum for the row max m of x (scale > 0, -inf stays -inf)."""
+    s, block = q3.shape[1], kt.shape[2]
+    if causal and j + block - 1 > 0:
+        bias = _causal_bias(s, j, block)
+        return nk.matmul(q3, kt, dtype=nk.float32) + bias
+    return nk.matmul(q3, kt, dtype=nk.float32)
 
 
 def _one_block(q3, k3, v3, out3, lse3, causal, scale):
-    """Every key in one tile: the scores once, a plain softmax (row max,
-    exp, row sum) and one product with V -- the online rescaling of the
-    tiled loop would only add work."""
-    s, sk = q3.shape[1], k3.shape[1]
-    sc = nk.matmul(q3, k3.transpose(1, 2), dtype=nk.float32) * scale    # [BH, S, SK]
-    if causal and sk > 1:
-        sc = nk.where(_causal_mask(s, 0, sk), NEG_INF, sc)
+    """Every key in one tile: the scores once, a plain softmax and one
+    product with V -- the online rescaling of the tiled loop would only
+    add work. The row sums of p come out of that product too: V gets a
+    column of ones (p @ [V | 1] = [p V | sum p]), which costs a copy of V
+    instead of a REDUCE over the [S, SK] probabilities."""
+    bh, sk, d = v3.shape
+    sc = _scores(q3, k3.transpose(1, 2), causal)                         # [BH, S, SK]
     m = nk.max(sc, 2, keepdim=True)
-    p = nk.exp(sc - m)
-    l = nk.sum(p, 2, keepdim=True)
-    vf = v3 if v3.dtype == nk.float32 else v3.to(nk.float32)
-    nk.div(nk.matmul(p, vf), l, out=out3)
-    nk.add(m, nk.log(l), out=lse3)
+    p = nk.exp((sc - m) * scale)
+    v1 = nk.ones((bh, sk, d + 1))
+    nk.copy(v1[:, :, :d], v3)
+    o1 = nk.matmul(p, v1)                                               # [BH, S, D + 1]
+    l = o1[:, :, d:]
+    nk.div(o1[:, :, :d], l, out=out3)
+    nk.add(m * scale, nk.log(l), out=lse3)
 
 
 @nk.kernel
@@ -66,19 +83,17 @@ def attention_fwd(q, k, v, causal: bool, block: int):
             break                                          # every later block is masked
         bj = min(block, sk - j)
         kj, vj = k3[:, j:j + bj, :], v3[:, j:j + bj, :]
-        sc = nk.matmul(q3, kj.transpose(1, 2), dtype=nk.float32) * scale   # [BH, S, bj]
-        if causal and j + bj - 1 > 0:
-            sc = nk.where(_causal_mask(s, j, bj), NEG_INF, sc)
+        sc = _scores(q3, kj.transpose(1, 2), causal, j)                     # [BH, S, bj]
         m_new = nk.maximum(m, nk.max(sc, 2, keepdim=True))
-        p = nk.exp(sc - m_new)
-        alpha = nk.exp(m - m_new)
+        p = nk.exp((sc - m_new) * scale)
+        alpha = nk.exp((m - m_new) * scale)
         nk.add(l * alpha, nk.sum(p, 2, keepdim=True), out=l)
         nk.mul(acc, alpha, out=acc)
         nk.matmul(p, vj.to(nk.float32) if vj.dtype != nk.float32 else vj, out=acc,
                   accumulate=True)
         nk.copy(m, m_new)
     nk.div(acc, l, out=out.reshape(b * h, s, d))
-    nk.add(m, nk.log(l), out=lse.reshape(b * h, s, 1))
+    nk.add(m * scale, nk.log(l), out=lse.reshape(b * h, s, 1))
     return out, lse
 
 
@@ -92,10 +107,8 @@ def attention_bwd(do, q, k, v, out, lse, causal: bool):
     do3, o3 = do.reshape(bh, s, d), out.reshape(bh, s, d)
     if q.dtype != nk.float32:     # bfloat16/float16: the products with p and ds in float32
         q3, k3, v3, do3 = (t.to(nk.float32) for t in (q3, k3, v3, do3))
-    sc = nk.matmul(q3, k3.transpose(1, 2), dtype=nk.float32) * scale    # [BH, S, SK]
-    if causal:
-        sc = nk.where(_causal_mask(s, 0, sk), NEG_INF, sc)
-    p = nk.exp(sc - lse.reshape(bh, s, 1))                 # the forward's probabilities
+    sc = _scores(q3, k3.transpose(1, 2), causal)                         # [BH, S, SK]
+    p = nk.exp(sc * scale - lse.reshape(bh, s, 1))         # the forward's probabilities
     dq, dk, dv = (nk.empty(t.shape, t.dtype) for t in (q, k, v))
     nk.matmul(p.transpose(1, 2), do3, out=dv.reshape(bh, sk, d))          # P^T dO
     dp = nk.matmul(do3, v3.transpose(1, 2))                # dO V^T  [BH, S, SK]
