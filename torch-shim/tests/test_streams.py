@@ -245,6 +245,7 @@ def test_generic_stream_and_event():
     t0.record(s)
     with torch.neuron.stream(s):
         c = (a @ b) @ b
+        _long_work()        # s stays busy past the queries, however fast the card
     t1.record(s)
     assert not s.query() and not t1.query()
     other = torch.Stream(device="neuron")
