@@ -6,6 +6,11 @@ the background work (lane B with it) that shares the guest's CPUs to finish.
 
   NEURON_CHECK_LAST   file names (space-separated) of the tests to run last
   NEURON_CHECK_WAIT   a file whose existence means the background work ended
+
+and for the watchdog of scripts/guest/check, in either lane:
+
+  NEURON_CHECK_CURRENT  a file that holds the test now running and when it
+                        started (seconds since the epoch)
 """
 import os
 import time
@@ -38,3 +43,16 @@ def pytest_runtest_setup(item):
     if reporter is not None:
         reporter.write_line(f"\n== the timed tests ({' '.join(sorted(_last))}) start: "
                             f"waited {time.monotonic() - t0:.0f} s for {wait}")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    current = os.environ.get("NEURON_CHECK_CURRENT")
+    if current:
+        with open(current, "w") as f:
+            f.write(f"{nodeid} {time.time():.0f}\n")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    current = os.environ.get("NEURON_CHECK_CURRENT")
+    if current and os.path.exists(current):
+        os.unlink(current)
