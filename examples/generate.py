@@ -61,8 +61,9 @@ VOCAB = 256
 # ---- the models' inference form -------------------------------------------
 
 def gpt2_hidden(model, idx, positions, cache, mask):
-    """gpt2.GPT2's forward over idx [B, T] at `positions` [T] with the static
-    cache (its blocks' own modules; dropout is off in inference)."""
+    """gpt2.GPT2's forward over idx [B, T] at `positions` [T] (or [B, T],
+    each sequence at its own place) with the static cache (its blocks' own
+    modules; dropout is off in inference)."""
     b, t = idx.shape
     x = model.wte(idx) + model.wpe(positions)
     for i, blk in enumerate(model.h):

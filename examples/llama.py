@@ -26,18 +26,26 @@ def cached_attention(q, k, v, layer_cache, positions, mask):
 
     q [B, H, T, D]; k, v [B, Hkv, T, D] (H a multiple of Hkv: grouped-query
     attention); layer_cache [2, B, Hkv, M, D], keys then values, M the
-    cache's length; positions [T] (long, on the device) where k and v go;
-    mask [T, M] (bool): which cache entries each query sees. Query head h
-    reads key/value head h // (H // Hkv): the query heads of a group are
-    stacked as rows of one attention over their shared cache, so the cache
-    is never repeated. Returns [B, H, T, D]."""
-    layer_cache[0].index_copy_(2, positions, k)
-    layer_cache[1].index_copy_(2, positions, v)
+    cache's length; positions [T] (long, on the device) where k and v go
+    and mask [T, M] (bool) which cache entries each query sees -- or, each
+    sequence at its own place (examples/serve.py's slots), positions [B, T]
+    and mask [B, T, M]. Query head h reads key/value head h // (H // Hkv):
+    the query heads of a group are stacked as rows of one attention over
+    their shared cache, so the cache is never repeated. Returns
+    [B, H, T, D]."""
     b, h, t, d = q.shape
     hkv = k.shape[1]
     g = h // hkv
+    if positions.dim() == 1:
+        layer_cache[0].index_copy_(2, positions, k)
+        layer_cache[1].index_copy_(2, positions, v)
+        m = mask.repeat(g, 1) if g > 1 else mask
+    else:
+        where = positions[:, None, :, None].expand(b, hkv, t, d)
+        layer_cache[0].scatter_(2, where, k)
+        layer_cache[1].scatter_(2, where, v)
+        m = (mask.repeat(1, g, 1) if g > 1 else mask)[:, None]
     qg = q.reshape(b, hkv, g * t, d)
-    m = mask.repeat(g, 1) if g > 1 else mask
     y = F.scaled_dot_product_attention(qg, layer_cache[0], layer_cache[1], attn_mask=m)
     return y.view(b, h, t, d)
 
@@ -130,11 +138,16 @@ class Llama(nn.Module):
 
     def hidden(self, idx, positions=None, cache=None, mask=None):
         """The final hidden states [B, T, d] of idx [B, T]; with a cache, of
-        tokens at `positions` [T] seeing the cache entries `mask` [T, M] allows."""
+        tokens at `positions` [T] (or [B, T]) seeing the cache entries
+        `mask` [T, M] (or [B, T, M]) allows (cached_attention())."""
         if positions is None:
             positions = torch.arange(idx.shape[1], device=idx.device)
-        cos = self.rope_cos.index_select(0, positions)
-        sin = self.rope_sin.index_select(0, positions)
+        if positions.dim() == 1:
+            cos = self.rope_cos.index_select(0, positions)
+            sin = self.rope_sin.index_select(0, positions)
+        else:  # [B, 1, T, D/2]: over each sequence's heads
+            cos = F.embedding(positions, self.rope_cos)[:, None]
+            sin = F.embedding(positions, self.rope_sin)[:, None]
         x = self.tok_embeddings(idx)
         for i, blk in enumerate(self.layers):
             x = blk(x, cos, sin, positions, None if cache is None else cache[i], mask)
