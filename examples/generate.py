@@ -36,6 +36,7 @@ CPU's tokens.
     python3 examples/generate.py --model gpt2 --prompt "to be or " --new 64
     python3 examples/generate.py --model llama --temperature 0.8 --top-k 20 --top-p 0.9
     python3 examples/generate.py --device cpu --batch 8 --bench
+    python3 examples/generate.py --model llama --int8 --dtype bfloat16
 Tokens are bytes (vocabulary 256); --train-steps trains the model on
 gpt2.py's corpus first, so that the text is not noise.
 """
@@ -356,6 +357,11 @@ def main():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2, help="llama: key/value heads")
     p.add_argument("--train-steps", type=int, default=0)
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                   help="the model's (and the cache's) dtype, after any training")
+    p.add_argument("--int8", action="store_true",
+                   help="weight-only int8 nn.Linear layers (examples/quantize.py), after "
+                        "any training")
     p.add_argument("--bench", type=int, nargs="?", const=5, default=0, metavar="REPS",
                    help="time REPS (5) warm generations: the prefill, the decode steps' "
                         "ms and tokens/s (medians)")
@@ -373,6 +379,11 @@ def main():
         if not a.json:
             print(f"trained {a.train_steps} steps on {dev} in {time.time() - t0:.1f}s, "
                   f"loss {loss:.3f}")
+    if a.dtype == "bfloat16":
+        model.to(torch.bfloat16)
+    if a.int8:
+        from quantize import quantize
+        quantize(model)
     figures = {}
     for batch in a.batch:
         run(model, dev, mode, batch, a, figures)
@@ -398,7 +409,8 @@ def run(model, dev, mode, batch, a, figures):
         say(f"{a.model} {dev.type} {mode} batch {batch}: prefill {pre_ms:.2f} ms "
             f"({prompt.shape[1]} tokens), decode {step_ms:.3f} ms a step, {tps:.1f} tokens/s "
             f"(medians of {a.bench} warm generations of {a.new} tokens)", flush=True)
-        name = f"generate_{a.model}_{dev.type}_{mode}_b{batch}"
+        variant = ("_int8" if a.int8 else "") + ("_bf16" if a.dtype == "bfloat16" else "")
+        name = f"generate_{a.model}_{dev.type}_{mode}{variant}_b{batch}"
         figures.update({f"{name}_prefill_ms": round(pre_ms, 3),
                         f"{name}_decode_step_ms": round(step_ms, 4),
                         f"{name}_tokens_per_s": round(tps, 1)})

@@ -470,7 +470,10 @@ def _index_dtype(index, what):
 
 def matmul(a, b, bias=None, *, out=None, accumulate=False, dtype=None):
     """a [..., M, K] @ b [..., K, N] (+ bias) (+ out with accumulate=True):
-    one MATMUL; batch dims broadcast, a transposed view costs nothing."""
+    one MATMUL; batch dims broadcast, a transposed view costs nothing. The
+    operands may differ in dtype when one is floating (the card reads each
+    as float32: an int8 weight exactly); the result is then the promoted
+    dtype unless dtype= or out= says otherwise."""
     _tensor(a, "matmul a")
     _tensor(b, "matmul b")
     if a.ndim < 2 or b.ndim < 2:
@@ -478,13 +481,14 @@ def matmul(a, b, bias=None, *, out=None, accumulate=False, dtype=None):
     if a.shape[-1] != b.shape[-2]:
         raise _err(f"matmul of shapes {a.shape} and {b.shape}: inner dims "
                    f"{a.shape[-1]} and {b.shape[-2]} differ")
-    if a.dtype != b.dtype:
-        raise _err(f"matmul of {a.dtype} and {b.dtype}: the operands have one dtype")
+    if a.dtype != b.dtype and not (a.dtype.is_floating_point or b.dtype.is_floating_point):
+        raise _err(f"matmul of {a.dtype} and {b.dtype}: operands of two dtypes need a "
+                   "floating one")
     batch = _broadcast("matmul batch dims", a.shape[:-2], b.shape[:-2])
     shape = batch + (a.shape[-2], b.shape[-1])
     if accumulate and out is None:
         raise _err("matmul: accumulate=True adds into out=, which is missing")
-    out = _out(out, shape, dtype or a.dtype, "matmul")
+    out = _out(out, shape, dtype or torch.promote_types(a.dtype, b.dtype), "matmul")
     if bias is not None:
         _tensor(bias, "matmul bias")
         _broadcast("matmul bias", shape, bias.shape)
