@@ -34,8 +34,10 @@ Each request's tokens are the greedy tokens of generating it alone
     python3 examples/serve.py --model llama --slots 8 --requests 32
     python3 examples/serve.py --device cpu --mode eager --json
 A request trace (arrival times, prompt lengths 4..40, 8..48 new tokens) is
-made from --seed; it reports each request's time to first token and time
-per output token, and the throughput.
+made from --seed; it is served once to capture the graphs (--warmup), then
+once timed: each request's time to first token and time per output token,
+and the throughput (generated tokens a second of wall time). --json prints
+them as one JSON object with keys serve_<model>_<device>_<mode>_s<slots>_*.
 """
 import argparse
 import collections
@@ -341,9 +343,9 @@ def main():
     steps0 = server.steps
     reqs, wall = server.run(trace)
     fig = summarize(reqs, wall, server.steps - steps0)
-    fig.update(model=a.model, device=dev.type, mode=mode, slots=a.slots)
     if a.json:
-        print(json.dumps(fig))
+        pre = f"serve_{a.model}_{dev.type}_{mode}_s{a.slots}_"
+        print(json.dumps({pre + k: v for k, v in fig.items()}))
         return
     print(f"{a.model} on {dev.type} ({mode}), {a.slots} slots: {fig['requests']} requests, "
           f"{fig['tokens']} tokens in {wall:.3f} s ({fig['tokens_per_s']:.0f} tokens/s, "
