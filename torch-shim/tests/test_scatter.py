@@ -185,3 +185,54 @@ def test_cdist_matmul_form():
     # more than 25 rows: the CPU (and the card) use |a|^2 + |b|^2 - 2ab
     a, b = torch.randn(30, 8), torch.randn(27, 8)
     assert_close(torch.cdist(a.to(N), b.to(N)), torch.cdist(a, b))
+
+
+def test_boolean_mask_put_of_a_scalar():
+    """x[mask] = v for a boolean mask over x's leading dims (or all of them)
+    and a scalar v -- a CPU number or a 0-dim card tensor, floats and ints --
+    is the CPU's, reads nothing back to the host, and so can be captured in
+    a NeuronGraph (torchaudio's wav2vec2 encoder zeroes padding this way).
+    A mask that does not match, a tensor of values, accumulate: the general
+    path, as before."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 4, 5, generator=g)
+    for mask, v in [(torch.rand(3, 4, generator=g) > 0.5, 0.0),
+                    (torch.rand(3, 4, 5, generator=g) > 0.5, float("nan")),
+                    (torch.rand(3, generator=g) > 0.5, torch.tensor(2.5)),
+                    (torch.zeros(3, 4, dtype=torch.bool), 1.0)]:
+        want = x.clone()
+        want[mask] = v
+        got = x.to(N)
+        vn = v.to(N) if isinstance(v, torch.Tensor) else v
+        got[mask.to(N)] = vn
+        assert_close(got, want)
+    xi = torch.arange(24).view(4, 6)
+    mi = xi % 3 == 0
+    want = xi.clone()
+    want[mi] = -7
+    got = xi.to(N)
+    got[mi.to(N)] = -7
+    assert torch.equal(got.cpu(), want)
+    # captured: the mask and the data change between replays
+    xs, ms = x.clone().to(N), (torch.rand(3, 4, generator=g) > 0.5).to(N)
+    graph = torch.neuron.NeuronGraph()
+    with torch.neuron.graph(graph):
+        xs[ms] = 0.0
+    for _ in range(2):
+        x2, m2 = torch.randn(3, 4, 5, generator=g), torch.rand(3, 4, generator=g) > 0.5
+        xs.copy_(x2)
+        ms.copy_(m2)
+        graph.replay()
+        x2[m2] = 0.0
+        assert torch.equal(xs.cpu(), x2)
+    # the general path: values of the selection's length, accumulate
+    m = torch.rand(3, 4, generator=g) > 0.3
+    vals = torch.randn(int(m.sum()), 5, generator=g)
+    want = x.clone()
+    want[m] = vals
+    got = x.to(N)
+    got[m.to(N)] = vals.to(N)
+    assert_close(got, want)
+    want = x.clone().index_put_((m,), torch.tensor(1.0), accumulate=True)
+    got = x.to(N).index_put_((m.to(N),), torch.tensor(1.0).to(N), accumulate=True)
+    assert_close(got, want)

@@ -2,6 +2,8 @@
 // Indexing on the card: index_select (embedding), gather, scatter_add,
 // index_add, embedding's backward and max_norm renormalization, advanced indexing (index.Tensor,
 // index_put_), take, put_ and masked_scatter_.
+#include <ATen/MemoryOverlap.h>
+
 #include "NeuronOps.h"
 #include "NeuronScatter.h"
 
@@ -317,8 +319,33 @@ void scatter_into_view(const at::Tensor& x, int64_t nb, int64_t total, int64_t n
     x.copy_(x3.view(x.sizes()));
 }
 
+// x[mask] = v for one boolean mask over x's leading dims and a 0-dim v: one
+// WHERE on the card, with no count of the mask read back (the general path
+// below needs nonzero's) -- so it can be captured in a graph (torchaudio's
+// wav2vec2 encoder zeroes its padded frames this way). True if done.
+bool put_masked_scalar(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                       const at::Tensor& values) {
+  if (indices.size() != 1 || values.dim() != 0)
+    return false;
+  std::optional<at::Tensor> m = indices.get(0);
+  if (!m || m->scalar_type() != at::kBool || !is_neuron(*m) || m->dim() == 0 ||
+      m->dim() > self.dim() || m->sizes() != self.sizes().slice(0, m->dim()))
+    return false;
+  check_device(self, *m);
+  at::assert_no_internal_overlap(self);
+  at::Tensor v = put_values(self, values);
+  std::vector<int64_t> shape(m->sizes().begin(), m->sizes().end());
+  shape.resize(self.dim(), 1);
+  at::Tensor mask = m->reshape(shape);
+  nrn_tensor_desc o = desc(self), dm = desc(mask), dv = desc(v);
+  NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
+  return true;
+}
+
 at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                             const at::Tensor& values, bool accumulate, bool unsafe) {
+  if (!accumulate && self.numel() > 0 && put_masked_scalar(self, indices, values))
+    return self;
   at::Tensor v = put_values(self, values);
   AdvPlan p = plan_index(self, indices);
   int64_t L = p.lin.numel();
