@@ -404,36 +404,61 @@ def run(model, dev, mode, batch, a, figures):
     say(f"{a.model} on {dev} ({mode}): first generation of {a.new} tokens x {batch} "
         f"in {first:.2f}s (captures/compiles included)")
     if a.bench:
-        pre_ms, step_ms = bench(dec, prompt, a.new, a.bench)
+        pre_ms, step_ms, launches = bench(dec, prompt, a.new, a.bench)
         tps = batch * 1e3 / step_ms
         say(f"{a.model} {dev.type} {mode} batch {batch}: prefill {pre_ms:.2f} ms "
             f"({prompt.shape[1]} tokens), decode {step_ms:.3f} ms a step, {tps:.1f} tokens/s "
-            f"(medians of {a.bench} warm generations of {a.new} tokens)", flush=True)
+            f"(medians of {a.bench} warm generations of {a.new} tokens)"
+            + ("" if launches is None else f", {launches:g} card jobs a step"), flush=True)
         variant = ("_int8" if a.int8 else "") + ("_bf16" if a.dtype == "bfloat16" else "")
         name = f"generate_{a.model}_{dev.type}_{mode}{variant}_b{batch}"
         figures.update({f"{name}_prefill_ms": round(pre_ms, 3),
                         f"{name}_decode_step_ms": round(step_ms, 4),
                         f"{name}_tokens_per_s": round(tps, 1)})
+        if launches is not None:
+            figures[f"{name}_launches_per_decode_step"] = round(launches, 3)
+
+
+def submitted_jobs():
+    """Jobs the cards' driver has submitted (the sum of debugfs'
+    accel/*/counters "submitted" lines; root only), or None."""
+    import glob
+    total = None
+    for path in glob.glob("/sys/kernel/debug/accel/*/counters"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("submitted "):
+                        total = (total or 0) + int(line.split()[1])
+        except OSError:
+            return None
+    return total
 
 
 def bench(dec, prompt, new, reps):
     """Medians over @reps warm generations of the prefill's time and of
-    the time per decode step (the device synchronized around each), ms."""
+    the time per decode step (the device synchronized around each), ms;
+    and the card jobs submitted per decode step (None where not known)."""
     dev = dec.device
     pre, step = [], []
+    jobs = 0
     for _ in range(reps):
         sync(dev)
         t0 = time.perf_counter()
         dec.start(prompt)
         sync(dev)
         t1 = time.perf_counter()
+        j0 = submitted_jobs() if dev.type == "neuron" else None
         for _ in range(new - 1):
             dec.step()
         sync(dev)
         t2 = time.perf_counter()
+        j1 = submitted_jobs() if j0 is not None else None
+        jobs = None if j1 is None or jobs is None else jobs + j1 - j0
         pre.append(t1 - t0)
         step.append((t2 - t1) / (new - 1))
-    return statistics.median(pre) * 1e3, statistics.median(step) * 1e3
+    per_step = None if jobs is None else jobs / (reps * (new - 1))
+    return statistics.median(pre) * 1e3, statistics.median(step) * 1e3, per_step
 
 
 if __name__ == "__main__":
