@@ -5,7 +5,8 @@ and bfloat16 inference on the card. The quantization keeps every weight
 within half a step of its row's scale; a layer's output stays within the
 bound that implies; the card's int8 product (a MATMUL reading the int8
 weights) gives the CPU's; greedy generation with int8 weights gives the
-CPU's tokens, graphed; a bfloat16 model generates on the card
+CPU's tokens, graphed, and torchaudio's wav2vec2 quantized transcribes as
+on the CPU; a bfloat16 model generates on the card
 with the same logits as on the CPU, to bfloat16's precision."""
 import copy
 import os
@@ -104,3 +105,17 @@ def test_bfloat16_generation():
     graphed = dec.generate(prompt, 20)
     eager = G.Decoder(card, 1, MAX_LEN, "eager").generate(prompt, 20)
     assert torch.equal(graphed, eager)
+
+
+def test_int8_torchaudio_wav2vec2():
+    """quantize() on a model nobody here wrote: torchaudio's wav2vec2 (from
+    its factory, examples/asr.py's size) gets int8 encoder and head layers,
+    and transcribes on the card, graphed, as on the CPU."""
+    pytest.importorskip("torchaudio")
+    import asr
+    model = Q.quantize(asr.make_model())
+    assert sum(isinstance(m, Q.Int8Linear) for m in model.modules()) >= 10
+    audio = asr.make_audio(6, seed=1, seconds=(0.5, 1.5))
+    want = asr.Transcriber(model).transcribe(audio, batch=3)
+    card = asr.Transcriber(copy.deepcopy(model).to(N), "graph")
+    assert card.transcribe(audio, batch=3) == want
