@@ -4,7 +4,8 @@
 #                and a PyTorch program on device "neuron"
 #   make check   set everything up, run every test suite, print totals
 # and their parts: setup qemu guest stack bench fuzz sweep shell clean; the
-# multi-card and multi-VM checks beyond make check: check-multicard check-cluster.
+# warm session: up reload down; the checks beyond make check: check-multicard
+# check-cluster check-session.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -32,8 +33,27 @@ stack: qemu guest-stack
 guest-stack: guest
 	@$(S)/build-stack
 
+# NEURON_SESSION=1: in the warm session (make up) instead of a VM of its own.
 run: stack
-	@$(S)/vm run -- scripts/guest/demo
+	@if [ -n "$(NEURON_SESSION)" ]; then $(S)/vm exec -- scripts/guest/demo; \
+	else $(S)/vm run -- scripts/guest/demo; fi
+
+# The warm session (scripts/vm-session): a VM that stays up with the driver
+# loaded and torch imported; `scripts/vm exec -- CMD` runs commands in it.
+up: stack
+	@$(S)/vm up
+
+# Rebuild what changed and load it into the running session.
+reload: stack
+	@$(S)/vm reload
+
+down:
+	@$(S)/vm down
+
+# The session's lifecycle with the real warm interpreter: a shim change
+# reloaded, a program's start-up timed (make check runs a lighter one).
+check-session: stack
+	@$(S)/tests/session-test --full
 
 check: stack
 	@$(S)/check
@@ -81,4 +101,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest guest-stack stack run check check-cluster check-multicard bench fuzz sweep shell module clean
+.PHONY: all setup qemu guest guest-stack stack run up reload down check check-cluster check-multicard check-session bench fuzz sweep shell module clean

@@ -24,7 +24,9 @@ says so and starts a fresh interpreter instead. PYTHONPATH is honoured
 (sys.path is rebuilt from it), modules already imported excepted.
 `run` waits for the server's socket up to PREFORK_WAIT seconds (600), and
 starts a fresh interpreter if it does not come or the server failed; if the
-client dies, the server kills the child's process group.
+client dies, the server kills the child's process group. SIGINT, SIGTERM,
+SIGHUP and SIGQUIT sent to `run` go to the child's process group (an
+uncaught ^C ends the child as it ends an interpreter: status 130).
 """
 import builtins
 import fcntl
@@ -149,6 +151,11 @@ def child_main(req, fds, server_fds):
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if not isinstance(e.code, int) and e.code is not None:
             print(e.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        # As the interpreter ends on an uncaught ^C: the traceback, then
+        # killed by SIGINT (status 130 to a shell), once atexit ran.
+        traceback.print_exc()
+        code = -signal.SIGINT
     except BaseException:  # noqa: BLE001 -- as the interpreter reports it
         traceback.print_exc()
     finally:
@@ -158,6 +165,9 @@ def child_main(req, fds, server_fds):
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            if code == -signal.SIGINT:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
             os._exit(code & 0xff)
 
 
@@ -265,6 +275,10 @@ def serve_on(path, modules):
             pass  # it has already done so, or exited
         for fd in fds:
             os.close(fd)
+        try:  # the client forwards its signals to the child's group
+            conn.sendall(struct.pack("!i", pid))
+        except OSError:
+            pass
         children[pid] = conn
         sel.register(conn, selectors.EVENT_READ)
 
@@ -327,12 +341,24 @@ def run(path, argv):
     sock.sendall(HEADER.pack(len(msg)))
     socket.send_fds(sock, [msg], fds)
     try:
+        (pid,) = struct.unpack("!i", recv_exact(sock, 4))
+        if pid == REFUSED:
+            fresh(argv, sock.recv(4096).decode())
+        # The program runs in a process group of its own, in the server's
+        # session: what would interrupt or end this process goes to it.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, lambda s, _f: forward(pid, s))
         (code,) = struct.unpack("!i", recv_exact(sock, 4))
     except EOFError:
         sys.exit("prefork: the server went away")
-    if code == REFUSED:
-        fresh(argv, sock.recv(4096).decode())
     sys.exit(128 - code if code < 0 else code)
+
+
+def forward(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def main(argv):
