@@ -163,6 +163,16 @@ class Server:
         except (EOFError, OSError, ValueError):
             pass
         finally:
+            # Closing with the client's frames unread would reset the
+            # connection, and the client could lose the last ones sent
+            # (EXIT): end ours, read until it closes.
+            try:
+                conn.shutdown(socket.SHUT_WR)
+                conn.settimeout(5)
+                while conn.recv(65536):
+                    pass
+            except OSError:
+                pass
             conn.close()
 
     def reload(self, req):
