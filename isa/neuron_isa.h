@@ -58,30 +58,85 @@ struct nisa_tensor {
 	__s64 strides[NISA_MAX_DIMS];
 };
 
+/*
+ * The instruction table: one line per opcode, in number order,
+ *   X(NAME, name, CLASS, DST, SRC0, SRC1, SRC2, SUBOPS)
+ * The opcode enum, the device's dispatch, libneuron's disassembler, its
+ * fusion and its capture's dependency tracking are generated from it
+ * (docs/adding-an-operator.md): an opcode is added by one line here plus
+ * its handler in the device, named after @name (qemu-device/, a missing one
+ * is a build error), and its section in docs/hardware.md.
+ *
+ * CLASS is what the layers decide by:
+ *   NONE    does nothing
+ *   EW      elementwise: dst[i] = f(src[][i]) over operands broadcast to
+ *           dst's shape; the device's elementwise engine runs it, an EXPR
+ *           step can be one, libneuron fuses them into EXPRs
+ *   AXIS    along @axis of src0 (reductions, softmax, sorting, scans)
+ *   INDEX   positions named by an index tensor (src1) along @axis
+ *   MATMUL  matrix products
+ *   LINALG  dense linear algebra, one LAPACK routine per subop
+ *   GEN     dst made from the instruction's scalars alone
+ *   CLOCK   reads the card's clock: never reordered against anything
+ *   GROUP   an EXPR: the first of a group of instructions
+ *   CONT    a continuation of the group before it
+ * DST, SRC0..SRC2 are the operands' roles (enum nisa_role below), the
+ * largest use an opcode makes of each; flags narrow some. SUBOPS names
+ * the table its @subop indexes (NISA_<SUBOPS>_OPS), NONE when @subop is 0.
+ */
+#define NISA_OPCODES(X)							\
+	X(NOP, nop, NONE, N, N, N, N, NONE)				\
+	X(FILL, fill, EW, W, N, N, N, NONE)	/* dst = scalar */	\
+	X(COPY, copy, EW, W, R, N, N, NONE)	/* converting the dtype */ \
+	X(UNARY, unary, EW, W, R, N, N, UNARY)	/* dst = fn(src0) */	\
+	X(BINARY, binary, EW, W, R, RS, N, BINARY) /* src0 op (alpha src1) */ \
+	X(COMPARE, compare, EW, W, R, RS, N, COMPARE) /* bool dst */	\
+	X(WHERE, where, EW, W, R, R, R, NONE)	/* src0 ? src1 : src2 */ \
+	X(REDUCE, reduce, AXIS, W, R, N, N, REDUCE)			\
+	X(SOFTMAX, softmax, AXIS, W, R, N, N, SOFTMAX)			\
+	X(MATMUL, matmul, MATMUL, WA, R, R, RB, NONE) /* src0 @ src1 (+ src2) */ \
+	X(GATHER, gather, INDEX, W, R, R, N, INDEX)			\
+	X(SCATTER_ADD, scatter_add, INDEX, RW, R, R, N, INDEX)		\
+	X(TIMESTAMP, timestamp, CLOCK, W, N, N, N, NONE) /* one I64, ns */ \
+	X(RANDOM, random, GEN, W, N, N, N, RANDOM) /* Philox4x32-10 */	\
+	X(LINALG, linalg, LINALG, W, LA, LA, LA, LINALG)		\
+	X(SORT, sort, AXIS, W, R, WI, N, NONE)				\
+	X(SCAN, scan, AXIS, W, R, WI, N, SCAN)	/* inclusive */		\
+	X(SCATTER, scatter, INDEX, RW, R, R, N, SCATTER)		\
+	X(IOTA, iota, GEN, W, N, N, N, NONE)	/* @scalar + i @alpha */ \
+	X(EXPR, expr, GROUP, W, RX, RX, RX, NONE) /* elementwise program */ \
+	X(EXPR_DATA, expr_data, CONT, XD, XD, XD, XD, EXPR_DATA)
+
 /* Opcodes. */
+#define NISA_INSN_ENUM_(NAME, ...)	NISA_INSN_##NAME,
 enum nisa_opcode {
-	NISA_INSN_NOP		= 0,
-	NISA_INSN_FILL		= 1,	/* dst = scalar */
-	NISA_INSN_COPY		= 2,	/* dst = src0, converting the dtype */
-	NISA_INSN_UNARY		= 3,	/* dst = fn(src0) */
-	NISA_INSN_BINARY		= 4,	/* dst = src0 op (alpha * src1) */
-	NISA_INSN_COMPARE	= 5,	/* dst (bool) = src0 cmp src1 */
-	NISA_INSN_WHERE		= 6,	/* dst = src0 ? src1 : src2 */
-	NISA_INSN_REDUCE		= 7,	/* dst = reduce(src0) along @axis */
-	NISA_INSN_SOFTMAX	= 8,	/* dst = softmax(src0) along @axis */
-	NISA_INSN_MATMUL		= 9,	/* dst = src0 @ src1 (+ src2) (+ dst) */
-	NISA_INSN_GATHER		= 10,	/* dst = src0 indexed by src1 along @axis */
-	NISA_INSN_SCATTER_ADD	= 11,	/* dst += src0 at src1 along @axis */
-	NISA_INSN_TIMESTAMP	= 12,	/* dst (one I64) = the card's clock, ns */
-	NISA_INSN_RANDOM		= 13,	/* dst = Philox4x32-10(@scalar, @alpha + i) */
-	NISA_INSN_LINALG		= 14,	/* dense linear algebra (@subop) */
-	NISA_INSN_SORT		= 15,	/* dst, indices = sort(src0) along @axis */
-	NISA_INSN_SCAN		= 16,	/* dst = inclusive scan of src0 along @axis */
-	NISA_INSN_SCATTER	= 17,	/* dst op= src0 at src1, reduce @subop */
-	NISA_INSN_IOTA		= 18,	/* dst[i] = @scalar + i * @alpha */
-	NISA_INSN_EXPR		= 19,	/* dst = a program of elementwise steps */
-	NISA_INSN_EXPR_DATA	= 20,	/* the operands/steps of the EXPR before */
+	NISA_OPCODES(NISA_INSN_ENUM_)
 	NISA_NUM_OPCODES
+};
+
+/* The CLASS column. */
+enum nisa_class {
+	NISA_CLASS_NONE, NISA_CLASS_EW, NISA_CLASS_AXIS, NISA_CLASS_INDEX,
+	NISA_CLASS_MATMUL, NISA_CLASS_LINALG, NISA_CLASS_GEN, NISA_CLASS_CLOCK,
+	NISA_CLASS_GROUP, NISA_CLASS_CONT,
+};
+
+/* The roles in the tables: what an instruction does with an operand. */
+enum nisa_role {
+	NISA_ROLE_N,	/* unused: all its fields zero */
+	NISA_ROLE_R,	/* read */
+	NISA_ROLE_W,	/* written */
+	NISA_ROLE_RW,	/* read and written: an update in place */
+	NISA_ROLE_WA,	/* written; read too with NISA_IF_ACCUMULATE */
+	NISA_ROLE_RS,	/* read, unless NISA_IF_SCALAR (@scalar stands for it) */
+	NISA_ROLE_RB,	/* read with NISA_IF_BIAS, else unused */
+	NISA_ROLE_WI,	/* written with NISA_IF_INDICES, else unused */
+	NISA_ROLE_WV,	/* written, unless NISA_IF_LA_NOVEC */
+	NISA_ROLE_WL,	/* written with NISA_IF_LA_LOG, else unused */
+	NISA_ROLE_RX,	/* EXPR input i: read when @axis (the input count) > i */
+	NISA_ROLE_LA,	/* LINALG: the subop's row of NISA_LINALG_OPS says */
+	NISA_ROLE_XD,	/* EXPR_DATA: INPUTS reads every operand; STEPS has
+			 * only a dst, the EXPR's own (written) */
 };
 
 /*
@@ -163,44 +218,69 @@ enum nisa_opcode {
 	X(INF_TO, inf_to, REAL)		/* +inf -> p, -inf -> q */	\
 	X(THRESHOLD, threshold, REAL)	/* x <= p ? q : x */
 
-/* NISA_INSN_BINARY operators: x op (alpha * y), alpha for ADD and SUB. */
+/*
+ * NISA_INSN_BINARY operators: x op (alpha * y), alpha for ADD and SUB.
+ * X(NAME, name, KIND, RESULT): RESULT is the type of the framework's
+ * operator for integer operands, which the card does not decide (it
+ * rounds into dst's dtype, whatever it is): SAME, the operands' promoted
+ * type, or FLOAT, the default floating type (true division, atan2...).
+ */
 #define NISA_BINARY_OPS(X)						\
-	X(ADD, add, EXACT) X(SUB, sub, EXACT) X(MUL, mul, EXACT)	\
-	X(DIV, div, EXACT)	/* integers: truncating */		\
-	X(MAX, max, EXACT) X(MIN, min, EXACT) X(POW, pow, REAL)		\
-	X(AND, and, BITS) X(OR, or, BITS) X(XOR, xor, BITS)		\
-	X(FLOORDIV, floordiv, EXACT)	/* floor(x / y) */		\
-	X(REM, rem, EXACT)	/* x - floor(x / y) * y: the divisor's sign */ \
-	X(DIV_TRUNC, div_trunc, EXACT)	/* trunc(x / y) */		\
-	X(FMOD, fmod, EXACT)	/* x - trunc(x / y) * y: the dividend's sign */ \
-	X(ATAN2, atan2, REAL) X(HYPOT, hypot, REAL)			\
-	X(COPYSIGN, copysign, REAL) X(LOGADDEXP, logaddexp, REAL)	\
-	X(LOGADDEXP2, logaddexp2, REAL) X(XLOGY, xlogy, REAL)		\
-	X(SHL, shl, BITS) X(SHR, shr, BITS)	/* arithmetic right shift */ \
-	X(FMAX, fmax, EXACT) X(FMIN, fmin, EXACT)	/* NaN ignored */ \
-	X(HEAVISIDE, heaviside, EXACT)	/* x == 0 ? y : x > 0 */	\
-	X(NEXTAFTER, nextafter, REAL)	/* in float32 */		\
-	X(ZETA, zeta, REAL) X(XLOG1PY, xlog1py, REAL)			\
-	X(IGAMMA, igamma, REAL) X(IGAMMAC, igammac, REAL)		\
+	X(ADD, add, EXACT, SAME) X(SUB, sub, EXACT, SAME)		\
+	X(MUL, mul, EXACT, SAME)					\
+	X(DIV, div, EXACT, FLOAT) /* integers: truncating */		\
+	X(MAX, max, EXACT, SAME) X(MIN, min, EXACT, SAME)		\
+	X(POW, pow, REAL, SAME)						\
+	X(AND, and, BITS, SAME) X(OR, or, BITS, SAME)			\
+	X(XOR, xor, BITS, SAME)						\
+	X(FLOORDIV, floordiv, EXACT, SAME) /* floor(x / y) */		\
+	/* x - floor(x / y) * y: the divisor's sign */			\
+	X(REM, rem, EXACT, SAME)					\
+	X(DIV_TRUNC, div_trunc, EXACT, SAME) /* trunc(x / y) */		\
+	/* x - trunc(x / y) * y: the dividend's sign */			\
+	X(FMOD, fmod, EXACT, SAME)					\
+	X(ATAN2, atan2, REAL, FLOAT)					\
+	X(HYPOT, hypot, REAL, FLOAT)					\
+	X(COPYSIGN, copysign, REAL, FLOAT)				\
+	X(LOGADDEXP, logaddexp, REAL, FLOAT)				\
+	X(LOGADDEXP2, logaddexp2, REAL, FLOAT)				\
+	X(XLOGY, xlogy, REAL, FLOAT)					\
+	X(SHL, shl, BITS, SAME)						\
+	X(SHR, shr, BITS, SAME)		/* arithmetic right shift */	\
+	X(FMAX, fmax, EXACT, SAME)	/* NaN ignored */		\
+	X(FMIN, fmin, EXACT, SAME)	/* NaN ignored */		\
+	X(HEAVISIDE, heaviside, EXACT, SAME) /* x == 0 ? y : x > 0 */	\
+	X(NEXTAFTER, nextafter, REAL, SAME) /* in float32 */		\
+	X(ZETA, zeta, REAL, FLOAT)					\
+	X(XLOG1PY, xlog1py, REAL, FLOAT)				\
+	X(IGAMMA, igamma, REAL, SAME)					\
+	X(IGAMMAC, igammac, REAL, SAME)					\
 	/* orthogonal polynomials of x, degree y (truncated) */	\
-	X(CHEB_T, cheb_t, REAL) X(CHEB_U, cheb_u, REAL)			\
-	X(CHEB_V, cheb_v, REAL) X(CHEB_W, cheb_w, REAL)			\
-	X(SCHEB_T, scheb_t, REAL) X(SCHEB_U, scheb_u, REAL)		\
-	X(SCHEB_V, scheb_v, REAL) X(SCHEB_W, scheb_w, REAL)		\
-	X(HERMITE_H, hermite_h, REAL) X(HERMITE_HE, hermite_he, REAL)	\
-	X(LAGUERRE_L, laguerre_l, REAL) X(LEGENDRE_P, legendre_p, REAL)	\
-	X(PRELU, prelu, REAL)		/* x > 0 ? x : y x */
+	X(CHEB_T, cheb_t, REAL, SAME)					\
+	X(CHEB_U, cheb_u, REAL, SAME)					\
+	X(CHEB_V, cheb_v, REAL, SAME)					\
+	X(CHEB_W, cheb_w, REAL, SAME)					\
+	X(SCHEB_T, scheb_t, REAL, SAME)					\
+	X(SCHEB_U, scheb_u, REAL, SAME)					\
+	X(SCHEB_V, scheb_v, REAL, SAME)					\
+	X(SCHEB_W, scheb_w, REAL, SAME)					\
+	X(HERMITE_H, hermite_h, REAL, SAME)				\
+	X(HERMITE_HE, hermite_he, REAL, SAME)				\
+	X(LAGUERRE_L, laguerre_l, REAL, SAME)				\
+	X(LEGENDRE_P, legendre_p, REAL, SAME)				\
+	X(PRELU, prelu, REAL, SAME) /* x > 0 ? x : y x */
 
 /* NISA_INSN_COMPARE predicates: dst (bool) = x cmp y. */
 #define NISA_COMPARE_OPS(X)						\
 	X(EQ, eq, EXACT) X(NE, ne, EXACT) X(LT, lt, EXACT)		\
 	X(LE, le, EXACT) X(GT, gt, EXACT) X(GE, ge, EXACT)		\
-	X(LAND, land, EXACT) X(LOR, lor, EXACT) X(LXOR, lxor, EXACT)	\
+	X(LAND, land, EXACT) X(LOR, lor, EXACT)				\
+	X(LXOR, lxor, EXACT)						\
 	/* logical: an operand is true when it is not 0 (NaN is true) */
 
-#define NISA_UN_ENUM_(NAME, name, kind)		NISA_UN_##NAME,
-#define NISA_BIN_ENUM_(NAME, name, kind)	NISA_BIN_##NAME,
-#define NISA_CMP_ENUM_(NAME, name, kind)	NISA_CMP_##NAME,
+#define NISA_UN_ENUM_(NAME, ...)	NISA_UN_##NAME,
+#define NISA_BIN_ENUM_(NAME, ...)	NISA_BIN_##NAME,
+#define NISA_CMP_ENUM_(NAME, ...)	NISA_CMP_##NAME,
 
 /* NISA_INSN_UNARY functions (@subop). */
 enum nisa_unary {
@@ -220,26 +300,25 @@ enum nisa_compare {
 	NISA_NUM_COMPARE
 };
 
-/* NISA_INSN_REDUCE reductions (@subop). */
-enum nisa_reduce {
-	NISA_RED_SUM = 0, NISA_RED_MEAN, NISA_RED_MAX, NISA_RED_MIN,
-	NISA_RED_ARGMAX, NISA_RED_ARGMIN,
-	NISA_RED_PROD,		/* integers: exact, wrapping at the store */
-	NISA_NUM_REDUCE
-};
+/*
+ * NISA_INSN_REDUCE reductions (@subop): X(NAME, name, EMPTY). EMPTY is
+ * what the reduction of an empty axis gives: ZERO, ONE, NAN (a mean:
+ * 0 / 0), or NONE: then the instruction is NISA_ERR_BAD_INSN (the
+ * extremes and their positions have no value to give).
+ */
+#define NISA_REDUCE_OPS(X)						\
+	X(SUM, sum, ZERO) X(MEAN, mean, NAN)				\
+	X(MAX, max, NONE) X(MIN, min, NONE)				\
+	X(ARGMAX, argmax, NONE) X(ARGMIN, argmin, NONE)			\
+	X(PROD, prod, ONE)	/* integers: exact, wrapping at the store */
 
 /* NISA_INSN_SOFTMAX variants (@subop). */
-enum nisa_softmax {
-	NISA_SM_SOFTMAX = 0, NISA_SM_LOG_SOFTMAX,
-	NISA_NUM_SOFTMAX
-};
+#define NISA_SOFTMAX_OPS(X)	X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax)
 
 /* NISA_INSN_GATHER / NISA_INSN_SCATTER_ADD forms (@subop). */
-enum nisa_index_mode {
-	NISA_IDX_SELECT = 0,	/* index_select / index_add: src1 is 1-D */
-	NISA_IDX_ELEMENT,	/* gather / scatter_add: src1 has dst's (src0's) shape */
-	NISA_NUM_IDX
-};
+#define NISA_INDEX_OPS(X)						\
+	X(SELECT, select)	/* index_select / index_add: src1 is 1-D */ \
+	X(ELEMENT, element)	/* gather / scatter_add: src1 has dst's (src0's) shape */
 
 /*
  * NISA_INSN_RANDOM distributions (@subop). @scalar is the key (the seed),
@@ -247,12 +326,10 @@ enum nisa_index_mode {
  * Philox4x32-10 block of counter @alpha + i, so a result does not depend on
  * how the card splits the work (docs/hardware.md, "Random numbers").
  */
-enum nisa_random {
-	NISA_RNG_UNIFORM = 0,	/* floating dst: [0, 1) at dst's precision */
-	NISA_RNG_NORMAL,	/* floating dst: standard normal (Box-Muller) */
-	NISA_RNG_BITS,		/* integer dst: raw random bits of its width */
-	NISA_NUM_RANDOM
-};
+#define NISA_RANDOM_OPS(X)						\
+	X(UNIFORM, uniform)	/* floating dst: [0, 1) at dst's precision */ \
+	X(NORMAL, normal)	/* floating dst: standard normal (Box-Muller) */ \
+	X(BITS, bits)		/* integer dst: raw random bits of its width */
 
 /*
  * NISA_INSN_SORT (@subop 0): dst = src0 sorted along @axis, stably,
@@ -271,11 +348,9 @@ enum nisa_random {
  * Integer SUM, PROD, MAX, MIN are exact on int64 (wrapping at the store);
  * everything else is computed in double, rounded at each store.
  */
-enum nisa_scan {
-	NISA_SCAN_SUM = 0, NISA_SCAN_PROD, NISA_SCAN_MAX, NISA_SCAN_MIN,
-	NISA_SCAN_LOGSUMEXP,
-	NISA_NUM_SCAN
-};
+#define NISA_SCAN_OPS(X)						\
+	X(SUM, sum) X(PROD, prod) X(MAX, max) X(MIN, min)		\
+	X(LOGSUMEXP, logsumexp)
 
 /*
  * NISA_INSN_SCATTER (@subop = NISA_SCATTER_SUBOP(reduction, index form)):
@@ -288,14 +363,12 @@ enum nisa_scan {
  * exact on int64 (wrapping at the store); MAX/MIN propagate NaN. Every
  * index is checked before anything is written (NISA_ERR_BAD_INDEX).
  */
-enum nisa_scatter {
-	NISA_SCAT_ASSIGN = 0,	/* dst = src0 */
-	NISA_SCAT_ADD,		/* dst += src0 */
-	NISA_SCAT_MUL,		/* dst *= src0 */
-	NISA_SCAT_MAX,		/* dst = max(dst, src0) */
-	NISA_SCAT_MIN,		/* dst = min(dst, src0) */
-	NISA_NUM_SCATTER
-};
+#define NISA_SCATTER_OPS(X)						\
+	X(ASSIGN, assign)	/* dst = src0 */			\
+	X(ADD, add)		/* dst += src0 */			\
+	X(MUL, mul)		/* dst *= src0 */			\
+	X(MAX, max)		/* dst = max(dst, src0) */		\
+	X(MIN, min)		/* dst = min(dst, src0) */
 #define NISA_SCATTER_SUBOP(red, mode)	((__u16)((red) | ((mode) << 8)))
 #define NISA_SCATTER_RED(subop)		((subop) & 0xff)
 #define NISA_SCATTER_MODE(subop)	((subop) >> 8)
@@ -309,25 +382,59 @@ enum nisa_scatter {
  * card stores; pivots and info are I32. m x n is src0's matrix, k = min(m,
  * n). No matrix dimension exceeds NISA_LINALG_MAX_DIM. A numerically bad
  * matrix is never an error of the card: it shows in info (or as NaN).
+ * X(NAME, name, SRC0, SRC1, SRC2, FLAGS): the sources' roles (dst is
+ * written) and the NISA_IF_LA_* flags the subop takes.
  */
-enum nisa_linalg {
-	NISA_LA_POTRF = 0,	/* dst = Cholesky factor of src0; src1 = info */
-	NISA_LA_GETRF,		/* dst = LU of src0; src1 = pivots [k]; src2 = info */
-	NISA_LA_GETRS,		/* dst = A^-1 src2, A from LU src0, pivots src1 */
-	NISA_LA_TRSM,		/* dst = op(src0)^-1 src1 (or src1 op(src0)^-1) */
-	NISA_LA_GEQRF,		/* dst = QR of src0 (Householder form); src1 = tau [k] */
-	NISA_LA_ORGQR,		/* dst = Q from reflectors src0 and tau src1 */
-	NISA_LA_ORMQR,		/* dst = op(Q) src2 (or src2 op(Q)), Q from src0, src1 */
-	NISA_LA_GESDD,		/* dst = S [k] of src0; src1 = U, src2 = Vh */
-	NISA_LA_SYEVD,		/* dst = eigenvalues [n] of symmetric src0; src1 = vectors */
-	NISA_LA_LUDET,		/* dst = det from LU src0, pivots src1 (LOG: log|det|, src2 = sign) */
-	NISA_LA_PERM,		/* dst [m, m] = P of A = P L U from pivots src0 (I32 [1, k]) */
-	NISA_LA_SYTRF,		/* dst = LDL^T of symmetric src0; src1 = pivots [n]; src2 = info */
-	NISA_LA_SYTRS,		/* dst = A^-1 src2, A from LD src0, pivots src1 */
-	NISA_LA_GELS,		/* dst = least squares of src0 X = src1 (QR, full rank) */
-	NISA_LA_GELSY,		/* the same, rank-revealing (rcond @scalar); src2 = rank (I64) */
-	NISA_NUM_LINALG
-};
+#define NISA_LINALG_OPS(X)						\
+	/* dst = Cholesky factor of src0; src1 = info */		\
+	X(POTRF, potrf, R, W, N, NISA_IF_LA_UPPER)			\
+	/* dst = LU of src0; src1 = pivots [k]; src2 = info */		\
+	X(GETRF, getrf, R, W, W, 0)					\
+	/* dst = A^-1 src2, A from LU src0, pivots src1 */		\
+	X(GETRS, getrs, R, R, R, NISA_IF_LA_TRANS)			\
+	/* dst = op(src0)^-1 src1 (or src1 op(src0)^-1) */		\
+	X(TRSM, trsm, R, R, N, NISA_IF_LA_UPPER | NISA_IF_LA_UNIT |	\
+	  NISA_IF_LA_TRANS | NISA_IF_LA_RIGHT)				\
+	/* dst = QR of src0 (Householder form); src1 = tau [k] */	\
+	X(GEQRF, geqrf, R, W, N, 0)					\
+	/* dst = Q from reflectors src0 and tau src1 */			\
+	X(ORGQR, orgqr, R, R, N, 0)					\
+	/* dst = op(Q) src2 (or src2 op(Q)), Q from src0, src1 */	\
+	X(ORMQR, ormqr, R, R, R, NISA_IF_LA_TRANS | NISA_IF_LA_RIGHT)	\
+	/* dst = S [k] of src0; src1 = U, src2 = Vh */			\
+	X(GESDD, gesdd, R, WV, WV, NISA_IF_LA_FULL | NISA_IF_LA_NOVEC)	\
+	/* dst = eigenvalues [n] of symmetric src0; src1 = vectors */	\
+	X(SYEVD, syevd, R, WV, N, NISA_IF_LA_UPPER | NISA_IF_LA_NOVEC)	\
+	/* dst = det from LU src0, pivots src1 (LOG: log|det|, src2 = sign) */ \
+	X(LUDET, ludet, R, R, WL, NISA_IF_LA_LOG)			\
+	/* dst [m, m] = P of A = P L U from pivots src0 (I32 [1, k]) */	\
+	X(PERM, perm, R, N, N, 0)					\
+	/* dst = LDL^T of symmetric src0; src1 = pivots [n]; src2 = info */ \
+	X(SYTRF, sytrf, R, W, W, 0)					\
+	/* dst = A^-1 src2, A from LD src0, pivots src1 */		\
+	X(SYTRS, sytrs, R, R, R, 0)					\
+	/* dst = least squares of src0 X = src1 (QR, full rank) */	\
+	X(GELS, gels, R, R, N, 0)					\
+	/* the same, rank-revealing (rcond @scalar); src2 = rank (I64) */ \
+	X(GELSY, gelsy, R, R, W, 0)
+
+#define NISA_RED_ENUM_(NAME, ...)	NISA_RED_##NAME,
+#define NISA_SM_ENUM_(NAME, ...)	NISA_SM_##NAME,
+#define NISA_IDX_ENUM_(NAME, ...)	NISA_IDX_##NAME,
+#define NISA_RNG_ENUM_(NAME, ...)	NISA_RNG_##NAME,
+#define NISA_SCAN_ENUM_(NAME, ...)	NISA_SCAN_##NAME,
+#define NISA_SCAT_ENUM_(NAME, ...)	NISA_SCAT_##NAME,
+#define NISA_LA_ENUM_(NAME, ...)	NISA_LA_##NAME,
+#define NISA_XD_ENUM_(NAME, ...)	NISA_EXPR_DATA_##NAME,
+
+enum nisa_reduce { NISA_REDUCE_OPS(NISA_RED_ENUM_) NISA_NUM_REDUCE };
+enum nisa_softmax { NISA_SOFTMAX_OPS(NISA_SM_ENUM_) NISA_NUM_SOFTMAX };
+enum nisa_index_mode { NISA_INDEX_OPS(NISA_IDX_ENUM_) NISA_NUM_IDX };
+enum nisa_random { NISA_RANDOM_OPS(NISA_RNG_ENUM_) NISA_NUM_RANDOM };
+enum nisa_scan { NISA_SCAN_OPS(NISA_SCAN_ENUM_) NISA_NUM_SCAN };
+enum nisa_scatter { NISA_SCATTER_OPS(NISA_SCAT_ENUM_) NISA_NUM_SCATTER };
+enum nisa_linalg { NISA_LINALG_OPS(NISA_LA_ENUM_) NISA_NUM_LINALG };
+
 #define NISA_LINALG_MAX_DIM	1024
 /* LINALG flags (their own bits: no other opcode takes them). */
 #define NISA_IF_LA_UPPER	0x010000	/* POTRF, TRSM, SYEVD: the upper triangle */
@@ -366,11 +473,10 @@ enum nisa_linalg {
 #define NISA_EXPR_STEPS_PER_DATA	6
 
 /* NISA_INSN_EXPR_DATA kinds (@subop). */
-enum nisa_expr_data {
-	NISA_EXPR_DATA_INPUTS = 0,	/* a struct nisa_insn: dst, src[] are inputs */
-	NISA_EXPR_DATA_STEPS = 1,	/* a struct nisa_expr_steps */
-	NISA_NUM_EXPR_DATA
-};
+#define NISA_EXPR_DATA_OPS(X)						\
+	X(INPUTS, inputs)	/* a struct nisa_insn: dst, src[] are inputs */ \
+	X(STEPS, steps)		/* a struct nisa_expr_steps */
+enum nisa_expr_data { NISA_EXPR_DATA_OPS(NISA_XD_ENUM_) NISA_NUM_EXPR_DATA };
 
 /**
  * struct nisa_expr_step - one step of an EXPR program (32 bytes)
@@ -437,6 +543,125 @@ struct nisa_insn {
 	struct nisa_tensor dst;
 	struct nisa_tensor src[3];
 };
+
+/* ---- What the tables say of one instruction (every layer asks here) ---- */
+
+/* @opcode's CLASS; NISA_CLASS_NONE for an unknown one. */
+static inline enum nisa_class nisa_opcode_class(unsigned int opcode)
+{
+#define NISA_CLASS_(NAME, name, cls, ...)	NISA_CLASS_##cls,
+	static const unsigned char cls[NISA_NUM_OPCODES] = {
+		NISA_OPCODES(NISA_CLASS_)
+	};
+#undef NISA_CLASS_
+	return opcode < NISA_NUM_OPCODES ? (enum nisa_class)cls[opcode] :
+					   NISA_CLASS_NONE;
+}
+
+/* Whether a reduction @red (enum nisa_reduce) takes an empty axis. */
+static inline int nisa_reduce_takes_empty(unsigned int red)
+{
+#define NISA_RED_EMPTY_(NAME, name, empty)	NISA_RED_EMPTY_##empty,
+#define NISA_RED_EMPTY_NONE	0
+#define NISA_RED_EMPTY_ZERO	1
+#define NISA_RED_EMPTY_ONE	1
+#define NISA_RED_EMPTY_NAN	1
+#define NISA_RED_EMPTY_NEG_INF	1
+	static const unsigned char ok[NISA_NUM_REDUCE] = {
+		NISA_REDUCE_OPS(NISA_RED_EMPTY_)
+	};
+#undef NISA_RED_EMPTY_
+	return red < NISA_NUM_REDUCE && ok[red];
+}
+
+/*
+ * How many subops @opcode has (its SUBOPS table's length; 1 for NONE: the
+ * subop must be 0; for SCATTER, the reductions; for EXPR, whose @subop is
+ * its step count, NISA_EXPR_MAX_STEPS + 1). 0 for an unknown opcode.
+ */
+static inline unsigned int nisa_num_subops(unsigned int opcode)
+{
+#define NISA_NUM_SUBOPS_(NAME, name, cls, d, s0, s1, s2, subops) NISA_NSUB_##subops,
+#define NISA_NSUB_NONE		1
+#define NISA_NSUB_UNARY		NISA_NUM_UNARY
+#define NISA_NSUB_BINARY	NISA_NUM_BINARY
+#define NISA_NSUB_COMPARE	NISA_NUM_COMPARE
+#define NISA_NSUB_REDUCE	NISA_NUM_REDUCE
+#define NISA_NSUB_SOFTMAX	NISA_NUM_SOFTMAX
+#define NISA_NSUB_INDEX		NISA_NUM_IDX
+#define NISA_NSUB_RANDOM	NISA_NUM_RANDOM
+#define NISA_NSUB_LINALG	NISA_NUM_LINALG
+#define NISA_NSUB_SCAN		NISA_NUM_SCAN
+#define NISA_NSUB_SCATTER	NISA_NUM_SCATTER
+#define NISA_NSUB_EXPR_DATA	NISA_NUM_EXPR_DATA
+	static const unsigned short n[NISA_NUM_OPCODES] = {
+		NISA_OPCODES(NISA_NUM_SUBOPS_)
+	};
+#undef NISA_NUM_SUBOPS_
+	if (opcode == NISA_INSN_EXPR)
+		return NISA_EXPR_MAX_STEPS + 1;
+	return opcode < NISA_NUM_OPCODES ? n[opcode] : 0;
+}
+
+/*
+ * What an instruction of @opcode, @subop, @flags and @axis does with
+ * operand @i (0: dst, 1 + j: src[j]): NISA_ACCESS_READ and/or
+ * NISA_ACCESS_WRITE, 0 when it does not use it (then the operand is all
+ * zero in a valid instruction). Values, not a struct nisa_insn, so that the
+ * device passes its fields in host order.
+ */
+static inline __u32 nisa_operand_access(unsigned int opcode, unsigned int subop,
+					__u32 flags, int axis, unsigned int i)
+{
+#define NISA_ROLES_(NAME, name, cls, d, s0, s1, s2, ...)		\
+	{ NISA_ROLE_##d, NISA_ROLE_##s0, NISA_ROLE_##s1, NISA_ROLE_##s2 },
+#define NISA_LA_ROLES_(NAME, name, s0, s1, s2, ...)			\
+	{ NISA_ROLE_W, NISA_ROLE_##s0, NISA_ROLE_##s1, NISA_ROLE_##s2 },
+	static const unsigned char roles[NISA_NUM_OPCODES][4] = {
+		NISA_OPCODES(NISA_ROLES_)
+	};
+	static const unsigned char la_roles[NISA_NUM_LINALG][4] = {
+		NISA_LINALG_OPS(NISA_LA_ROLES_)
+	};
+#undef NISA_ROLES_
+#undef NISA_LA_ROLES_
+	const __u32 r = NISA_ACCESS_READ, w = NISA_ACCESS_WRITE;
+	unsigned int role;
+
+	if (opcode >= NISA_NUM_OPCODES || i > 3)
+		return 0;
+	role = roles[opcode][i];
+	if (role == NISA_ROLE_LA)
+		role = subop < NISA_NUM_LINALG ? la_roles[subop][i] : 0u;
+	switch (role) {
+	case NISA_ROLE_R:
+		return r;
+	case NISA_ROLE_W:
+		return w;
+	case NISA_ROLE_RW:
+		return r | w;
+	case NISA_ROLE_WA:
+		return flags & NISA_IF_ACCUMULATE ? r | w : w;
+	case NISA_ROLE_RS:
+		return flags & NISA_IF_SCALAR ? 0 : r;
+	case NISA_ROLE_RB:
+		return flags & NISA_IF_BIAS ? r : 0;
+	case NISA_ROLE_WI:
+		return flags & NISA_IF_INDICES ? w : 0;
+	case NISA_ROLE_WV:
+		return flags & NISA_IF_LA_NOVEC ? 0 : w;
+	case NISA_ROLE_WL:
+		return flags & NISA_IF_LA_LOG ? w : 0;
+	case NISA_ROLE_RX:
+		return axis >= 0 && i <= (unsigned int)axis ? r : 0;
+	case NISA_ROLE_XD:
+		if (subop == NISA_EXPR_DATA_INPUTS)
+			return r;
+		return i == 0 ? w : 0;
+	default:
+		return 0;
+	}
+}
 
 #if defined(__cplusplus)
 }

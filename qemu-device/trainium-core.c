@@ -89,43 +89,22 @@ static uint32_t trn_insn_exec(TrnKernel *k, uint64_t at, uint64_t *len)
         return trn_bad_insn(k, "reserved field set");
     }
     switch (op) {
-    case NISA_INSN_NOP:
-        return NISA_ERR_NONE;
-    case NISA_INSN_FILL:
-    case NISA_INSN_COPY:
-    case NISA_INSN_UNARY:
-    case NISA_INSN_BINARY:
-    case NISA_INSN_COMPARE:
-    case NISA_INSN_WHERE:
-        return trn_insn_elementwise(k, in);
-    case NISA_INSN_REDUCE:
-        return trn_insn_reduce(k, in);
-    case NISA_INSN_SOFTMAX:
-        return trn_insn_softmax(k, in);
-    case NISA_INSN_MATMUL:
-        return trn_insn_matmul(k, in);
-    case NISA_INSN_GATHER:
-        return trn_insn_gather(k, in);
-    case NISA_INSN_SCATTER_ADD:
-        return trn_insn_scatter_add(k, in);
-    case NISA_INSN_SCATTER:
-        return trn_insn_scatter(k, in);
-    case NISA_INSN_TIMESTAMP:
-        return trn_insn_timestamp(k, in);
-    case NISA_INSN_RANDOM:
-        return trn_insn_random(k, in);
-    case NISA_INSN_LINALG:
-        return trn_insn_linalg(k, in);
-    case NISA_INSN_SORT:
-        return trn_insn_sort(k, in);
-    case NISA_INSN_SCAN:
-        return trn_insn_scan(k, in);
-    case NISA_INSN_IOTA:
-        return trn_insn_iota(k, in);
-    case NISA_INSN_EXPR:
-        return trn_insn_expr(k, at, len);
-    case NISA_INSN_EXPR_DATA:
-        return trn_bad_insn(k, "EXPR_DATA not after an EXPR");
+    /* One case per line of NISA_OPCODES, by its class (isa/neuron_isa.h). */
+#define TRN_EXEC_(NAME, name, cls, ...) \
+    case NISA_INSN_##NAME:              \
+        return TRN_EXEC_##cls(name);
+#define TRN_EXEC_NONE(name)   NISA_ERR_NONE
+#define TRN_EXEC_EW(name)     trn_insn_elementwise(k, in)
+#define TRN_EXEC_AXIS(name)   trn_insn_##name(k, in)
+#define TRN_EXEC_INDEX(name)  trn_insn_##name(k, in)
+#define TRN_EXEC_MATMUL(name) trn_insn_##name(k, in)
+#define TRN_EXEC_LINALG(name) trn_insn_##name(k, in)
+#define TRN_EXEC_GEN(name)    trn_insn_##name(k, in)
+#define TRN_EXEC_CLOCK(name)  trn_insn_##name(k, in)
+#define TRN_EXEC_GROUP(name)  trn_insn_##name(k, at, len)
+#define TRN_EXEC_CONT(name)   trn_bad_insn(k, #name " not after the " \
+                                           "instruction it continues")
+    NISA_OPCODES(TRN_EXEC_)
     case NISA_NUM_OPCODES:
         break;
     }

@@ -91,8 +91,8 @@
 
 #define TRN_UN_FCASE(N, n, kind) TRN_UN_F_##kind(N, n)
 #define TRN_UN_ICASE(N, n, kind) TRN_UN_I_##kind(N, n)
-#define TRN_BIN_FCASE(N, n, kind) TRN_BIN_F_##kind(N, n)
-#define TRN_BIN_ICASE(N, n, kind) TRN_BIN_I_##kind(N, n)
+#define TRN_BIN_FCASE(N, n, kind, ...) TRN_BIN_F_##kind(N, n)
+#define TRN_BIN_ICASE(N, n, kind, ...) TRN_BIN_I_##kind(N, n)
 #define TRN_CMP_FCASE(N, n, kind) TRN_CMP_F_##kind(N, n)
 #define TRN_CMP_ICASE(N, n, kind) TRN_CMP_I_##kind(N, n)
 
@@ -101,7 +101,7 @@
 #define TRN_IS_BITS_REAL(ENUM) case ENUM: return false;
 #define TRN_IS_BITS_BITS(ENUM) case ENUM: return true;
 #define TRN_UN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_UN_##N)
-#define TRN_BIN_BITS(N, n, kind) TRN_IS_BITS_##kind(NISA_BIN_##N)
+#define TRN_BIN_BITS(N, n, kind, ...) TRN_IS_BITS_##kind(NISA_BIN_##N)
 
 static inline __attribute__((always_inline)) bool trn_unary(enum nisa_unary fn, const double *x, double p, double q,
                       double *o, uint64_t cnt)

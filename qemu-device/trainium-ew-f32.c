@@ -163,7 +163,7 @@ static void trn_f32_unary_fast(const TrnF32Run *r, TrnF32UnaryFn *fast)
 #define TRN_F32_BIN_EXACT(N, n) TRN_F32_BIN(N, n)
 #define TRN_F32_BIN_REAL(N, n) TRN_F32_BIN(N, n)
 #define TRN_F32_BIN_BITS(N, n) case NISA_BIN_##N: break;
-#define TRN_F32_BINCASE(N, n, kind) TRN_F32_BIN_##kind(N, n)
+#define TRN_F32_BINCASE(N, n, kind, ...) TRN_F32_BIN_##kind(N, n)
 
 static inline QEMU_ALWAYS_INLINE
 void trn_f32_binary(const TrnF32Run *r, enum nisa_binary op,

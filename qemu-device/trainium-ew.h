@@ -11,23 +11,24 @@
 
 #include "trainium-isa.h"
 
-/* The opcodes trn_insn_elementwise() is never called with. */
+/*
+ * The opcodes trn_insn_elementwise() is never called with: every line of
+ * NISA_OPCODES whose class is not EW, as case labels.
+ */
+#define TRN_NOT_EW_(NAME, name, cls, ...) TRN_NOT_EW_##cls(NAME)
+#define TRN_NOT_EW_EW(NAME)
+#define TRN_NOT_EW_CASE(NAME) case NISA_INSN_##NAME:
+#define TRN_NOT_EW_NONE   TRN_NOT_EW_CASE
+#define TRN_NOT_EW_AXIS   TRN_NOT_EW_CASE
+#define TRN_NOT_EW_INDEX  TRN_NOT_EW_CASE
+#define TRN_NOT_EW_MATMUL TRN_NOT_EW_CASE
+#define TRN_NOT_EW_LINALG TRN_NOT_EW_CASE
+#define TRN_NOT_EW_GEN    TRN_NOT_EW_CASE
+#define TRN_NOT_EW_CLOCK  TRN_NOT_EW_CASE
+#define TRN_NOT_EW_GROUP  TRN_NOT_EW_CASE
+#define TRN_NOT_EW_CONT   TRN_NOT_EW_CASE
 #define TRN_NOT_ELEMENTWISE                                                 \
-    case NISA_INSN_NOP:                                                      \
-    case NISA_INSN_REDUCE:                                                   \
-    case NISA_INSN_SOFTMAX:                                                  \
-    case NISA_INSN_MATMUL:                                                   \
-    case NISA_INSN_GATHER:                                                   \
-    case NISA_INSN_SCATTER_ADD:                                              \
-    case NISA_INSN_TIMESTAMP:                                                \
-    case NISA_INSN_RANDOM:                                                   \
-    case NISA_INSN_LINALG:                                                   \
-    case NISA_INSN_SORT:                                                     \
-    case NISA_INSN_SCAN:                                                     \
-    case NISA_INSN_SCATTER:                                                  \
-    case NISA_INSN_IOTA:                                                     \
-    case NISA_INSN_EXPR:                                                     \
-    case NISA_INSN_EXPR_DATA:                                                \
+    NISA_OPCODES(TRN_NOT_EW_)                                               \
     case NISA_NUM_OPCODES
 
 /* One elementwise instruction, its operands checked. */

@@ -16,36 +16,9 @@
 #include "qemu/osdep.h"
 #include "trainium-linalg.h"
 
-/* Operand roles per subop: unset, read, written. */
-enum { N_ = 0, R_ = 1, W_ = 2 };
-
-typedef struct LaSpec {
-    const char *name;
-    uint32_t flags;          /* the flags it takes */
-    uint8_t src[3];          /* roles of src0..2 (dst is always written) */
-} LaSpec;
-
-static const LaSpec la_specs[NISA_NUM_LINALG] = {
-    [NISA_LA_POTRF] = { "POTRF", NISA_IF_LA_UPPER, { R_, W_, N_ } },
-    [NISA_LA_GETRF] = { "GETRF", 0, { R_, W_, W_ } },
-    [NISA_LA_GETRS] = { "GETRS", NISA_IF_LA_TRANS, { R_, R_, R_ } },
-    [NISA_LA_TRSM] = { "TRSM", NISA_IF_LA_UPPER | NISA_IF_LA_UNIT |
-                       NISA_IF_LA_TRANS | NISA_IF_LA_RIGHT, { R_, R_, N_ } },
-    [NISA_LA_GEQRF] = { "GEQRF", 0, { R_, W_, N_ } },
-    [NISA_LA_ORGQR] = { "ORGQR", 0, { R_, R_, N_ } },
-    [NISA_LA_ORMQR] = { "ORMQR", NISA_IF_LA_TRANS | NISA_IF_LA_RIGHT,
-                        { R_, R_, R_ } },
-    [NISA_LA_GESDD] = { "GESDD", NISA_IF_LA_FULL | NISA_IF_LA_NOVEC,
-                        { R_, W_, W_ } },
-    [NISA_LA_SYEVD] = { "SYEVD", NISA_IF_LA_UPPER | NISA_IF_LA_NOVEC,
-                        { R_, W_, N_ } },
-    [NISA_LA_LUDET] = { "LUDET", NISA_IF_LA_LOG, { R_, R_, W_ } },
-    [NISA_LA_PERM] = { "PERM", 0, { R_, N_, N_ } },
-    [NISA_LA_SYTRF] = { "SYTRF", 0, { R_, W_, W_ } },
-    [NISA_LA_SYTRS] = { "SYTRS", 0, { R_, R_, R_ } },
-    [NISA_LA_GELS] = { "GELS", 0, { R_, R_, N_ } },
-    [NISA_LA_GELSY] = { "GELSY", 0, { R_, R_, W_ } },
-};
+/* The NISA_IF_LA_* flags each subop takes (NISA_LINALG_OPS). */
+#define LA_FLAGS_(NAME, name, s0, s1, s2, flags) [NISA_LA_##NAME] = (flags),
+static const uint32_t la_flags[NISA_NUM_LINALG] = { NISA_LINALG_OPS(LA_FLAGS_) };
 
 /* @v has the batch of src0 and an (@r x @c) matrix. */
 static bool la_is(const La *la, const TrnView *v, uint64_t r, uint64_t c)
@@ -95,7 +68,8 @@ static const char *la_check(La *la, uint16_t op, uint64_t *work)
     for (unsigned i = 1; i < 3; i++) {
         const TrnView *s = &la->s[i];
 
-        if (la_specs[op].src[i] != N_ &&
+        if (nisa_operand_access(NISA_INSN_LINALG, op, la->flags, 0,
+                                i + 1) &&
             (s->shape[2] > NISA_LINALG_MAX_DIM ||
              s->shape[3] > NISA_LINALG_MAX_DIM)) {
             return "operand larger than NISA_LINALG_MAX_DIM";
@@ -258,7 +232,7 @@ uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in)
     if (op >= NISA_NUM_LINALG) {
         return trn_bad_insn(k, "LINALG: unknown subop");
     }
-    if (flags & ~la_specs[op].flags || in->axis || in->alpha ||
+    if (flags & ~la_flags[op] || in->axis || in->alpha ||
         (in->scalar && op != NISA_LA_GELSY)) {
         return trn_bad_insn(k, "LINALG: a flag or field the subop does not take");
     }
@@ -267,22 +241,17 @@ uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in)
         return trn_bad_insn(k, "LINALG GELSY: rcond is not finite");
     }
     for (unsigned i = 0; i < 3; i++) {
-        uint8_t role = la_specs[op].src[i];
+        uint32_t acc = nisa_operand_access(NISA_INSN_LINALG, op, flags, 0,
+                                           i + 1);
 
-        if ((op == NISA_LA_GESDD && i && (flags & NISA_IF_LA_NOVEC)) ||
-            (op == NISA_LA_SYEVD && i == 1 && (flags & NISA_IF_LA_NOVEC)) ||
-            (op == NISA_LA_LUDET && i == 2 && !(flags & NISA_IF_LA_LOG))) {
-            role = N_;
-        }
-        if (role == N_) {
+        if (!acc) {
             if (memcmp(&in->src[i], &zero, sizeof(zero))) {
                 return trn_bad_insn(k, "LINALG: an unused source is set");
             }
             la.s[i].shape[0] = la.s[i].shape[1] = 1;
             continue;
         }
-        err = trn_view_init(k, &in->src[i], role == W_ ? TRN_WRITE : TRN_READ,
-                            &la.s[i]);
+        err = trn_view_init(k, &in->src[i], acc, &la.s[i]);
         if (err) {
             return err;
         }

@@ -443,9 +443,8 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
             return trn_bad_insn(k, "reduction destination has the wrong shape");
         }
     }
-    if (ax.len == 0 && red != NISA_RED_SUM && red != NISA_RED_MEAN &&
-        red != NISA_RED_PROD) {
-        return trn_bad_insn(k, "max/min of an empty axis");
+    if (ax.len == 0 && !nisa_reduce_takes_empty(red)) {
+        return trn_bad_insn(k, "a reduction with no value for an empty axis");
     }
     if (!dst.numel) {
         return NISA_ERR_NONE;

@@ -7,41 +7,39 @@
 
 #include "internal.h"
 
+/* Every name comes from the ISA's tables (isa/neuron_isa.h). */
+#define NRN_NAME_(NAME, name, ...) #name,
 static const char *const nrn_opcode_names[NISA_NUM_OPCODES] = {
-	"nop", "fill", "copy", "unary", "binary", "compare", "where", "reduce",
-	"softmax", "matmul", "gather", "scatter_add", "timestamp", "random",
-	"linalg", "sort", "scan", "scatter", "iota", "expr", "expr_data",
+	NISA_OPCODES(NRN_NAME_)
 };
-/* The elementwise names come from the ISA's tables (isa/neuron_isa.h). */
-#define NRN_OP_NAME(NAME, name, kind) #name,
 static const char *const nrn_unary_names[NISA_NUM_UNARY] = {
-	NISA_UNARY_OPS(NRN_OP_NAME)
+	NISA_UNARY_OPS(NRN_NAME_)
 };
 static const char *const nrn_binary_names[NISA_NUM_BINARY] = {
-	NISA_BINARY_OPS(NRN_OP_NAME)
+	NISA_BINARY_OPS(NRN_NAME_)
 };
 static const char *const nrn_compare_names[NISA_NUM_COMPARE] = {
-	NISA_COMPARE_OPS(NRN_OP_NAME)
+	NISA_COMPARE_OPS(NRN_NAME_)
 };
 static const char *const nrn_reduce_names[NISA_NUM_REDUCE] = {
-	"sum", "mean", "max", "min", "argmax", "argmin", "prod",
-};
-static const char *const nrn_scan_names[NISA_NUM_SCAN] = {
-	"sum", "prod", "max", "min", "logsumexp",
+	NISA_REDUCE_OPS(NRN_NAME_)
 };
 static const char *const nrn_softmax_names[NISA_NUM_SOFTMAX] = {
-	"softmax", "log_softmax",
+	NISA_SOFTMAX_OPS(NRN_NAME_)
 };
-static const char *const nrn_index_names[NISA_NUM_IDX] = { "select", "element" };
-static const char *const nrn_scatter_names[NISA_NUM_SCATTER] = {
-	"assign", "add", "mul", "max", "min",
-};
+static const char *const nrn_index_names[NISA_NUM_IDX] = { NISA_INDEX_OPS(NRN_NAME_) };
 static const char *const nrn_random_names[NISA_NUM_RANDOM] = {
-	"uniform", "normal", "bits",
+	NISA_RANDOM_OPS(NRN_NAME_)
+};
+static const char *const nrn_scan_names[NISA_NUM_SCAN] = { NISA_SCAN_OPS(NRN_NAME_) };
+static const char *const nrn_scatter_names[NISA_NUM_SCATTER] = {
+	NISA_SCATTER_OPS(NRN_NAME_)
 };
 static const char *const nrn_linalg_names[NISA_NUM_LINALG] = {
-	"potrf", "getrf", "getrs", "trsm", "geqrf", "orgqr", "ormqr", "gesdd",
-	"syevd", "ludet", "perm", "sytrf", "sytrs", "gels", "gelsy",
+	NISA_LINALG_OPS(NRN_NAME_)
+};
+static const char *const nrn_expr_data_names[NISA_NUM_EXPR_DATA] = {
+	NISA_EXPR_DATA_OPS(NRN_NAME_)
 };
 static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
 	"f32", "bf16", "i32", "i64", "bool", "f16", "u8", "i8", "i16",
@@ -85,44 +83,36 @@ static void nrn_put_tensor(struct nrn_out *o, const char *name,
 	nrn_put(o, ")");
 }
 
+/* The name of @in's subop, from its SUBOPS table; NULL if it has none. */
 static const char *nrn_subop_name(const struct nisa_insn *in)
 {
 	const char *const *names = NULL;
 	unsigned int n = 0;
 
 	switch (in->opcode) {
-	case NISA_INSN_UNARY:
-		names = nrn_unary_names, n = NISA_NUM_UNARY;
+#define NRN_SUBOPS_(NAME, name, cls, d, s0, s1, s2, subops)		\
+	case NISA_INSN_##NAME:						\
+		NRN_SUBOPS_##subops;					\
 		break;
-	case NISA_INSN_BINARY:
-		names = nrn_binary_names, n = NISA_NUM_BINARY;
-		break;
-	case NISA_INSN_COMPARE:
-		names = nrn_compare_names, n = NISA_NUM_COMPARE;
-		break;
-	case NISA_INSN_REDUCE:
-		names = nrn_reduce_names, n = NISA_NUM_REDUCE;
-		break;
-	case NISA_INSN_SOFTMAX:
-		names = nrn_softmax_names, n = NISA_NUM_SOFTMAX;
-		break;
-	case NISA_INSN_GATHER:
-	case NISA_INSN_SCATTER_ADD:
-		names = nrn_index_names, n = NISA_NUM_IDX;
-		break;
-	case NISA_INSN_RANDOM:
-		names = nrn_random_names, n = NISA_NUM_RANDOM;
-		break;
-	case NISA_INSN_SCAN:
-		names = nrn_scan_names, n = NISA_NUM_SCAN;
-		break;
-	case NISA_INSN_LINALG:
-		names = nrn_linalg_names, n = NISA_NUM_LINALG;
-		break;
+#define NRN_SUBOPS_NONE		return NULL
+#define NRN_SUBOPS_TABLE(t)	names = t, n = NRN_ARRAY_SIZE(t)
+#define NRN_SUBOPS_UNARY	NRN_SUBOPS_TABLE(nrn_unary_names)
+#define NRN_SUBOPS_BINARY	NRN_SUBOPS_TABLE(nrn_binary_names)
+#define NRN_SUBOPS_COMPARE	NRN_SUBOPS_TABLE(nrn_compare_names)
+#define NRN_SUBOPS_REDUCE	NRN_SUBOPS_TABLE(nrn_reduce_names)
+#define NRN_SUBOPS_SOFTMAX	NRN_SUBOPS_TABLE(nrn_softmax_names)
+#define NRN_SUBOPS_INDEX	NRN_SUBOPS_TABLE(nrn_index_names)
+#define NRN_SUBOPS_RANDOM	NRN_SUBOPS_TABLE(nrn_random_names)
+#define NRN_SUBOPS_LINALG	NRN_SUBOPS_TABLE(nrn_linalg_names)
+#define NRN_SUBOPS_SCAN		NRN_SUBOPS_TABLE(nrn_scan_names)
+#define NRN_SUBOPS_EXPR_DATA	NRN_SUBOPS_TABLE(nrn_expr_data_names)
+	/* SCATTER's subop packs a reduction and an index form. */
+#define NRN_SUBOPS_SCATTER	return NULL
+	NISA_OPCODES(NRN_SUBOPS_)
 	default:
 		return NULL;
 	}
-	return in->subop < n && names[in->subop] ? names[in->subop] : "?";
+	return in->subop < n ? names[in->subop] : "?";
 }
 
 
@@ -145,13 +135,12 @@ static int nrn_tensor_set(const struct nisa_tensor *t)
 static void nrn_put_step(struct nrn_out *o, const struct nisa_expr_step *st)
 {
 	struct nisa_insn as = { .opcode = st->op, .subop = st->subop };
-	unsigned int nsrc = st->op == NISA_INSN_FILL ? 0 :
-			    st->op == NISA_INSN_WHERE ? 3 :
-			    st->op == NISA_INSN_BINARY || st->op == NISA_INSN_COMPARE ? 2 : 1;
+	unsigned int nsrc = 0;
 	const char *sub = nrn_subop_name(&as);
 
-	if (st->flags & NISA_IF_SCALAR)
-		nsrc--;
+	/* A step's sources are the first ones its instruction reads. */
+	while (nsrc < 3 && nisa_operand_access(st->op, st->subop, st->flags, 0, nsrc + 1))
+		nsrc++;
 	nrn_put(o, " r%u=%s", st->dst,
 		st->op < NISA_NUM_OPCODES ? nrn_opcode_names[st->op] : "?");
 	if (sub)
@@ -209,15 +198,8 @@ static int nrn_format_expr(const struct nisa_insn *in, struct nrn_out *o)
 
 NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t size)
 {
-	static const unsigned int nsrc[NISA_NUM_OPCODES] = {
-		[NISA_INSN_COPY] = 1, [NISA_INSN_UNARY] = 1, [NISA_INSN_BINARY] = 2,
-		[NISA_INSN_COMPARE] = 2, [NISA_INSN_WHERE] = 3, [NISA_INSN_REDUCE] = 1,
-		[NISA_INSN_SOFTMAX] = 1, [NISA_INSN_MATMUL] = 3, [NISA_INSN_GATHER] = 2,
-		[NISA_INSN_SCATTER_ADD] = 2, [NISA_INSN_SORT] = 1, [NISA_INSN_SCAN] = 1, [NISA_INSN_SCATTER] = 2,
-	};
 	struct nrn_out o = { out, size, 0 };
 	const char *sub;
-	unsigned int n;
 
 	if (!in || !out || !size)
 		return -EINVAL;
@@ -241,24 +223,12 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	if (in->opcode == NISA_INSN_NOP)
 		return o.overflow ? -ENOSPC : 0;
 	nrn_put_tensor(&o, "dst", &in->dst);
-	n = nsrc[in->opcode];
-	if (in->flags & NISA_IF_SCALAR)
-		n--;
-	if (in->opcode == NISA_INSN_MATMUL && !(in->flags & NISA_IF_BIAS))
-		n--;
-	if ((in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN) &&
-	    (in->flags & NISA_IF_INDICES))
-		n++; /* src1: the indices written */
-	if (in->opcode == NISA_INSN_LINALG) {
-		static const struct nisa_tensor none;
-
-		/* The sources a LINALG subop takes are the ones set. */
-		for (n = 3; n && !memcmp(&in->src[n - 1], &none, sizeof(none));)
-			n--;
-	}
-	for (unsigned int i = 0; i < n; i++) {
+	/* The operands it uses (isa/neuron_isa.h's roles). */
+	for (unsigned int i = 0; i < 3; i++) {
 		char name[16];
 
+		if (!nisa_operand_access(in->opcode, in->subop, in->flags, in->axis, i + 1))
+			continue;
 		snprintf(name, sizeof(name), "src%u", i);
 		nrn_put_tensor(&o, name, &in->src[i]);
 	}
@@ -270,10 +240,8 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 	if (in->opcode == NISA_INSN_BINARY &&
 	    (in->subop == NISA_BIN_ADD || in->subop == NISA_BIN_SUB))
 		nrn_put(&o, " alpha=%g", nrn_double(in->alpha));
-	if (in->opcode == NISA_INSN_REDUCE || in->opcode == NISA_INSN_SOFTMAX ||
-	    in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN ||
-	    in->opcode == NISA_INSN_GATHER || in->opcode == NISA_INSN_SCATTER_ADD ||
-	    in->opcode == NISA_INSN_SCATTER)
+	if (nisa_opcode_class(in->opcode) == NISA_CLASS_AXIS ||
+	    nisa_opcode_class(in->opcode) == NISA_CLASS_INDEX)
 		nrn_put(&o, " axis=%d", in->axis);
 	if (in->opcode == NISA_INSN_RANDOM)
 		nrn_put(&o, " seed=%#llx offset=%llu",

@@ -22,23 +22,19 @@ static uint64_t nrn_expr_bits(double d)
 	return u;
 }
 
-/* Sources a step of @op with @flags takes; -1 for an op a step cannot be. */
+/*
+ * Sources a step of @op with @flags takes (the first ones its instruction
+ * reads); -1 for an op a step cannot be (not elementwise).
+ */
 static int nrn_expr_nsrc(unsigned int op, uint32_t flags)
 {
-	switch (op) {
-	case NISA_INSN_FILL:
-		return 0;
-	case NISA_INSN_COPY:
-	case NISA_INSN_UNARY:
-		return 1;
-	case NISA_INSN_BINARY:
-	case NISA_INSN_COMPARE:
-		return flags & NISA_IF_SCALAR ? 1 : 2;
-	case NISA_INSN_WHERE:
-		return 3;
-	default:
+	int n = 0;
+
+	if (nisa_opcode_class(op) != NISA_CLASS_EW)
 		return -1;
-	}
+	while (n < 3 && nisa_operand_access(op, 0, flags, 0, n + 1))
+		n++;
+	return n;
 }
 
 /* The step's op, subop, flags and ranges (not which registers are set). */

@@ -277,30 +277,19 @@ NRN_EXPORT int nrn_stream_is_capturing(struct nrn_stream *s)
 
 /*
  * The access of operand @i of a kernel's instruction, whose slot has the
- * rights @slot: what the instruction does with it, within those rights
- * (the rights themselves where the instruction's use is not known here).
+ * rights @slot: what the instruction does with it (the ISA's roles),
+ * within those rights (the rights themselves for an unknown opcode, or an
+ * instruction that writes where it may not: the device refuses it).
  */
 static uint32_t nrn_kernel_opnd_access(const struct nisa_insn *in, unsigned int i,
 				       uint32_t slot)
 {
 	const uint32_t r = NISA_ACCESS_READ, w = NISA_ACCESS_WRITE;
+	uint32_t acc = nisa_operand_access(in->opcode, in->subop, in->flags, in->axis, i);
 
-	if (in->opcode == NISA_INSN_LINALG || in->opcode >= NISA_NUM_OPCODES)
+	if (!acc || ((acc & w) && !(slot & w)))
 		return slot;
-	if (in->opcode == NISA_INSN_EXPR_DATA)	/* INPUTS: every operand */
-		return r;
-	if (i == 0) {
-		bool reads = (in->opcode == NISA_INSN_MATMUL &&
-			      (in->flags & NISA_IF_ACCUMULATE)) ||
-			     in->opcode == NISA_INSN_SCATTER_ADD ||
-			     in->opcode == NISA_INSN_SCATTER;
-
-		return (slot & w) ? w | (reads ? (slot & r) : 0) : slot;
-	}
-	if (i == 2 && (in->flags & NISA_IF_INDICES) &&
-	    (in->opcode == NISA_INSN_SORT || in->opcode == NISA_INSN_SCAN))
-		return slot & w ? w : slot;
-	return r;
+	return acc & w ? w | (acc & slot & r) : r;
 }
 
 /* Record a kernel launch: operand access from the slot's access. */

@@ -53,7 +53,8 @@ static bool nrn_opnds_meet(const struct nrn_graph_insn *x, unsigned int i,
 /* @x and @y touch common bytes and one of them writes them. */
 static bool nrn_ordered(const struct nrn_graph_insn *x, const struct nrn_graph_insn *y)
 {
-	if (x->insn.opcode == NISA_INSN_TIMESTAMP || y->insn.opcode == NISA_INSN_TIMESTAMP)
+	if (nisa_opcode_class(x->insn.opcode) == NISA_CLASS_CLOCK ||
+	    nisa_opcode_class(y->insn.opcode) == NISA_CLASS_CLOCK)
 		return true;
 	for (unsigned int i = 0; i < NRN_GRAPH_OPNDS; i++)
 		for (unsigned int j = 0; j < NRN_GRAPH_OPNDS; j++)
@@ -84,7 +85,9 @@ static void nrn_move_up(struct nrn_graph_ir *ir, unsigned int from, unsigned int
 
 static bool nrn_single(const struct nrn_graph_insn *gi)
 {
-	return gi->insn.opcode != NISA_INSN_EXPR && gi->insn.opcode != NISA_INSN_EXPR_DATA;
+	enum nisa_class c = nisa_opcode_class(gi->insn.opcode);
+
+	return c != NISA_CLASS_GROUP && c != NISA_CLASS_CONT;
 }
 
 /* ---- copy forwarding ---- */
@@ -107,13 +110,8 @@ static bool nrn_plain_copy(const struct nrn_graph_ir *ir, const struct nrn_graph
 /* @gi writes operand 0 only, and is an elementwise walk over it. */
 static bool nrn_producer(const struct nrn_graph_insn *gi)
 {
-	switch (gi->insn.opcode) {
-	case NISA_INSN_FILL: case NISA_INSN_COPY: case NISA_INSN_UNARY:
-	case NISA_INSN_BINARY: case NISA_INSN_COMPARE: case NISA_INSN_WHERE:
-		break;
-	default:
+	if (nisa_opcode_class(gi->insn.opcode) != NISA_CLASS_EW)
 		return false;
-	}
 	for (unsigned int i = 1; i < NRN_GRAPH_OPNDS; i++)
 		if (gi->region[i] != NRN_GRAPH_NONE && (gi->access[i] & NISA_ACCESS_WRITE))
 			return false;

@@ -86,24 +86,35 @@ int main(void)
 		CHECK(strstr(text, "bad opcode") != NULL);
 	}
 
-	/* Every subop the ISA defines has a name (none printed as "?"). */
-	{
-		static const unsigned int subops[][2] = {
-			{ NISA_INSN_UNARY, NISA_NUM_UNARY }, { NISA_INSN_BINARY, NISA_NUM_BINARY },
-			{ NISA_INSN_COMPARE, NISA_NUM_COMPARE }, { NISA_INSN_REDUCE, NISA_NUM_REDUCE },
-			{ NISA_INSN_SOFTMAX, NISA_NUM_SOFTMAX }, { NISA_INSN_GATHER, NISA_NUM_IDX },
-			{ NISA_INSN_RANDOM, NISA_NUM_RANDOM },
-		};
+	/* Every subop the ISA's tables define has a name (none printed as "?"). */
+	for (unsigned int op = 0; op < NISA_NUM_OPCODES; op++) {
+		unsigned int n = nisa_num_subops(op);
 
-		for (unsigned int i = 0; i < sizeof(subops) / sizeof(subops[0]); i++) {
-			for (unsigned int sub = 0; sub < subops[i][1]; sub++) {
-				struct nisa_insn x = { .opcode = (uint16_t)subops[i][0],
-						      .subop = (uint16_t)sub };
+		if (op == NISA_INSN_EXPR || n < 2)
+			continue;	/* EXPR's subop is a count; NONE has no name */
+		for (unsigned int sub = 0; sub < n; sub++) {
+			struct nisa_insn x = { .opcode = (uint16_t)op, .subop = (uint16_t)sub };
 
-				CHECK(nrn_insn_format(&x, text, sizeof(text)) == 0);
-				CHECK(strchr(text, '.') && !strstr(text, ".?"));
-			}
+			if (op == NISA_INSN_SCATTER)
+				x.subop = NISA_SCATTER_SUBOP(sub, sub % NISA_NUM_IDX);
+			CHECK(nrn_insn_format(&x, text, sizeof(text)) == 0);
+			CHECK(strchr(text, '.') && !strstr(text, ".?") && !strstr(text, "bad"));
 		}
+	}
+	/* The operands printed are the ones the instruction uses. */
+	{
+		struct nisa_insn sv = { .opcode = NISA_INSN_LINALG, .subop = NISA_LA_GESDD,
+				       .flags = NISA_IF_LA_NOVEC, .dst = t1(0, 4),
+				       .src = { t1(1, 16) } };
+		struct nisa_insn srt = { .opcode = NISA_INSN_SORT, .flags = NISA_IF_INDICES,
+					.dst = t1(0, 8), .src = { t1(1, 8), t1(2, 8) } };
+
+		CHECK(nrn_insn_format(&sv, text, sizeof(text)) == 0);
+		CHECK(strstr(text, "linalg.gesdd dst=") == text && strstr(text, "src0=s1") &&
+		      !strstr(text, "src1=") && strstr(text, " novec"));
+		CHECK(nrn_insn_format(&srt, text, sizeof(text)) == 0);
+		CHECK(strstr(text, "sort dst=") == text && strstr(text, "src1=s2") &&
+		      strstr(text, " axis=0"));
 	}
 
 	/* The clock and the generator: their operands, seed and counter. */

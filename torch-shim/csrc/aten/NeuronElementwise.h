@@ -43,7 +43,7 @@ inline at::ScalarType float_result(at::ScalarType t) {
 #define NEURON_ISA_BITS_EXACT false
 #define NEURON_ISA_BITS_REAL false
 #define NEURON_ISA_BITS_BITS true
-#define NEURON_ISA_BIN_BITS_(NAME, name, kind) \
+#define NEURON_ISA_BIN_BITS_(NAME, name, kind, res) \
   case NISA_BIN_##NAME: return NEURON_ISA_BITS_##kind;
 inline bool binary_is_bitwise(nisa_binary op) {
   switch (op) {
@@ -53,11 +53,18 @@ inline bool binary_is_bitwise(nisa_binary op) {
   return false;
 }
 
-// Operators whose result is floating even for integer operands.
+// Operators whose result is floating even for integer operands: RESULT
+// FLOAT in the ISA's table.
+#define NEURON_ISA_FLOAT_SAME false
+#define NEURON_ISA_FLOAT_FLOAT true
+#define NEURON_ISA_BIN_FLOAT_(NAME, name, kind, res) \
+  case NISA_BIN_##NAME: return NEURON_ISA_FLOAT_##res;
 inline bool binary_is_float(nisa_binary op) {
-  return op == NISA_BIN_DIV || op == NISA_BIN_ATAN2 || op == NISA_BIN_HYPOT ||
-         op == NISA_BIN_COPYSIGN || op == NISA_BIN_LOGADDEXP ||
-         op == NISA_BIN_LOGADDEXP2 || op == NISA_BIN_XLOGY;
+  switch (op) {
+    NISA_BINARY_OPS(NEURON_ISA_BIN_FLOAT_)
+    case NISA_NUM_BINARY: break;
+  }
+  return false;
 }
 
 inline at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,

@@ -51,11 +51,10 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
     std::vector<int64_t> shape(cur.sizes().begin(), cur.sizes().end());
     shape[dims[i]] = 1;
     at::Tensor out = empty_neuron(shape, dtype, src.device());
-    // Over an empty axis the card writes a sum's 0, a mean's NaN, a
-    // product's 1; the others have no result (the card's BAD_INSN): say so now.
-    TORCH_CHECK(cur.numel() > 0 || out.numel() == 0 || red == NISA_RED_SUM ||
-                red == NISA_RED_MEAN || red == NISA_RED_PROD, "neuron: this "
-                "reduction of a tensor with no elements has no result");
+    // Over an empty axis a reduction gives what the ISA's table says, or
+    // has no result (the card's BAD_INSN): say so now.
+    TORCH_CHECK(cur.numel() > 0 || out.numel() == 0 || nisa_reduce_takes_empty(red),
+                "neuron: this reduction of a tensor with no elements has no result");
     nrn_tensor_desc o = desc(out), x = desc(cur);
     NEURON_OP(nrn_op_reduce(stream_for(src), red, &o, &x, static_cast<int>(dims[i])));
     cur = out;

@@ -220,7 +220,7 @@ int64_t k_timestamp(const at::Tensor& out) {
   return captured(s);
 }
 
-#define KIND_NAME_(NAME, name, kind) #name ":" #kind,
+#define KIND_NAME_(NAME, name, kind, ...) #name ":" #kind,
 
 std::vector<std::string> isa_table(const std::string& family) {
   static const char* const unary[] = {NISA_UNARY_OPS(KIND_NAME_)};
