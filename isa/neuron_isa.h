@@ -310,7 +310,8 @@ enum nisa_compare {
 	X(SUM, sum, ZERO) X(MEAN, mean, NAN)				\
 	X(MAX, max, NONE) X(MIN, min, NONE)				\
 	X(ARGMAX, argmax, NONE) X(ARGMIN, argmin, NONE)			\
-	X(PROD, prod, ONE)	/* integers: exact, wrapping at the store */
+	X(PROD, prod, ONE)	/* integers: exact, wrapping at the store */ \
+	X(LOGSUMEXP, logsumexp, NEG_INF) /* log(sum(exp(x))), in double */
 
 /* NISA_INSN_SOFTMAX variants (@subop). */
 #define NISA_SOFTMAX_OPS(X)	X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax)

@@ -70,6 +70,24 @@ static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const doubl
             acc[j] = isnan(acc[j]) || isnan(x[j]) ? NAN : fmin(acc[j], x[j]);
         }
         break;
+    case NISA_RED_LOGSUMEXP:
+        /* acc: the largest so far, m; arg: the sum of exp(x - m). */
+        for (j = 0; j < n; j++) {
+            if (isnan(acc[j]) || x[j] == -INFINITY) {
+                continue;
+            }
+            if (isnan(x[j]) || x[j] == INFINITY) {
+                acc[j] = x[j];
+            } else if (acc[j] == INFINITY) {
+                continue;
+            } else if (x[j] > acc[j]) {
+                arg[j] = arg[j] * exp(acc[j] - x[j]) + 1;
+                acc[j] = x[j];
+            } else {
+                arg[j] += exp(x[j] - acc[j]);
+            }
+        }
+        break;
     case NISA_RED_ARGMAX:
     case NISA_RED_ARGMIN:
         for (j = 0; j < n; j++) {
@@ -91,9 +109,28 @@ static bool trn_red_is_arg(unsigned red)
     return red == NISA_RED_ARGMAX || red == NISA_RED_ARGMIN;
 }
 
+/*
+ * The folded lanes' results, in @acc: a mean's division by @len, and
+ * log-sum-exp's m + log(s) (-inf when every element was -inf or there was
+ * none; +inf and NaN as they came).
+ */
+static void trn_fold_end(unsigned red, double *acc, const double *arg,
+                         uint64_t n, uint64_t len)
+{
+    for (uint64_t j = 0; j < n && red == NISA_RED_MEAN; j++) {
+        acc[j] /= (double)len;
+    }
+    for (uint64_t j = 0; j < n && red == NISA_RED_LOGSUMEXP; j++) {
+        if (isfinite(acc[j])) {
+            acc[j] += log(arg[j]);
+        }
+    }
+}
+
 static void trn_fold_init(unsigned red, double *acc, double *arg, uint64_t n)
 {
-    double init = red == NISA_RED_MAX || red == NISA_RED_ARGMAX ? -INFINITY :
+    double init = red == NISA_RED_MAX || red == NISA_RED_ARGMAX ||
+                  red == NISA_RED_LOGSUMEXP ? -INFINITY :
                   red == NISA_RED_MIN || red == NISA_RED_ARGMIN ? INFINITY :
                   red == NISA_RED_PROD ? 1 : 0;
 
@@ -479,9 +516,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
             }
             acc[0] = a;
             arg[0] = g;
-            if (red == NISA_RED_MEAN) {
-                acc[0] /= (double)ax.len;
-            }
+            trn_fold_end(red, acc, arg, 1, ax.len);
             trn_scatter(&dst, o, 1, trn_red_is_arg(red) ? arg : acc);
             continue;
         }
@@ -496,11 +531,7 @@ uint32_t trn_insn_reduce(TrnKernel *k, const struct nisa_insn *in)
                 trn_gather(&src, (o * ax.len + i) * ax.inner + j0, n, x);
                 trn_fold(red, acc, arg, x, n, i);
             }
-            if (red == NISA_RED_MEAN) {
-                for (uint64_t j = 0; j < n; j++) {
-                    acc[j] /= (double)ax.len;
-                }
-            }
+            trn_fold_end(red, acc, arg, n, ax.len);
             trn_scatter(&dst, o * ax.inner + j0, n,
                         trn_red_is_arg(red) ? arg : acc);
         }

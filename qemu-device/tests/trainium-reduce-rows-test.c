@@ -529,6 +529,99 @@ static void test_softmax_rows(void)
     core_stop(c);
 }
 
+/*
+ * LOGSUMEXP along rows (the general fold, one lane at a time) and along
+ * columns (lanes): the bits of the spec's streaming fold in double
+ * (m, the largest so far; s, the sum of exp(x - m); m + log(s) at the
+ * end), within 1e-12 of the two-pass max-then-sum, +inf where a row has
+ * one (row 5 also has -inf), NaN where it has a NaN; an empty axis gives
+ * -inf where MAX is refused.
+ */
+static double host_lse(const float *row, int64_t stride, unsigned n)
+{
+    double m = -INFINITY, s = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        double v = row[i * stride];
+
+        if (isnan(m) || v == -INFINITY) {
+            continue;
+        }
+        if (isnan(v) || v == INFINITY) {
+            m = v;
+        } else if (m == INFINITY) {
+            continue;
+        } else if (v > m) {
+            s = s * exp(m - v) + 1;
+            m = v;
+        } else {
+            s += exp(v - m);
+        }
+    }
+    return isfinite(m) ? m + log(s) : m;
+}
+
+static void test_logsumexp(void)
+{
+    Core *c = core_start();
+    g_autofree float *x = g_new(float, R * L);
+    g_autofree float *xt = g_new(float, R * L);
+    uint32_t rows[R], cols[R], want[R];
+    Rows t = put_rows(c, x, xt);
+    struct nisa_insn in = { .opcode = NISA_INSN_REDUCE,
+                            .subop = NISA_RED_LOGSUMEXP };
+    float got;
+
+    for (unsigned r = 0; r < R; r++) {
+        const float *row = x + r * L;
+        double lse = host_lse(row, 1, L), mx = -INFINITY, s = 0;
+
+        want[r] = bits_stored(lse);
+        for (unsigned i = 0; i < L; i++) {
+            mx = isnan(mx) || isnan(row[i]) ? NAN : fmax(mx, row[i]);
+        }
+        for (unsigned i = 0; i < L && isfinite(mx); i++) {
+            s += exp(row[i] - mx);
+        }
+        if (isfinite(mx)) {
+            g_assert_cmpfloat(fabs(lse - (mx + log(s))), <=, 1e-12 * fabs(lse));
+        }
+    }
+    in.src[0] = t.tr;
+    in.axis = 1;
+    in.dst = tn(2, NISA_F32, 0, R, 1, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, rows, sizeof(rows));
+    check("rows", NISA_RED_LOGSUMEXP, rows, want);
+    in.src[0] = t.tc;
+    in.axis = 0;
+    in.dst = tn(2, NISA_F32, 0, 1, R, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, cols, sizeof(cols));
+    check("columns", NISA_RED_LOGSUMEXP, cols, want);
+    memcpy(&got, &rows[3], 4);
+    g_assert_cmpfloat(got, ==, INFINITY);
+    memcpy(&got, &rows[5], 4);
+    g_assert_cmpfloat(got, ==, INFINITY);
+    memcpy(&got, &rows[1], 4);
+    g_assert_true(isnan(got));
+    memcpy(&got, &rows[10], 4);
+    g_assert_cmpfloat(got, ==, (float)(2 + log(L)));
+
+    /* an empty axis: -inf; MAX has no value for it */
+    in.src[0] = tn(0, NISA_F32, 0, R, 1, 0, 0);
+    in.src[0].shape[1] = 0;
+    in.axis = 1;
+    in.dst = tn(2, NISA_F32, 0, R, 1, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, rows, sizeof(rows));
+    memcpy(&got, &rows[R - 1], 4);
+    g_assert_cmpfloat(got, ==, -INFINITY);
+    in.subop = NISA_RED_MAX;
+    g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    core_stop(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -537,5 +630,6 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/reduce-rows/short-rows", test_short_rows);
     qtest_add_func("/trainium/reduce-rows/shared-rows", test_shared_rows);
     qtest_add_func("/trainium/reduce-rows/softmax-rows", test_softmax_rows);
+    qtest_add_func("/trainium/reduce-rows/logsumexp", test_logsumexp);
     return g_test_run();
 }

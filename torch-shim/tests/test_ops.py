@@ -133,6 +133,37 @@ def test_reductions(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_logsumexp(dtype):
+    """logsumexp is one LOGSUMEXP reduction per dim: dims, keepdim and all,
+    large values, the infinities and NaN as the CPU gives them, an empty
+    axis, integers, out=, and its backward."""
+    (x,), (xn,) = both((torch.randn(4, 5, 6) * 30).to(dtype))
+    for dim in [0, 1, -1, (0, 2), (0, 1, 2)]:
+        for keep in [False, True]:
+            assert_close(torch.logsumexp(xn, dim, keep), torch.logsumexp(x, dim, keep), dtype)
+    inf, nan = float("inf"), float("nan")
+    s = torch.tensor([[1.0, inf, 2.0], [-inf, -inf, -inf], [nan, 1.0, inf],
+                      [-1e30, 1e30, 0.0], [inf, -inf, 3.0]])
+    assert_close(torch.logsumexp(s.to(N), 1), torch.logsumexp(s, 1))
+    e = torch.empty(3, 0)
+    assert torch.equal(torch.logsumexp(e.to(N), 1).cpu(), torch.logsumexp(e, 1))
+    i = torch.arange(12).view(3, 4)
+    got = torch.logsumexp(i.to(N), 1)
+    assert got.dtype == torch.float32
+    assert_close(got, torch.logsumexp(i, 1))
+    out = torch.empty(4, device=N, dtype=dtype)
+    torch.logsumexp(xn, (1, 2), out=out)
+    assert_close(out, torch.logsumexp(x, (1, 2)), dtype)
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.logsumexp(xn, 1, out=torch.empty(4, 6, device=N, dtype=torch.long))
+    a = x.float().requires_grad_()
+    an = a.detach().to(N).requires_grad_()
+    torch.logsumexp(a, 1).pow(2).sum().backward()
+    torch.logsumexp(an, 1).pow(2).sum().backward()
+    assert_close(an.grad, a.grad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_softmax(dtype):
     """softmax and log_softmax along each dim, with large values."""
     (x,), (xn,) = both((torch.randn(3, 4, 9) * 30).to(dtype))

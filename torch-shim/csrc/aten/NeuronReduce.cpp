@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Reductions (sum, mean, amax, amin, max/min along a dim, argmax) and
+// Reductions (sum, mean, logsumexp, amax, amin, max/min along a dim, argmax) and
 // softmax / log_softmax with their backward, on the card.
 #include <algorithm>
 #include <cmath>
@@ -80,6 +80,26 @@ at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
   at::Tensor r = sum_dim(self, dim, keepdim, dtype ? dtype : out.scalar_type());
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+// logsumexp: one LOGSUMEXP per dim (that of the dims' results is that of
+// all), in the floating type integers promote to, as the CPU's.
+at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  at::ScalarType dt = at::isIntegralType(self.scalar_type(), true)
+                          ? at::typeMetaToScalarType(at::get_default_dtype())
+                          : self.scalar_type();
+  auto dims = reduce_dims(self, dim);
+  at::Tensor r = reduce_keep(NISA_RED_LOGSUMEXP, self, dims, dt);
+  return r.view(reduced_shape(self, dims, keepdim));
+}
+
+at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
+                          at::Tensor& out) {
+  TORCH_CHECK(at::isFloatingType(out.scalar_type()), "logsumexp(): Expected floating "
+              "point type for result tensor, but got: ", out.scalar_type());
+  at::Tensor r = logsumexp(self, dim, keepdim);
   resize_out(out, r.sizes());
   return out.copy_(r);
 }
@@ -258,6 +278,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.IntList_out", sum_out);
   m.impl("mean.dim", mean_dim);
   m.impl("mean.out", mean_out);
+  m.impl("logsumexp", logsumexp);
+  m.impl("logsumexp.out", logsumexp_out);
   m.impl("amax", amax);
   m.impl("amax.out", amax_out);
   m.impl("amin", amin);
