@@ -5,7 +5,7 @@
 #   make check   set everything up, run every test suite, print totals
 # and their parts: setup qemu guest stack bench fuzz sweep shell clean; the
 # warm session: up reload down; the checks beyond make check: check-multicard
-# check-cluster check-session.
+# check-cluster check-session stress-stall.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -35,7 +35,7 @@ guest-stack: guest
 
 # NEURON_SESSION=1: in the warm session (make up) instead of a VM of its own.
 run: stack
-	@if [ -n "$(NEURON_SESSION)" ]; then $(S)/vm exec -- scripts/guest/demo; \
+	@if [ -n "$(NEURON_SESSION)" ]; then $(S)/vm exec -- python3 scripts/guest/demo.py; \
 	else $(S)/vm run -- scripts/guest/demo; fi
 
 # The warm session (scripts/vm-session): a VM that stays up with the driver
@@ -57,6 +57,13 @@ check-session: stack
 
 check: stack
 	@$(S)/check
+
+# The two-vCPU TCG timer stall, provoked (STALL_RUNS boots of STALL_MINUTES
+# minutes each): no stall with qemu-patches/ applied.
+STALL_RUNS ?= 3
+STALL_MINUTES ?= 5
+stress-stall: stack
+	@$(S)/tests/stall-stress --runs $(STALL_RUNS) --minutes $(STALL_MINUTES)
 
 # Two VMs joined by a QEMU network, 2 cards each: scripts/tests/cluster-test
 # (ping, a torchrun Gloo all_reduce, first failure wins), then the DDP GPT
@@ -101,4 +108,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest guest-stack stack run up reload down check check-cluster check-multicard check-session bench fuzz sweep shell module clean
+.PHONY: all setup qemu guest guest-stack stack run up reload down check check-cluster check-multicard check-session stress-stall bench fuzz sweep shell module clean
