@@ -99,7 +99,7 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keep
                           at::Tensor& out) {
   TORCH_CHECK(at::isFloatingType(out.scalar_type()), "logsumexp(): Expected floating "
               "point type for result tensor, but got: ", out.scalar_type());
-  at::Tensor r = logsumexp(self, dim, keepdim);
+  at::Tensor r = torch_neuron::logsumexp(self, dim, keepdim);  // not ADL's at::
   resize_out(out, r.sizes());
   return out.copy_(r);
 }
