@@ -13,7 +13,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-#include "../runtime/NeuronGraph.h"
+#include "../runtime/NeuronStreamCapture.h"
 #include "../runtime/NeuronHostAllocator.h"
 #include "../runtime/NeuronProfiler.h"
 #include "NeuronOps.h"

@@ -27,7 +27,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "../runtime/NeuronAllocator.h"
+#include "../runtime/NeuronStreamCapture.h"
 #include "NeuronGraphPlan.h"
 
 namespace torch_neuron {
@@ -61,10 +61,7 @@ class GraphSet : public torch::CustomClassHolder {
  public:
   GraphSet(int64_t capacity, int64_t flags)
       : capacity_(std::max<int64_t>(1, capacity)), flags_(flags) {}
-  ~GraphSet() override {
-    if (capturing_)
-      end_capture();
-  }
+  ~GraphSet() override { drop_capture(); }
 
   c10::IValue run(c10::List<c10::IValue> args) {
     Signature sig;
@@ -101,36 +98,26 @@ class GraphSet : public torch::CustomClassHolder {
 
   void begin(int64_t device, unsigned int flags) {
     std::lock_guard<std::mutex> guard(lock_);
-    TORCH_CHECK(!capturing_, "neuron: compiled graph: a capture is already open");
-    c10::DeviceIndex index = checked_index(device);
-    nrn_stream* s = device_stream(index);
-    int err = nrn_stream_begin_capture_flags(s, flags);
-    TORCH_CHECK(err != -EBUSY, "neuron: compiled graph: a new signature while the "
-                "stream captures (a torch.neuron.NeuronGraph): a capture cannot nest; "
-                "run the compiled graph once with these shapes before capturing");
-    NEURON_CHECK(err);
-    // Every allocation of the capture gets memory of its own (see
-    // hold_frees): no freed temporary's instructions in a later tensor.
-    hold_frees(index, true);
-    capturing_ = s;
-    capture_device_ = index;
+    TORCH_CHECK(!capture_.open(), "neuron: compiled graph: a capture is already open");
+    capture_.begin(checked_index(device), flags, "a new signature while the stream "
+                   "captures (a torch.neuron.NeuronGraph): a capture cannot nest; run "
+                   "the compiled graph once with these shapes before capturing");
   }
 
   std::string end_capture() {
     std::lock_guard<std::mutex> guard(lock_);
-    TORCH_CHECK(capturing_, "neuron: compiled graph: no capture is open");
+    TORCH_CHECK(capture_.open(), "neuron: compiled graph: no capture is open");
     nrn_capture* c = nullptr;
-    int err = nrn_stream_end_capture(capturing_, &c);
-    capturing_ = nullptr;
-    hold_frees(capture_device_, false);
+    int err = capture_.end(&c);
+    capture_.release();
     drop_capture();
     if (err < 0)
-      return "the capture failed: " + errno_text(err);
+      return "the capture failed: " + capture_error(err);
     if (!nrn_capture_count(c)) {
       nrn_capture_destroy(c);
       return "the graph issued no instructions on the card";
     }
-    capture_ = c;
+    captured_ = c;
     return "";
   }
 
@@ -140,9 +127,9 @@ class GraphSet : public torch::CustomClassHolder {
     std::string why;
     TORCH_CHECK(graph_signature(args, &sig, &why), "neuron: compiled graph: ", why);
     std::unique_lock<std::mutex> guard(lock_);
-    TORCH_CHECK(capture_, "neuron: compiled graph: no capture to compile");
-    nrn_capture* c = capture_;
-    capture_ = nullptr;
+    TORCH_CHECK(captured_, "neuron: compiled graph: no capture to compile");
+    nrn_capture* c = captured_;
+    captured_ = nullptr;
     guard.unlock();
     std::unique_ptr<nrn_capture, void (*)(nrn_capture*)> hold(c, nrn_capture_destroy);
     std::vector<nrn_graph_arg> regions;
@@ -258,16 +245,14 @@ class GraphSet : public torch::CustomClassHolder {
   }
 
   void drop_capture() {
-    if (capture_)
-      nrn_capture_destroy(capture_);
-    capture_ = nullptr;
+    nrn_capture_destroy(captured_);
+    captured_ = nullptr;
   }
 
   std::mutex lock_;
   int64_t capacity_, flags_;
-  nrn_stream* capturing_ = nullptr;
-  c10::DeviceIndex capture_device_ = 0;
-  nrn_capture* capture_ = nullptr;
+  StreamCapture capture_{"compiled graph", false};
+  nrn_capture* captured_ = nullptr;  // ended, not yet compiled
   Lru lru_;
   std::unordered_map<Signature, Lru::iterator, SigHash> map_;
 };

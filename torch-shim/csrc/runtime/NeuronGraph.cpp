@@ -25,36 +25,15 @@
 #include <torch/custom_class.h>
 #include <torch/library.h>
 
-#include <array>
-#include <atomic>
 #include <mutex>
 #include <vector>
 
 #include "NeuronAllocator.h"
-#include "NeuronGraph.h"
 #include "NeuronStream.h"
+#include "NeuronStreamCapture.h"
 
 namespace torch_neuron {
 namespace {
-
-std::array<std::atomic<int>, kMaxDevices> g_capturing{};
-
-// What a failed capture's error means, in PyTorch's terms.
-const char* capture_error(int err) {
-  switch (err) {
-  case -EBUSY:
-    return "an operation needed results the capture has not computed (a "
-           "host read such as .item(), print(), a copy to the CPU, an "
-           "operator without a neuron kernel), a synchronisation, an event, "
-           "or a compiled graph capturing itself inside the capture (run it "
-           "once before capturing)";
-  case -ENOTSUP:
-    return "random numbers (a replay would repeat one draw), a timestamp, or a "
-           "copy between the card and pinned host memory";
-  default:
-    return "the capture could not record an operation";
-  }
-}
 
 class Graph : public torch::CustomClassHolder {
  public:
@@ -67,33 +46,24 @@ class Graph : public torch::CustomClassHolder {
 
   void capture_begin(int64_t device) {
     std::lock_guard<std::mutex> guard(lock_);
-    TORCH_CHECK(!capturing_, "neuron: NeuronGraph: capture_begin() while capturing");
+    TORCH_CHECK(!capture_.open(), "neuron: NeuronGraph: capture_begin() while capturing");
     TORCH_CHECK(!graph_, "neuron: NeuronGraph: this graph holds a capture; reset() it "
                 "before capturing again");
     c10::DeviceIndex index = checked_index(device);
-    nrn_stream* s = device_stream(index);
-    int err = nrn_stream_begin_capture(s);
-    TORCH_CHECK(err != -EBUSY, "neuron: NeuronGraph: the current stream of neuron:",
-                static_cast<int>(index), " captures already");
-    NEURON_CHECK(err);
-    hold_frees(index, true);
-    g_capturing[index]++;
-    capturing_ = s;
+    capture_.begin(index, 0, "the current stream of neuron:" +
+                   std::to_string(static_cast<int>(index)) + " captures already");
     device_ = index;
   }
 
   std::vector<int64_t> capture_end() {
     std::lock_guard<std::mutex> guard(lock_);
-    TORCH_CHECK(capturing_, "neuron: NeuronGraph: capture_end() without capture_begin()");
+    TORCH_CHECK(capture_.open(), "neuron: NeuronGraph: capture_end() without capture_begin()");
     nrn_capture* c = nullptr;
-    int err = nrn_stream_end_capture(capturing_, &c);
-    capturing_ = nullptr;
-    g_capturing[device_]--;
+    int err = capture_.end(&c);
     std::unique_ptr<nrn_capture, void (*)(nrn_capture*)> hold(c, nrn_capture_destroy);
     if (err < 0 || !nrn_capture_count(c)) {
-      hold_frees(device_, false);
-      TORCH_CHECK(err >= 0, "neuron: NeuronGraph: the capture failed: ", capture_error(err),
-                  " (", nrn_strerror(err), ")");
+      capture_.release();
+      TORCH_CHECK(err >= 0, "neuron: NeuronGraph: the capture failed: ", capture_error(err));
       TORCH_CHECK(false, "neuron: NeuronGraph: the capture issued no work on the card");
     }
     std::vector<nrn_buffer*> bufs(nrn_capture_buffers(c, nullptr, 0));
@@ -105,13 +75,13 @@ class Graph : public torch::CustomClassHolder {
     err = nrn_graph_compile(c, args.data(), static_cast<unsigned>(args.size()), 0, &g);
     if (err == 0)
       protected_ = protect_segments(device_, bufs);
-    hold_frees(device_, false);  // after protecting: held blocks stay kept
+    capture_.release();  // after protecting: held blocks stay kept
     TORCH_CHECK(err == 0, "neuron: NeuronGraph: nrn_graph_compile: ", nrn_strerror(err),
                 " (", err, ")");
     struct nrn_graph_info info{};
     nrn_graph_info(g, &info);
     graph_ = g;
-    capture_ = hold.release();  // it holds a reference to every buffer
+    captured_ = hold.release();  // it holds a reference to every buffer
     args_ = std::move(args);
     info_ = {info.insns, static_cast<int64_t>(args_.size()),
              static_cast<int64_t>(info.const_size)};
@@ -137,9 +107,9 @@ class Graph : public torch::CustomClassHolder {
       return;
     std::vector<void*> blocks = std::move(protected_);
     nrn_graph* g = graph_;
-    nrn_capture* c = capture_;
+    nrn_capture* c = captured_;
     graph_ = nullptr;
-    capture_ = nullptr;
+    captured_ = nullptr;
     args_.clear();
     replays_ = 0;
     // The memory may go to other tensors only once no replay writes it.
@@ -166,38 +136,19 @@ class Graph : public torch::CustomClassHolder {
   }
 
  private:
-  std::string abort_locked() {
-    if (!capturing_)
-      return "";
-    nrn_capture* c = nullptr;
-    int err = nrn_stream_end_capture(capturing_, &c);
-    nrn_capture_destroy(c);
-    capturing_ = nullptr;
-    g_capturing[device_]--;
-    hold_frees(device_, false);
-    if (err >= 0)
-      return "";
-    return std::string(capture_error(err)) + " (" + nrn_strerror(err) + ")";
-  }
+  std::string abort_locked() { return capture_.abort(); }
 
   std::mutex lock_;
-  nrn_stream* capturing_ = nullptr;
+  StreamCapture capture_{"NeuronGraph", true};
   c10::DeviceIndex device_ = 0;
   nrn_graph* graph_ = nullptr;
-  nrn_capture* capture_ = nullptr;
+  nrn_capture* captured_ = nullptr;  // what graph_ was compiled from
   std::vector<nrn_graph_arg> args_;
   std::vector<void*> protected_;
   std::vector<int64_t> info_;
   int64_t replays_ = 0;
 };
 
-}  // namespace
-
-bool in_graph_capture(c10::DeviceIndex index) noexcept {
-  return index >= 0 && index < kMaxDevices && g_capturing[index].load() > 0;
-}
-
-namespace {
 
 bool is_current_stream_capturing(int64_t device) {
   return nrn_stream_is_capturing(device_stream(checked_index(device))) == 1;
