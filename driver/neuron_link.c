@@ -188,7 +188,7 @@ static int neuron_link_copy_check(const struct drm_neuron_link_copy *c)
 		return -EINVAL;
 	if (c->reduce == NISA_REDUCE_NONE)
 		return c->dtype ? -EINVAL : 0;
-	if (c->dtype != NISA_F32 && c->dtype != NISA_BF16 && c->dtype != NISA_F16)
+	if (!nisa_link_reduces_dtype(c->dtype))
 		return -EINVAL;
 	esize = nisa_dtype_size(c->dtype);
 	if (c->size % esize || c->src_offset % esize || c->dst_offset % esize)

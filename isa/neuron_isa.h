@@ -545,6 +545,50 @@ struct nisa_insn {
 	struct nisa_tensor src[3];
 };
 
+/*
+ * The element types (enum nisa_dtype, numbered in drm/neuron_card.h, which
+ * the driver shares): X(NAME, name, KIND), in the enum's order; KIND is
+ * FLOAT (IEEE or bfloat16) or INT (two's complement; BOOL is one byte, 0
+ * or 1). @name is the disassembler's. A type missing here, or out of
+ * order, fails to compile (below).
+ */
+#define NISA_DTYPES(X)							\
+	X(F32, f32, FLOAT) X(BF16, bf16, FLOAT) X(I32, i32, INT)	\
+	X(I64, i64, INT) X(BOOL, bool, INT) X(F16, f16, FLOAT)		\
+	X(U8, u8, INT) X(I8, i8, INT) X(I16, i16, INT)
+
+/* Whether @dtype is a floating type (0 for an unknown type too). */
+static inline int nisa_dtype_is_float(unsigned int dtype)
+{
+#define NISA_DT_FLOAT_(NAME, name, kind)	NISA_DT_KIND_##kind,
+#define NISA_DT_KIND_FLOAT	1
+#define NISA_DT_KIND_INT	0
+	static const unsigned char f[NISA_NUM_DTYPES] = {
+		NISA_DTYPES(NISA_DT_FLOAT_)
+	};
+#undef NISA_DT_FLOAT_
+#undef NISA_DT_KIND_FLOAT
+#undef NISA_DT_KIND_INT
+	return dtype < NISA_NUM_DTYPES && f[dtype];
+}
+
+/* Whether @dtype is an integer type (bool included). */
+static inline int nisa_dtype_is_int(unsigned int dtype)
+{
+	return dtype < NISA_NUM_DTYPES && !nisa_dtype_is_float(dtype);
+}
+
+/* @dtype's short name ("f32", "bf16", ...); "?" for an unknown type. */
+static inline const char *nisa_dtype_name(unsigned int dtype)
+{
+#define NISA_DT_NAME_(NAME, name, kind)	#name,
+	static const char *const n[NISA_NUM_DTYPES] = {
+		NISA_DTYPES(NISA_DT_NAME_)
+	};
+#undef NISA_DT_NAME_
+	return dtype < NISA_NUM_DTYPES ? n[dtype] : "?";
+}
+
 /* ---- What the tables say of one instruction (every layer asks here) ---- */
 
 /* @opcode's CLASS; NISA_CLASS_NONE for an unknown one. */
@@ -572,6 +616,11 @@ static inline int nisa_reduce_takes_empty(unsigned int red)
 		NISA_REDUCE_OPS(NISA_RED_EMPTY_)
 	};
 #undef NISA_RED_EMPTY_
+#undef NISA_RED_EMPTY_NONE
+#undef NISA_RED_EMPTY_ZERO
+#undef NISA_RED_EMPTY_ONE
+#undef NISA_RED_EMPTY_NAN
+#undef NISA_RED_EMPTY_NEG_INF
 	return red < NISA_NUM_REDUCE && ok[red];
 }
 
@@ -599,6 +648,18 @@ static inline unsigned int nisa_num_subops(unsigned int opcode)
 		NISA_OPCODES(NISA_NUM_SUBOPS_)
 	};
 #undef NISA_NUM_SUBOPS_
+#undef NISA_NSUB_NONE
+#undef NISA_NSUB_UNARY
+#undef NISA_NSUB_BINARY
+#undef NISA_NSUB_COMPARE
+#undef NISA_NSUB_REDUCE
+#undef NISA_NSUB_SOFTMAX
+#undef NISA_NSUB_INDEX
+#undef NISA_NSUB_RANDOM
+#undef NISA_NSUB_LINALG
+#undef NISA_NSUB_SCAN
+#undef NISA_NSUB_SCATTER
+#undef NISA_NSUB_EXPR_DATA
 	if (opcode == NISA_INSN_EXPR)
 		return NISA_EXPR_MAX_STEPS + 1;
 	return opcode < NISA_NUM_OPCODES ? n[opcode] : 0;
@@ -668,11 +729,29 @@ static inline __u32 nisa_operand_access(unsigned int opcode, unsigned int subop,
 }
 #endif
 
-/* The driver checks a kernel's size in these units. */
 #ifdef __cplusplus
-static_assert(sizeof(struct nisa_insn) == NISA_INSN_SIZE, "NISA_INSN_SIZE");
+#define NISA_STATIC_ASSERT_ static_assert
 #else
-_Static_assert(sizeof(struct nisa_insn) == NISA_INSN_SIZE, "NISA_INSN_SIZE");
+#define NISA_STATIC_ASSERT_ _Static_assert
 #endif
+
+/* The driver checks a kernel's size in these units. */
+NISA_STATIC_ASSERT_(sizeof(struct nisa_insn) == NISA_INSN_SIZE, "NISA_INSN_SIZE");
+
+/* NISA_DTYPES lists every element type, in the enum's order. */
+enum nisa_dtype_position_ {
+#define NISA_DT_POS_(NAME, name, kind)	NISA_DT_POS_##NAME,
+	NISA_DTYPES(NISA_DT_POS_)
+#undef NISA_DT_POS_
+	NISA_DT_POS_COUNT_
+};
+NISA_STATIC_ASSERT_((int)NISA_DT_POS_COUNT_ == (int)NISA_NUM_DTYPES,
+		    "NISA_DTYPES: a type is missing");
+#define NISA_DT_ORDER_(NAME, name, kind)				\
+	NISA_STATIC_ASSERT_((int)NISA_##NAME == (int)NISA_DT_POS_##NAME, \
+			    "NISA_DTYPES: " #NAME " out of the enum's order");
+NISA_DTYPES(NISA_DT_ORDER_)
+#undef NISA_DT_ORDER_
+#undef NISA_STATIC_ASSERT_
 
 #endif /* NEURON_ISA_H */

@@ -115,11 +115,10 @@ void trn_gather_f32(const TrnView *v, uint64_t start, uint64_t n, float *out);
 void trn_scatter_f32(const TrnView *v, uint64_t start, uint64_t n,
                      const float *in);
 
-/* Integer elements, exactly (I32, I64, BOOL, U8, I8, I16; "Numerics"). */
+/* Integer elements, exactly (NISA_DTYPES' INT types; "Numerics"). */
 static inline bool trn_is_int(uint8_t dtype)
 {
-    return dtype == NISA_I32 || dtype == NISA_I64 || dtype == NISA_BOOL ||
-           dtype == NISA_U8 || dtype == NISA_I8 || dtype == NISA_I16;
+    return nisa_dtype_is_int(dtype);
 }
 int64_t trn_load_i64(uint8_t dtype, const void *p);
 /*

@@ -92,8 +92,7 @@ static uint32_t trn_link_check(TrnQueue *q, const struct nhw_link_desc *d,
     *esize = 1;
     if (d->reduce >= NISA_NUM_LINK_REDUCE ||
         (d->reduce == NISA_REDUCE_NONE && d->dtype) ||
-        (d->reduce != NISA_REDUCE_NONE && d->dtype != NISA_F32 &&
-         d->dtype != NISA_BF16 && d->dtype != NISA_F16)) {
+        (d->reduce != NISA_REDUCE_NONE && !nisa_link_reduces_dtype(d->dtype))) {
         TRN_GUEST_ERR(link_op, "link queue %u: reduce %u of dtype %u is "
                       "not a link operation (tag %u)", q->idx, d->reduce,
                       d->dtype, le32_to_cpu(d->tag));

@@ -42,7 +42,7 @@ static int nrn_link_reduce(enum nrn_reduce_op op, enum nisa_dtype dtype, uint32_
 
 	/* The links reduce floating point of these types only. */
 	if ((unsigned int)op >= NRN_ARRAY_SIZE(map) ||
-	    (dtype != NISA_F32 && dtype != NISA_BF16 && dtype != NISA_F16))
+	    !nisa_link_reduces_dtype(dtype))
 		return -EINVAL;
 	*red = map[op];
 	return 0;

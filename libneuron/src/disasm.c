@@ -41,9 +41,6 @@ static const char *const nrn_linalg_names[NISA_NUM_LINALG] = {
 static const char *const nrn_expr_data_names[NISA_NUM_EXPR_DATA] = {
 	NISA_EXPR_DATA_OPS(NRN_NAME_)
 };
-static const char *const nrn_dtype_names[NISA_NUM_DTYPES] = {
-	"f32", "bf16", "i32", "i64", "bool", "f16", "u8", "i8", "i16",
-};
 
 /* Appends to a bounded buffer, remembering overflow. */
 struct nrn_out {
@@ -74,7 +71,7 @@ static void nrn_put_tensor(struct nrn_out *o, const char *name,
 			   const struct nisa_tensor *t)
 {
 	nrn_put(o, " %s=s%u+%llu:%s[", name, t->slot, (unsigned long long)t->offset,
-		t->dtype < NISA_NUM_DTYPES ? nrn_dtype_names[t->dtype] : "?");
+		nisa_dtype_name(t->dtype));
 	for (unsigned int d = 0; d < t->ndim && d < NISA_MAX_DIMS; d++)
 		nrn_put(o, "%s%u", d ? "," : "", t->shape[d]);
 	nrn_put(o, "]/(");
@@ -150,7 +147,7 @@ static void nrn_put_step(struct nrn_out *o, const struct nisa_expr_step *st)
 		nrn_put(o, "%sr%u", j ? "," : "", st->src[j]);
 	if (st->op == NISA_INSN_FILL || st->flags & NISA_IF_SCALAR)
 		nrn_put(o, "%s%g", nsrc ? "," : "", nrn_double(st->scalar));
-	nrn_put(o, ")->%s", st->dtype < NISA_NUM_DTYPES ? nrn_dtype_names[st->dtype] : "?");
+	nrn_put(o, ")->%s", nisa_dtype_name(st->dtype));
 	if (st->op == NISA_INSN_UNARY && (st->scalar || st->alpha))
 		nrn_put(o, " p=%g q=%g", nrn_double(st->scalar), nrn_double(st->alpha));
 	if (st->op == NISA_INSN_BINARY &&

@@ -813,8 +813,7 @@ NRN_EXPORT int nrn_op_matmul(struct nrn_stream *s, const struct nrn_tensor_desc 
 /* The distributions each dtype takes (docs/hardware.md, "Random numbers"). */
 static bool nrn_random_dtype_ok(enum nisa_random dist, enum nisa_dtype dtype)
 {
-	bool floating = dtype == NISA_F32 || dtype == NISA_BF16 ||
-			dtype == NISA_F16;
+	bool floating = nisa_dtype_is_float(dtype);
 
 	switch (dist) {
 	case NISA_RNG_UNIFORM:

@@ -95,6 +95,12 @@ static inline unsigned int nisa_dtype_size(unsigned int dtype)
 	return 0;
 }
 
+/* Whether a link copy may reduce elements of @dtype: the floating types. */
+static inline int nisa_link_reduces_dtype(unsigned int dtype)
+{
+	return dtype == NISA_F32 || dtype == NISA_BF16 || dtype == NISA_F16;
+}
+
 /* A kernel's rights on a buffer-table slot. */
 #define NISA_ACCESS_READ		0x1
 #define NISA_ACCESS_WRITE	0x2

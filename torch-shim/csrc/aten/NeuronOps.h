@@ -27,12 +27,22 @@ inline bool is_cpu_scalar(const at::Tensor& t) {
   return t.device().is_cpu() && t.dim() == 0;
 }
 
-// The element types of the card (docs/hardware.md, "Element types").
+// The card's element types as PyTorch's ScalarTypes: X(ScalarType, NISA
+// type), every type of NISA_DTYPES (isa/neuron_isa.h) once.
+#define NEURON_SCALAR_TYPES(X)                                                \
+  X(Float, F32) X(BFloat16, BF16) X(Int, I32) X(Long, I64) X(Bool, BOOL)      \
+  X(Half, F16) X(Byte, U8) X(Char, I8) X(Short, I16)
+#define NEURON_COUNT_(t, n) +1
+static_assert(0 NEURON_SCALAR_TYPES(NEURON_COUNT_) == NISA_NUM_DTYPES,
+              "NEURON_SCALAR_TYPES: each card type once");
+#undef NEURON_COUNT_
+
+// Whether @t is an element type of the card (docs/hardware.md, "Element types").
 inline bool supported_dtype(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: case at::kBFloat16: case at::kHalf:
-    case at::kInt: case at::kLong: case at::kShort: case at::kChar:
-    case at::kByte: case at::kBool:
+#define NEURON_CASE_(t, n) case at::ScalarType::t:
+    NEURON_SCALAR_TYPES(NEURON_CASE_)
+#undef NEURON_CASE_
       return true;
     default:
       return false;
@@ -42,7 +52,13 @@ inline bool supported_dtype(at::ScalarType t) {
 // The card's floating types: float32, bfloat16, float16 (float64 is not a
 // Trainium type).
 inline bool card_float(at::ScalarType t) {
-  return t == at::kFloat || t == at::kBFloat16 || t == at::kHalf;
+  switch (t) {
+#define NEURON_CASE_(t, n) case at::ScalarType::t: return nisa_dtype_is_float(NISA_##n);
+    NEURON_SCALAR_TYPES(NEURON_CASE_)
+#undef NEURON_CASE_
+    default:
+      return false;
+  }
 }
 
 #define NEURON_CARD_DTYPES "float32, bfloat16, float16, int64, int32, int16, " \
@@ -56,15 +72,9 @@ void track_op_names();
 
 inline nisa_dtype to_nrn(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return NISA_F32;
-    case at::kBFloat16: return NISA_BF16;
-    case at::kHalf: return NISA_F16;
-    case at::kInt: return NISA_I32;
-    case at::kLong: return NISA_I64;
-    case at::kShort: return NISA_I16;
-    case at::kChar: return NISA_I8;
-    case at::kByte: return NISA_U8;
-    case at::kBool: return NISA_BOOL;
+#define NEURON_CASE_(t, n) case at::ScalarType::t: return NISA_##n;
+    NEURON_SCALAR_TYPES(NEURON_CASE_)
+#undef NEURON_CASE_
     default: {
       std::string op = current_op_name();
       TORCH_CHECK(false, "neuron: ", op.empty() ? "" : op + ": ", "dtype ", t,
