@@ -10,11 +10,6 @@
 namespace torch_neuron {
 namespace {
 
-at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
-  resize_out(out, value.sizes());
-  return out.copy_(value);
-}
-
 std::vector<int64_t> dims_of(const at::Tensor& t, at::OptionalIntArrayRef dim) {
   std::vector<int64_t> d;
   if (dim && !dim->empty())

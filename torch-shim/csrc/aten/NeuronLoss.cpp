@@ -28,11 +28,6 @@ at::Tensor grad_scale(const at::Tensor& grad_output, const at::Tensor& self,
   return grad_output;
 }
 
-at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
-  resize_out(out, value.sizes());
-  return out.copy_(value);
-}
-
 at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   at::Tensor d = self - target;
   return reduce(d * d, reduction);

@@ -129,6 +129,13 @@ inline void resize_out(const at::Tensor& out, at::IntArrayRef sizes) {
     out.resize_(sizes);
 }
 
+// The out= form of a composed operator: @value, computed, copied into @out
+// (resized to it).
+inline at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
+  resize_out(out, value.sizes());
+  return out.copy_(value);
+}
+
 }  // namespace torch_neuron
 
 #define NEURON_OP(expr) NEURON_CHECK(expr)
