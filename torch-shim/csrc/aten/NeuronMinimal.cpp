@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The operators every PrivateUse1 backend must provide: tensor creation,
-// views and resize (copies: NeuronCopy.cpp, set_: NeuronStorage.cpp).
+// views and resize (copies: Copy.cpp, set_: Resize.cpp).
 // Everything else is either lowered to libneuron (Neuron*.cpp) or falls back
-// to the CPU (NeuronFallback.cpp).
+// to the CPU (Fallback.cpp).
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -27,7 +27,7 @@ void check_storable(at::ScalarType dtype) {
               " is not supported on the card (complex tensors cannot be "
               "stored on a neuron device; keep them on the CPU)");
   if (dtype == at::kDouble)
-    track_op_names(); // operators refusing it say who they are (NeuronDtype.cpp)
+    track_op_names(); // operators refusing it say who they are (Dtype.cpp)
 }
 
 at::Tensor neuron_empty(c10::IntArrayRef size,

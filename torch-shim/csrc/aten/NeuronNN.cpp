@@ -118,7 +118,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(
   return {gi, gweight, gbias};
 }
 
-// The mask is drawn on the card by its generator (bernoulli_, NeuronRandom.cpp).
+// The mask is drawn on the card by its generator (bernoulli_, Distributions.cpp).
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train) {
   if (!train.value_or(true) || p == 0.0)

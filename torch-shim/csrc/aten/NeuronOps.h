@@ -66,7 +66,7 @@ inline bool card_float(at::ScalarType t) {
 
 // The operator being run when a dtype is refused, for the message: the
 // name c10's dispatcher gives it (empty if no operator is known; the names
-// are tracked from track_op_names() on: NeuronDtype.cpp).
+// are tracked from track_op_names() on: Dtype.cpp).
 std::string current_op_name();
 void track_op_names();
 

@@ -3,7 +3,7 @@
 // card's sort and scan: nonzero, nonzero_static, masked_select,
 // count_nonzero, unique, unique_consecutive, searchsorted, bucketize, isin,
 // randperm, multinomial and repeat_interleave (histograms:
-// NeuronHistogram.cpp; unique(dim=): NeuronUniqueDim.cpp). The
+// Histogram.cpp; unique(dim=): Unique.cpp). The
 // positions are found on the card (a stable sort of "not selected" puts the
 // selected positions first, in order); the host reads back only their
 // count, as CUDA does.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN), shared by
-// NeuronSort.cpp (sort, topk, median, cumsum...) and NeuronSelect.cpp
+// Sorting.cpp (sort, topk, median, cumsum...) and NeuronSelect.cpp
 // (nonzero, masked_select, unique, randperm, multinomial...) and
-// NeuronUniqueDim.cpp (unique(dim=)).
+// Unique.cpp (unique(dim=)).
 #pragma once
 
 #include "NeuronOps.h"

@@ -2,7 +2,7 @@
 // Elementwise operators on the card: arithmetic (tensor and scalar forms,
 // broadcasting, in-place and out=), gelu/silu/sigmoid/tanh backward,
 // comparisons, where, masked_fill, fill and zero. The operators that map
-// 1:1 onto an ISA function are tables in NeuronElementwiseMath.cpp.
+// 1:1 onto an ISA function are tables in UnaryOps.cpp.
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {

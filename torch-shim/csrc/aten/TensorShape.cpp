@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Shape operators: cat (stack is cat of unsqueezed views), and _foreach_*
-// operators, decomposed per tensor (arange: NeuronFactory.cpp).
+// operators, decomposed per tensor (arange: TensorFactories.cpp).
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/unfold_native.h>
 
