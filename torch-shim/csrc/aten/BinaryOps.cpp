@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Elementwise operators on the card: arithmetic (tensor and scalar forms,
-// broadcasting, in-place and out=), gelu/silu/sigmoid/tanh backward,
-// comparisons, where, masked_fill, fill and zero. The operators that map
-// 1:1 onto an ISA function are tables in UnaryOps.cpp.
+// The binary operators on the card, tensor and scalar forms, broadcasting,
+// in place and out=: arithmetic (add, sub, mul, div and its rounding modes,
+// rsub, pow, floor_divide, remainder, fmod), maximum/minimum, fmax/fmin,
+// the comparisons, the bitwise and logical operators, atan2, hypot,
+// copysign, logaddexp, xlogy, heaviside and nextafter. The ones that map
+// 1:1 onto an ISA operator are tables: one line gives an operator its
+// kernels (docs/adding-an-operator.md).
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
@@ -86,72 +89,56 @@ at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
   return out;
 }
 
-at::Tensor relu(const at::Tensor& a) { return unary(NISA_UN_RELU, a, true); }
-at::Tensor& relu_(at::Tensor& a) { return unary_into(NISA_UN_RELU, a, a); }
+// ---- the tables' kernels (below): tensor and scalar forms ----
 
-nisa_unary gelu_fn(c10::string_view approximate, bool grad) {
-  bool tanh = approximate == "tanh";
-  TORCH_CHECK(tanh || approximate == "none", "neuron: gelu approximate must "
-              "be 'none' or 'tanh', got ", approximate);
-  return grad ? (tanh ? NISA_UN_GELU_TANH_GRAD : NISA_UN_GELU_ERF_GRAD)
-              : (tanh ? NISA_UN_GELU_TANH : NISA_UN_GELU_ERF);
+template <nisa_binary OP>
+at::Tensor bin_t(const at::Tensor& a, const at::Tensor& b) { return binary(OP, a, b); }
+template <nisa_binary OP>
+at::Tensor& bin_t_(at::Tensor& a, const at::Tensor& b) {
+  return binary_inplace(OP, a, b);
 }
-at::Tensor gelu(const at::Tensor& a, c10::string_view approximate) {
-  return unary(gelu_fn(approximate, false), a, false);
+template <nisa_binary OP>
+at::Tensor& bin_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return binary_out(OP, a, b, 1.0, out);
 }
-at::Tensor& gelu_(at::Tensor& a, c10::string_view approximate) {
-  return unary_into(gelu_fn(approximate, false), a, a);
+template <nisa_binary OP>
+at::Tensor bin_s(const at::Tensor& a, const at::Scalar& b) {
+  return binary(OP, a, wrapped(b));
 }
-at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
-                     at::Tensor& out) {
-  return unary_out(gelu_fn(approximate, false), a, out);
+template <nisa_binary OP>
+at::Tensor& bin_s_(at::Tensor& a, const at::Scalar& b) {
+  return binary_inplace(OP, a, wrapped(b));
 }
-
-// ---- backward of activations: grad * f'(x) ----
-
-at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
-                         c10::string_view approximate) {
-  return grad_times(gelu_fn(approximate, true), grad, x);
+template <nisa_binary OP>
+at::Tensor& bin_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {
+  return binary_out(OP, a, wrapped(b), 1.0, out);
 }
-at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(NISA_UN_SILU_GRAD, grad, x);
-}
-// sigmoid'(x) = y * (1 - y), tanh'(x) = 1 - y^2, from the output y
-at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& y) {
-  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
-  nrn_stream* s = stream_for(y);
-  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
-  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dy, 1.0, 1.0, 1));
-  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dy, 1.0));
-  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
-  return t;
-}
-at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
-  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
-  nrn_stream* s = stream_for(y);
-  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
-  NEURON_OP(nrn_op_unary(s, NISA_UN_SQUARE, &dt, &dy));
-  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dt, 1.0, 1.0, 1));
-  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
-  return t;
-}
-// relu's backward: grad where x > threshold, else 0
-at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
-                              const at::Scalar& threshold) {
-  at::Tensor mask = empty_neuron(x.sizes(), at::kBool, x.device());
-  at::Tensor zero = empty_neuron({}, grad.scalar_type(), x.device());
-  at::Tensor out = empty_neuron(at::infer_size(grad.sizes(), x.sizes()),
-                                grad.scalar_type(), x.device());
-  nrn_stream* s = stream_for(x);
-  nrn_tensor_desc dm = desc(mask), dx = desc(x), dz = desc(zero), dg = desc(grad),
-                  dout = desc(out);
-  NEURON_OP(nrn_op_compare_scalar(s, NISA_CMP_GT, &dm, &dx, threshold.toDouble()));
-  NEURON_OP(nrn_op_fill(s, &dz, 0.0));
-  NEURON_OP(nrn_op_where(s, &dout, &dm, &dg, &dz));
-  return out;
+template <nisa_binary OP>
+at::Tensor bin_st(const at::Scalar& a, const at::Tensor& b) {
+  return binary(OP, wrapped(a), b);
 }
 
-// ---- comparisons, where, fill ----
+// Logical operators: bool results (in place: the operand's type).
+template <nisa_compare CMP>
+at::Tensor cmp_t(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()), at::kBool,
+                                result_device(a, b));
+  return compare_into(CMP, a, b, out);
+}
+template <nisa_compare CMP>
+at::Tensor& cmp_t_(at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(at::infer_size(a.sizes(), b.sizes()) == a.sizes(), "output with "
+              "shape ", a.sizes(), " doesn't match the broadcast shape ",
+              at::infer_size(a.sizes(), b.sizes()));
+  return compare_into(CMP, a, b, a);
+}
+template <nisa_compare CMP>
+at::Tensor& cmp_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
+  return compare_into(CMP, a, b, out);
+}
+
+// ---- comparisons ----
 
 #define COMPARE_OPS(name, CMP)                                                 \
   at::Tensor name##_t(const at::Tensor& a, const at::Tensor& b) {              \
@@ -179,123 +166,113 @@ COMPARE_OPS(le, NISA_CMP_LE)
 COMPARE_OPS(gt, NISA_CMP_GT)
 COMPARE_OPS(ge, NISA_CMP_GE)
 
-at::Tensor where_self(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
-  at::Device dev = is_neuron(cond) ? cond.device() : result_device(a, b);
-  at::Tensor out = empty_neuron(at::infer_size(cond.sizes(),
-                                               at::infer_size(a.sizes(), b.sizes())),
-                                at::result_type(a, b), dev);
-  at::Tensor c = operand(cond, dev), x = operand(a, dev), y = operand(b, dev);
-  nrn_tensor_desc o = desc(out), dc = desc(c), dx = desc(x), dy = desc(y);
-  NEURON_OP(nrn_op_where(stream_for(out), &o, &dc, &dx, &dy));
+// ---- division with a rounding mode ----
+
+nisa_binary div_mode(c10::optional<c10::string_view> mode) {
+  if (!mode.has_value())
+    return NISA_BIN_DIV;
+  if (*mode == "trunc")
+    return NISA_BIN_DIV_TRUNC;
+  TORCH_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, "
+              "'trunc', or 'floor' but found '", *mode, "'");
+  return NISA_BIN_FLOORDIV;
+}
+// bfloat16 and float16 'trunc': the CPU rounds the quotient to the reduced
+// type and truncates that (11.96 -> 12 -> 12), so the card divides into the
+// reduced result and truncates it in place; other dtypes truncate the
+// quotient directly.
+bool trunc_after(c10::optional<c10::string_view> mode, at::ScalarType rt) {
+  return div_mode(mode) == NISA_BIN_DIV_TRUNC && at::isReducedFloatingType(rt);
+}
+nisa_binary div_op(c10::optional<c10::string_view> mode, at::ScalarType rt) {
+  return trunc_after(mode, rt) ? NISA_BIN_DIV : div_mode(mode);
+}
+at::Tensor& div_finish(c10::optional<c10::string_view> mode, at::Tensor& out) {
+  if (trunc_after(mode, out.scalar_type()))
+    unary_into(NISA_UN_TRUNC, out, out);
   return out;
 }
-
-at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
-                                const at::Scalar& value) {
-  at::Tensor v = empty_neuron({}, self.scalar_type(), self.device());
-  nrn_tensor_desc dv = desc(v), o = desc(self), dm = desc(mask);
-  NEURON_OP(nrn_op_fill(stream_for(self), &dv, value.toDouble()));
-  NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
-  return self;
+at::Tensor div_tm(const at::Tensor& a, const at::Tensor& b,
+                  c10::optional<c10::string_view> mode) {
+  at::Tensor out = binary(div_op(mode, at::result_type(a, b)), a, b);
+  return div_finish(mode, out);
+}
+at::Tensor& div_tm_(at::Tensor& a, const at::Tensor& b,
+                    c10::optional<c10::string_view> mode) {
+  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, b));
+}
+at::Tensor& div_tm_out(const at::Tensor& a, const at::Tensor& b,
+                       c10::optional<c10::string_view> mode, at::Tensor& out) {
+  return div_finish(mode, binary_out(div_op(mode, out.scalar_type()), a, b, 1.0, out));
+}
+at::Tensor div_sm(const at::Tensor& a, const at::Scalar& b,
+                  c10::optional<c10::string_view> mode) {
+  at::Tensor w = wrapped(b);
+  at::Tensor out = binary(div_op(mode, at::result_type(a, w)), a, w);
+  return div_finish(mode, out);
+}
+at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
+                    c10::optional<c10::string_view> mode) {
+  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, wrapped(b)));
 }
 
-at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
-                                const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional "
-              "value tensor, but got tensor with ", value.dim(), " dimension(s).");
-  return masked_fill_scalar_(self, mask, value.item());
+// nextafter: float32 on the card (the step is a float32 ulp).
+at::Tensor& sp_nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kFloat && at::result_type(a, b) == at::kFloat,
+              "neuron: nextafter is implemented for float32 only on the card, "
+              "not for '", at::result_type(a, b), "'");
+  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
+  return binary_into(NISA_BIN_NEXTAFTER, a, b, 1.0, out);
+}
+at::Tensor nextafter(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
+                                at::result_type(a, b), result_device(a, b));
+  return sp_nextafter_out(a, b, out);
+}
+at::Tensor& nextafter_(at::Tensor& a, const at::Tensor& b) {
+  return sp_nextafter_out(a, b, a);
 }
 
-at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
-  nrn_tensor_desc o = desc(self);
-  NEURON_OP(nrn_op_fill(stream_for(self), &o, value.toDouble()));
-  return self;
+// fmax, fmin, heaviside: the operands' promoted type.
+template <nisa_binary OP>
+at::Tensor same_bin(const at::Tensor& a, const at::Tensor& b) {
+  return binary(OP, a, b);
 }
-
-at::Tensor& fill_tensor_(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor "
-              "but got tensor with ", value.dim(), " dimensions.");
-  return fill_scalar_(self, value.item());
+template <nisa_binary OP>
+at::Tensor& same_bin_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return binary_out(OP, a, b, 1.0, out);
 }
-
-at::Tensor& zero_(at::Tensor& self) {
-  return fill_scalar_(self, 0);
+void check_heaviside(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "heaviside is not yet "
+              "implemented for tensors with different dtypes");
 }
-
-// addcmul: self + value * t1 * t2 ; addcdiv: self + value * t1 / t2
-at::Tensor& addc_into(nisa_binary op, const at::Tensor& self, const at::Tensor& t1,
-                      const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
-  at::Tensor tmp = binary(op, t1, t2);
-  nrn_tensor_desc o = desc(out), ds = desc(operand(self, out.device())), dt = desc(tmp);
-  NEURON_OP(nrn_op_binary(stream_for(out), NISA_BIN_ADD, &o, &ds, &dt, value.toDouble()));
-  return out;
+at::Tensor heaviside(const at::Tensor& a, const at::Tensor& b) {
+  check_heaviside(a, b);
+  return binary(NISA_BIN_HEAVISIDE, a, b);
 }
-at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                     const at::Scalar& value) {
-  return addc_into(NISA_BIN_MUL, self, t1, t2, value, self);
+at::Tensor& heaviside_(at::Tensor& a, const at::Tensor& b) {
+  check_heaviside(a, b);
+  return binary_inplace(NISA_BIN_HEAVISIDE, a, b);
 }
-at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                     const at::Scalar& value) {
-  return addc_into(NISA_BIN_DIV, self, t1, t2, value, self);
-}
-at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1,
-                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
-  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NISA_BIN_MUL, self, t1, t2, value, out);
-}
-at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1,
-                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
-  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NISA_BIN_DIV, self, t1, t2, value, out);
-}
-// lerp_(self, end, weight) = self + weight * (end - self)
-at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& w) {
-  at::Tensor d = binary(NISA_BIN_SUB, end, self);
-  return binary_inplace(NISA_BIN_ADD, self, d, w.toDouble());
-}
-at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
-                            const at::Scalar& w, at::Tensor& out) {
-  at::Tensor d = binary(NISA_BIN_SUB, end, self);
-  return binary_out(NISA_BIN_ADD, self, d, w.toDouble(), out);
-}
-
-// ~x: logical for bool, two's complement (-1 - x) for integers
-at::Tensor& bitwise_not_into(const at::Tensor& a, at::Tensor& out) {
-  TORCH_CHECK(!at::isFloatingType(a.scalar_type()), "bitwise_not_cpu\" not "
-              "implemented for '", a.scalar_type(), "'");
-  nrn_tensor_desc o = desc(out), x = desc(a);
-  if (a.scalar_type() == at::kBool)
-    NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
-  else
-    NEURON_OP(nrn_op_binary_scalar(stream_for(out), NISA_BIN_SUB, &o, &x, -1.0, 1.0, 1));
-  return out;
-}
-at::Tensor bitwise_not(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
-  return bitwise_not_into(a, out);
-}
-at::Tensor& bitwise_not_out(const at::Tensor& a, at::Tensor& out) {
-  resize_out(out, a.sizes());
-  return bitwise_not_into(a, out);
-}
-at::Tensor& bitwise_not_(at::Tensor& a) {
-  return bitwise_not_into(a, a);
-}
-at::Tensor logical_not(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(a.sizes(), at::kBool, a.device());
-  nrn_tensor_desc o = desc(out), x = desc(a);
-  NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
-  return out;
-}
-
-at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& m) {
-  return binary_inplace(NISA_BIN_MAX, self, wrapped(m));
-}
-at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& m) {
-  return binary(NISA_BIN_MAX, self, wrapped(m));
+at::Tensor& heaviside_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_heaviside(a, b);
+  return binary_out(NISA_BIN_HEAVISIDE, a, b, 1.0, out);
 }
 
 }  // namespace
+
+// torch name, ISA operator: .Tensor, _.Tensor, .Tensor_out (name, _, .out
+// for the ones without a scalar form), and the .Scalar forms.
+#define NEURON_BINARY_TENSOR_MAP(X)                                           \
+  X(atan2, ATAN2) X(hypot, HYPOT)
+#define NEURON_BINARY_MAP(X)                                                  \
+  X(fmod, FMOD) X(bitwise_and, AND) X(remainder, REM)  \
+  X(bitwise_or, OR) X(bitwise_xor, XOR)
+#define NEURON_SHIFT_MAP(X)                                                   \
+  X(bitwise_left_shift, SHL, __lshift__, __ilshift__)                         \
+  X(bitwise_right_shift, SHR, __rshift__, __irshift__)
+#define NEURON_LOGICAL_MAP(X)                                                 \
+  X(logical_and, LAND) X(logical_or, LOR) X(logical_xor, LXOR)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define REG_BINARY(name)                                    \
@@ -320,16 +297,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Scalar", pow_st);
   m.impl("rsub.Tensor", rsub_tensor);
   m.impl("rsub.Scalar", rsub_scalar);
-  m.impl("relu", relu);
-  m.impl("relu_", relu_);
-  m.impl("gelu", gelu);
-  m.impl("gelu_", gelu_);
-  m.impl("gelu.out", gelu_out);
-  m.impl("gelu_backward", gelu_backward);
-  m.impl("silu_backward", silu_backward);
-  m.impl("sigmoid_backward", sigmoid_backward);
-  m.impl("tanh_backward", tanh_backward);
-  m.impl("threshold_backward", threshold_backward);
 #define REG_COMPARE(name)                                   \
   m.impl(#name ".Tensor", name##_t);                        \
   m.impl(#name ".Scalar", name##_s);                        \
@@ -341,24 +308,74 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   REG_COMPARE(le)
   REG_COMPARE(gt)
   REG_COMPARE(ge)
-  m.impl("where.self", where_self);
-  m.impl("masked_fill_.Scalar", masked_fill_scalar_);
-  m.impl("masked_fill_.Tensor", masked_fill_tensor_);
-  m.impl("fill_.Scalar", fill_scalar_);
-  m.impl("fill_.Tensor", fill_tensor_);
-  m.impl("zero_", zero_);
-  m.impl("addcmul_", addcmul_);
-  m.impl("addcdiv_", addcdiv_);
-  m.impl("addcmul.out", addcmul_out);
-  m.impl("addcdiv.out", addcdiv_out);
-  m.impl("lerp_.Scalar", lerp_scalar_);
-  m.impl("lerp.Scalar_out", lerp_scalar_out);
-  m.impl("clamp_min", clamp_min);
-  m.impl("bitwise_not", bitwise_not);
-  m.impl("bitwise_not.out", bitwise_not_out);
-  m.impl("bitwise_not_", bitwise_not_);
-  m.impl("logical_not", logical_not);
-  m.impl("clamp_min_", clamp_min_);
+#define REG_BIN_TENSOR(name, OP)                                              \
+  m.impl(#name, bin_t<NISA_BIN_##OP>);                                        \
+  m.impl(#name "_", bin_t_<NISA_BIN_##OP>);                                   \
+  m.impl(#name ".out", bin_t_out<NISA_BIN_##OP>);
+  NEURON_BINARY_TENSOR_MAP(REG_BIN_TENSOR)
+#define REG_BIN(name, OP)                                                     \
+  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
+  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
+  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
+  m.impl(#name ".Scalar", bin_s<NISA_BIN_##OP>);                              \
+  m.impl(#name "_.Scalar", bin_s_<NISA_BIN_##OP>);                            \
+  m.impl(#name ".Scalar_out", bin_s_out<NISA_BIN_##OP>);
+  NEURON_BINARY_MAP(REG_BIN)
+#define REG_SHIFT(name, OP, dunder, idunder)                                  \
+  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
+  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
+  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
+  m.impl(#name ".Tensor_Scalar", bin_s<NISA_BIN_##OP>);                       \
+  m.impl(#name "_.Tensor_Scalar", bin_s_<NISA_BIN_##OP>);                     \
+  m.impl(#name ".Tensor_Scalar_out", bin_s_out<NISA_BIN_##OP>);               \
+  m.impl(#name ".Scalar_Tensor", bin_st<NISA_BIN_##OP>);                      \
+  m.impl(#dunder ".Tensor", bin_t<NISA_BIN_##OP>);                            \
+  m.impl(#dunder ".Scalar", bin_s<NISA_BIN_##OP>);                            \
+  m.impl(#idunder ".Tensor", bin_t_<NISA_BIN_##OP>);                          \
+  m.impl(#idunder ".Scalar", bin_s_<NISA_BIN_##OP>);
+  NEURON_SHIFT_MAP(REG_SHIFT)
+#define REG_LOGICAL(name, CMP)                                                \
+  m.impl(#name, cmp_t<NISA_CMP_##CMP>);                                       \
+  m.impl(#name "_", cmp_t_<NISA_CMP_##CMP>);                                  \
+  m.impl(#name ".out", cmp_t_out<NISA_CMP_##CMP>);
+  NEURON_LOGICAL_MAP(REG_LOGICAL)
+  m.impl("copysign.Tensor", bin_t<NISA_BIN_COPYSIGN>);
+  m.impl("copysign_.Tensor", bin_t_<NISA_BIN_COPYSIGN>);
+  m.impl("copysign.out", bin_t_out<NISA_BIN_COPYSIGN>);
+  m.impl("copysign.Scalar", bin_s<NISA_BIN_COPYSIGN>);
+  m.impl("copysign_.Scalar", bin_s_<NISA_BIN_COPYSIGN>);
+  m.impl("copysign.Scalar_out", bin_s_out<NISA_BIN_COPYSIGN>);
+  m.impl("logaddexp", bin_t<NISA_BIN_LOGADDEXP>);
+  m.impl("logaddexp.out", bin_t_out<NISA_BIN_LOGADDEXP>);
+  m.impl("logaddexp2", bin_t<NISA_BIN_LOGADDEXP2>);
+  m.impl("logaddexp2.out", bin_t_out<NISA_BIN_LOGADDEXP2>);
+  m.impl("xlogy.Tensor", bin_t<NISA_BIN_XLOGY>);
+  m.impl("xlogy_.Tensor", bin_t_<NISA_BIN_XLOGY>);
+  m.impl("xlogy.OutTensor", bin_t_out<NISA_BIN_XLOGY>);
+  m.impl("xlogy.Scalar_Other", bin_s<NISA_BIN_XLOGY>);
+  m.impl("xlogy_.Scalar_Other", bin_s_<NISA_BIN_XLOGY>);
+  m.impl("xlogy.Scalar_Self", bin_st<NISA_BIN_XLOGY>);
+  m.impl("remainder.Scalar_Tensor", bin_st<NISA_BIN_REM>);
+  m.impl("floor_divide", bin_t<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide_.Tensor", bin_t_<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide.out", bin_t_out<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide.Scalar", bin_s<NISA_BIN_FLOORDIV>);
+  m.impl("floor_divide_.Scalar", bin_s_<NISA_BIN_FLOORDIV>);
+  m.impl("div.Tensor_mode", div_tm);
+  m.impl("div_.Tensor_mode", div_tm_);
+  m.impl("div.out_mode", div_tm_out);
+  m.impl("div.Scalar_mode", div_sm);
+  m.impl("div_.Scalar_mode", div_sm_);
+  m.impl("nextafter", nextafter);
+  m.impl("nextafter_", nextafter_);
+  m.impl("nextafter.out", sp_nextafter_out);
+  m.impl("fmax", same_bin<NISA_BIN_FMAX>);
+  m.impl("fmax.out", same_bin_out<NISA_BIN_FMAX>);
+  m.impl("fmin", same_bin<NISA_BIN_FMIN>);
+  m.impl("fmin.out", same_bin_out<NISA_BIN_FMIN>);
+  m.impl("heaviside", heaviside);
+  m.impl("heaviside_", heaviside_);
+  m.impl("heaviside.out", heaviside_out);
 }
 
 }  // namespace torch_neuron

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Common operators composed from the card's kernels: any/all, vector norms,
 // tril/triu, flip (one strided copy with negative strides), roll, var/std
-// with a correction, nansum, dot/vdot, addmv, glu, clamp (scalar and tensor
-// bounds), hardtanh and where's out= form.
+// with a correction, nansum, dot/vdot and addmv.
 #include <algorithm>
 
 #include "NeuronOps.h"
@@ -243,109 +242,6 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   return into(out, addmv_n(self, mat, vec, beta, alpha));
 }
 
-// ---- glu: a * sigmoid(b) of the two halves along dim ----
-at::Tensor glu_n(const at::Tensor& self, int64_t dim) {
-  int64_t d = at::maybe_wrap_dim(dim, self.dim()), n = self.size(d);
-  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d,
-              " is size ", n);
-  return self.narrow(d, 0, n / 2) * self.narrow(d, n / 2, n / 2).sigmoid();
-}
-at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  return into(out, glu_n(self, dim));
-}
-at::Tensor glu_backward(const at::Tensor& grad, const at::Tensor& self, int64_t dim) {
-  int64_t d = at::maybe_wrap_dim(dim, self.dim()), h = self.size(d) / 2;
-  at::Tensor a = self.narrow(d, 0, h), sb = self.narrow(d, h, h).sigmoid();
-  at::Tensor ga = grad * sb;
-  return at::cat({ga, ga * a * (1 - sb)}, d);
-}
-
-// ---- clamp: NaN stays NaN; min > max gives max, as on the CPU ----
-at::Tensor upper(const at::Tensor& x, const at::Tensor& hi) {
-  return at::where(x.gt(hi), hi.to(x.scalar_type()), x);
-}
-at::Tensor lower(const at::Tensor& x, const at::Tensor& lo) {
-  return at::where(x.lt(lo), lo.to(x.scalar_type()), x);
-}
-at::Tensor clamp_t(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                   const std::optional<at::Tensor>& hi) {
-  bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
-  TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not "
-              "be None");
-  at::ScalarType rt = self.scalar_type();
-  if (has_lo)
-    rt = at::promote_types(rt, lo->scalar_type());
-  if (has_hi)
-    rt = at::promote_types(rt, hi->scalar_type());
-  at::Tensor x = self.to(rt);
-  if (has_lo)
-    x = lower(x, *lo);
-  if (has_hi)
-    x = upper(x, *hi);
-  return x.is_same(self) ? self.clone() : x;
-}
-std::optional<at::Tensor> bound_opt(const std::optional<at::Scalar>& s,
-                                    const at::Tensor& self) {
-  if (!s)
-    return std::nullopt;
-  at::ScalarType rt = at::result_type(self, *s);
-  return at::scalar_tensor(*s, self.options().dtype(rt));
-}
-at::Tensor clamp_s(const at::Tensor& self, const std::optional<at::Scalar>& lo,
-                   const std::optional<at::Scalar>& hi) {
-  return clamp_t(self, bound_opt(lo, self), bound_opt(hi, self));
-}
-at::Tensor& clamp_s_out(const at::Tensor& self, const std::optional<at::Scalar>& lo,
-                        const std::optional<at::Scalar>& hi, at::Tensor& out) {
-  return into(out, clamp_s(self, lo, hi));
-}
-at::Tensor& clamp_t_out(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                        const std::optional<at::Tensor>& hi, at::Tensor& out) {
-  return into(out, clamp_t(self, lo, hi));
-}
-at::Tensor& clamp_s_(at::Tensor& self, const std::optional<at::Scalar>& lo,
-                     const std::optional<at::Scalar>& hi) {
-  return self.copy_(clamp_s(self, lo, hi));
-}
-at::Tensor& clamp_t_(at::Tensor& self, const std::optional<at::Tensor>& lo,
-                     const std::optional<at::Tensor>& hi) {
-  return self.copy_(clamp_t(self, lo, hi));
-}
-at::Tensor clamp_max_n(const at::Tensor& self, const at::Scalar& hi) {
-  return clamp_s(self, std::nullopt, hi);
-}
-at::Tensor& clamp_max_(at::Tensor& self, const at::Scalar& hi) {
-  return self.copy_(clamp_max_n(self, hi));
-}
-at::Tensor clamp_max_t(const at::Tensor& self, const at::Tensor& hi) {
-  return clamp_t(self, std::nullopt, hi);
-}
-at::Tensor clamp_min_t(const at::Tensor& self, const at::Tensor& lo) {
-  return clamp_t(self, lo, std::nullopt);
-}
-
-at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& lo, const at::Scalar& hi) {
-  return clamp_s(self, lo, hi);
-}
-at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& lo, const at::Scalar& hi) {
-  return self.copy_(clamp_s(self, lo, hi));
-}
-at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& lo,
-                         const at::Scalar& hi, at::Tensor& out) {
-  return into(out, clamp_s(self, lo, hi));
-}
-// No gradient at or beyond min and max (NaN passes it), as on the CPU.
-at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self,
-                             const at::Scalar& lo, const at::Scalar& hi) {
-  at::Tensor outside = self.le(lo).logical_or(self.ge(hi));
-  return at::where(outside, at::zeros({}, grad.options()), grad);
-}
-
-at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
-                      at::Tensor& out) {
-  return into(out, at::where(cond, a, b));
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -382,24 +278,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", dot);
   m.impl("addmv", addmv_n);
   m.impl("addmv.out", addmv_out);
-  m.impl("glu", glu_n);
-  m.impl("glu.out", glu_out);
-  m.impl("glu_backward", glu_backward);
-  m.impl("clamp", clamp_s);
-  m.impl("clamp.Tensor", clamp_t);
-  m.impl("clamp.out", clamp_s_out);
-  m.impl("clamp.Tensor_out", clamp_t_out);
-  m.impl("clamp_", clamp_s_);
-  m.impl("clamp_.Tensor", clamp_t_);
-  m.impl("clamp_max", clamp_max_n);
-  m.impl("clamp_max_", clamp_max_);
-  m.impl("clamp_max.Tensor", clamp_max_t);
-  m.impl("clamp_min.Tensor", clamp_min_t);
-  m.impl("hardtanh", hardtanh);
-  m.impl("hardtanh_", hardtanh_);
-  m.impl("hardtanh.out", hardtanh_out);
-  m.impl("hardtanh_backward", hardtanh_backward);
-  m.impl("where.self_out", where_out);
 }
 
 }  // namespace torch_neuron

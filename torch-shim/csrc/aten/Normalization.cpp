@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The normalization operators: batch norm, layer norm and group norm,
-// forward and backward.
+// forward and backward, and renorm.
 //
 // Batch norm (training: batch statistics and the running-stat update with
 // momentum and the unbiased variance; eval: the running statistics) and
@@ -12,6 +12,7 @@
 #include <c10/util/accumulate.h>
 
 #include "NeuronDesc.h"
+#include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
@@ -450,6 +451,46 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
   return {gi, gw, gb};
 }
 
+// ---- renorm ----
+
+// renorm: each slice along @dim whose p-norm exceeds maxnorm is scaled by
+// maxnorm / (norm + 1e-7).
+at::Tensor& renorm_into(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                        const at::Scalar& maxnorm, at::Tensor& out) {
+  check_floating(a.scalar_type(), "renorm");
+  TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(maxnorm.toDouble() >= 0, "renorm: expected maxnorm to be >= 0 but got ",
+              maxnorm.toDouble());
+  dim = c10::maybe_wrap_dim(dim, a.dim());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < a.dim(); d++)
+    if (d != dim)
+      dims.push_back(d);
+  at::Tensor norm = at::linalg_vector_norm(a, p, dims, /*keepdim=*/true);
+  double mx = maxnorm.toDouble();
+  at::Tensor f = binary(NISA_BIN_ADD, norm, wrapped(1e-7));
+  f = binary(NISA_BIN_DIV, wrapped(mx), f);
+  at::Tensor mask = empty_neuron(norm.sizes(), at::kBool, norm.device());
+  nrn_tensor_desc dm = desc(mask), dn = desc(norm);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(norm), NISA_CMP_GT, &dm, &dn, mx));
+  where_into(mask, f, filled(1.0, f.scalar_type(), f.device()), f);
+  return binary_into(NISA_BIN_MUL, a, f, 1.0, out);
+}
+at::Tensor renorm(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                  const at::Scalar& maxnorm) {
+  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  return renorm_into(a, p, dim, maxnorm, out);
+}
+at::Tensor& renorm_(at::Tensor& a, const at::Scalar& p, int64_t dim,
+                    const at::Scalar& maxnorm) {
+  return renorm_into(a, p, dim, maxnorm, a);
+}
+at::Tensor& renorm_out(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                       const at::Scalar& maxnorm, at::Tensor& out) {
+  resize_out(out, a.sizes());
+  return renorm_into(a, p, dim, maxnorm, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -465,6 +506,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_layer_norm_backward", layer_norm_backward);
   m.impl("native_group_norm", group_norm);
   m.impl("native_group_norm_backward", group_norm_backward);
+  m.impl("renorm", renorm);
+  m.impl("renorm_", renorm_);
+  m.impl("renorm.out", renorm_out);
 }
 
 }  // namespace torch_neuron

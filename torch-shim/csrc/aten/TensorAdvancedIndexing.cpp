@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Indexing on the card: index_select (embedding), gather, scatter_add,
 // index_add, embedding's backward and max_norm renormalization, advanced indexing (index.Tensor,
-// index_put_), take, put_ and masked_scatter_.
+// index_put_), take, put_, masked_scatter_ and masked_fill_.
 #include <ATen/MemoryOverlap.h>
 
 #include "NeuronOps.h"
@@ -424,6 +424,24 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   return self;
 }
 
+// ---- masked_fill_: one WHERE on the card ----
+
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Scalar& value) {
+  at::Tensor v = empty_neuron({}, self.scalar_type(), self.device());
+  nrn_tensor_desc dv = desc(v), o = desc(self), dm = desc(mask);
+  NEURON_OP(nrn_op_fill(stream_for(self), &dv, value.toDouble()));
+  NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
+  return self;
+}
+
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional "
+              "value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  return masked_fill_scalar_(self, mask, value.item());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -444,6 +462,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("take.out", take_out);
   m.impl("put_", put_);
   m.impl("masked_scatter_", masked_scatter_);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar_);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor_);
 }
 
 }  // namespace torch_neuron

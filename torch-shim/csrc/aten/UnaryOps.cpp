@@ -1,85 +1,18 @@
 // SPDX-License-Identifier: MIT
-// The elementwise operators that map 1:1 onto an ISA function, as tables:
-// one line gives an operator its functional, in-place and out= kernels
-// (docs/adding-an-operator.md). Then the ones with parameters or a
-// rounding mode, the backward of the activations, and the predicates.
+// The unary operators: the math functions that map 1:1 onto an ISA
+// function, as a table (one line gives an operator its functional, in-place
+// and out= kernels: docs/adding-an-operator.md), the predicates, round with
+// decimals, bitwise_not, logical_not, nan_to_num, frexp, and the backward of
+// sigmoid and tanh. The table's activations are in Activation.cpp, the
+// special functions in SpecialOps.cpp.
+#include <limits>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
 
 using R = UnaryResult;
-
-#define NEURON_UN_NAME_(NAME, name, kind) #name,
-const char* const unary_names[NISA_NUM_UNARY] = {NISA_UNARY_OPS(NEURON_UN_NAME_)};
-
-template <nisa_unary FN, UnaryResult RES>
-at::Tensor un_f(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(
-      a.sizes(), unary_result_type(RES, a.scalar_type(), unary_names[FN]), a.device());
-  return unary_into(FN, a, out);
-}
-template <nisa_unary FN, UnaryResult RES>
-at::Tensor& un_i(at::Tensor& a) {
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
-  TORCH_CHECK(at::canCast(rt, a.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", a.scalar_type());
-  return unary_into(FN, a, a);
-}
-template <nisa_unary FN, UnaryResult RES>
-at::Tensor& un_o(const at::Tensor& a, at::Tensor& out) {
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
-  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", out.scalar_type());
-  return unary_out(FN, a, out);
-}
-
-template <nisa_binary OP>
-at::Tensor bin_t(const at::Tensor& a, const at::Tensor& b) { return binary(OP, a, b); }
-template <nisa_binary OP>
-at::Tensor& bin_t_(at::Tensor& a, const at::Tensor& b) {
-  return binary_inplace(OP, a, b);
-}
-template <nisa_binary OP>
-at::Tensor& bin_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(OP, a, b, 1.0, out);
-}
-template <nisa_binary OP>
-at::Tensor bin_s(const at::Tensor& a, const at::Scalar& b) {
-  return binary(OP, a, wrapped(b));
-}
-template <nisa_binary OP>
-at::Tensor& bin_s_(at::Tensor& a, const at::Scalar& b) {
-  return binary_inplace(OP, a, wrapped(b));
-}
-template <nisa_binary OP>
-at::Tensor& bin_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {
-  return binary_out(OP, a, wrapped(b), 1.0, out);
-}
-template <nisa_binary OP>
-at::Tensor bin_st(const at::Scalar& a, const at::Tensor& b) {
-  return binary(OP, wrapped(a), b);
-}
-
-// Logical operators: bool results (in place: the operand's type).
-template <nisa_compare CMP>
-at::Tensor cmp_t(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()), at::kBool,
-                                result_device(a, b));
-  return compare_into(CMP, a, b, out);
-}
-template <nisa_compare CMP>
-at::Tensor& cmp_t_(at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(at::infer_size(a.sizes(), b.sizes()) == a.sizes(), "output with "
-              "shape ", a.sizes(), " doesn't match the broadcast shape ",
-              at::infer_size(a.sizes(), b.sizes()));
-  return compare_into(CMP, a, b, a);
-}
-template <nisa_compare CMP>
-at::Tensor& cmp_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
-  return compare_into(CMP, a, b, out);
-}
 
 // Predicates: bool results.
 template <nisa_unary FN>
@@ -89,7 +22,7 @@ at::Tensor& pred_out(const at::Tensor& a, at::Tensor& out) {
   return unary_out(FN, a, out);
 }
 
-// ---- rounding with decimals, division with a rounding mode ----
+// ---- rounding with decimals ----
 
 at::Tensor& round_dec_into(const at::Tensor& a, int64_t decimals, at::Tensor& out) {
   if (!decimals)
@@ -113,174 +46,118 @@ at::Tensor& round_dec_out(const at::Tensor& a, int64_t decimals, at::Tensor& out
   return round_dec_into(a, decimals, out);
 }
 
-nisa_binary div_mode(c10::optional<c10::string_view> mode) {
-  if (!mode.has_value())
-    return NISA_BIN_DIV;
-  if (*mode == "trunc")
-    return NISA_BIN_DIV_TRUNC;
-  TORCH_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, "
-              "'trunc', or 'floor' but found '", *mode, "'");
-  return NISA_BIN_FLOORDIV;
-}
-// bfloat16 and float16 'trunc': the CPU rounds the quotient to the reduced
-// type and truncates that (11.96 -> 12 -> 12), so the card divides into the
-// reduced result and truncates it in place; other dtypes truncate the
-// quotient directly.
-bool trunc_after(c10::optional<c10::string_view> mode, at::ScalarType rt) {
-  return div_mode(mode) == NISA_BIN_DIV_TRUNC && at::isReducedFloatingType(rt);
-}
-nisa_binary div_op(c10::optional<c10::string_view> mode, at::ScalarType rt) {
-  return trunc_after(mode, rt) ? NISA_BIN_DIV : div_mode(mode);
-}
-at::Tensor& div_finish(c10::optional<c10::string_view> mode, at::Tensor& out) {
-  if (trunc_after(mode, out.scalar_type()))
-    unary_into(NISA_UN_TRUNC, out, out);
+// ~x: logical for bool, two's complement (-1 - x) for integers
+at::Tensor& bitwise_not_into(const at::Tensor& a, at::Tensor& out) {
+  TORCH_CHECK(!at::isFloatingType(a.scalar_type()), "bitwise_not_cpu\" not "
+              "implemented for '", a.scalar_type(), "'");
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  if (a.scalar_type() == at::kBool)
+    NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
+  else
+    NEURON_OP(nrn_op_binary_scalar(stream_for(out), NISA_BIN_SUB, &o, &x, -1.0, 1.0, 1));
   return out;
 }
-at::Tensor div_tm(const at::Tensor& a, const at::Tensor& b,
-                  c10::optional<c10::string_view> mode) {
-  at::Tensor out = binary(div_op(mode, at::result_type(a, b)), a, b);
-  return div_finish(mode, out);
-}
-at::Tensor& div_tm_(at::Tensor& a, const at::Tensor& b,
-                    c10::optional<c10::string_view> mode) {
-  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, b));
-}
-at::Tensor& div_tm_out(const at::Tensor& a, const at::Tensor& b,
-                       c10::optional<c10::string_view> mode, at::Tensor& out) {
-  return div_finish(mode, binary_out(div_op(mode, out.scalar_type()), a, b, 1.0, out));
-}
-at::Tensor div_sm(const at::Tensor& a, const at::Scalar& b,
-                  c10::optional<c10::string_view> mode) {
-  at::Tensor w = wrapped(b);
-  at::Tensor out = binary(div_op(mode, at::result_type(a, w)), a, w);
-  return div_finish(mode, out);
-}
-at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
-                    c10::optional<c10::string_view> mode) {
-  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, wrapped(b)));
-}
-
-// ---- activations with parameters, and their backward ----
-
-void check_float(const at::Tensor& a, const char* name) {
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()), "neuron: ", name,
-              " is not implemented for '", a.scalar_type(), "'");
-}
-
-// An activation with parameters: functional and out= (and in place below).
-#define PARAM_ACT(name, FN, ARGS, P, Q)                                       \
-  at::Tensor name(const at::Tensor& a ARGS) {                                 \
-    check_float(a, #name);                                                    \
-    at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());    \
-    return unary_into(FN, a, out, P, Q);                                      \
-  }                                                                           \
-  at::Tensor& name##_out(const at::Tensor& a ARGS, at::Tensor& out) {         \
-    check_float(a, #name);                                                    \
-    return unary_out(FN, a, out, P, Q);                                       \
-  }
-
-#define SLOPE_ARG , const at::Scalar& slope
-PARAM_ACT(leaky_relu, NISA_UN_LEAKY_RELU, SLOPE_ARG, slope.toDouble(), 0.0)
-#define LAMBD_ARG , const at::Scalar& lambd
-PARAM_ACT(hardshrink, NISA_UN_HARDSHRINK, LAMBD_ARG, lambd.toDouble(), 0.0)
-PARAM_ACT(softshrink, NISA_UN_SOFTSHRINK, LAMBD_ARG, lambd.toDouble(), 0.0)
-#define SOFTPLUS_ARG , const at::Scalar& beta, const at::Scalar& threshold
-PARAM_ACT(softplus, NISA_UN_SOFTPLUS, SOFTPLUS_ARG, beta.toDouble(),
-          threshold.toDouble())
-
-at::Tensor& leaky_relu_(at::Tensor& a, const at::Scalar& slope) {
-  check_float(a, "leaky_relu");
-  return unary_into(NISA_UN_LEAKY_RELU, a, a, slope.toDouble());
-}
-
-at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& x,
-                               const at::Scalar& slope, bool is_result) {
-  // With is_result, x is the output; its sign is the input's (slope >= 0).
-  return grad_times(NISA_UN_LEAKY_RELU_GRAD, grad, x, slope.toDouble());
-}
-at::Tensor shrink_backward(const at::Tensor& grad, const at::Tensor& x,
-                           const at::Scalar& lambd) {
-  return grad_times(NISA_UN_SHRINK_GRAD, grad, x, lambd.toDouble());
-}
-at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& x,
-                             const at::Scalar& beta, const at::Scalar& threshold) {
-  return grad_times(NISA_UN_SOFTPLUS_GRAD, grad, x, beta.toDouble(),
-                    threshold.toDouble());
-}
-
-// elu(x) = x > 0 ? scale x : alpha scale (exp(input_scale x) - 1); selu and
-// celu are elu with (alpha, scale, 1) and (alpha, 1, 1 / alpha).
-struct EluFn {
-  nisa_unary fn;
-  double p, q;
-};
-EluFn elu_fn(const at::Scalar& alpha, const at::Scalar& scale,
-             const at::Scalar& input_scale, bool grad) {
-  double a = alpha.toDouble(), s = scale.toDouble(), i = input_scale.toDouble();
-  if (i == 1.0)
-    return {grad ? NISA_UN_ELU_GRAD : NISA_UN_ELU, a * s, s};
-  TORCH_CHECK(s == 1.0, "neuron: elu with both scale (", s, ") and "
-              "input_scale (", i, ") other than 1 is not supported on the card");
-  return {grad ? NISA_UN_CELU_GRAD : NISA_UN_CELU, a, i};
-}
-#define ELU_ARGS , const at::Scalar& alpha, const at::Scalar& scale, \
-                   const at::Scalar& input_scale
-PARAM_ACT(elu, elu_fn(alpha, scale, input_scale, false).fn, ELU_ARGS,
-          elu_fn(alpha, scale, input_scale, false).p,
-          elu_fn(alpha, scale, input_scale, false).q)
-
-at::Tensor& elu_(at::Tensor& a, const at::Scalar& alpha, const at::Scalar& scale,
-                 const at::Scalar& input_scale) {
-  check_float(a, "elu");
-  EluFn f = elu_fn(alpha, scale, input_scale, false);
-  return unary_into(f.fn, a, a, f.p, f.q);
-}
-
-at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha,
-                        const at::Scalar& scale, const at::Scalar& input_scale,
-                        bool is_result, const at::Tensor& x_or_y) {
-  if (!is_result) {
-    EluFn f = elu_fn(alpha, scale, input_scale, true);
-    return grad_times(f.fn, grad, x_or_y, f.p, f.q);
-  }
-  // From the output y: y > 0 ? scale : input_scale * (y + alpha * scale).
-  double a = alpha.toDouble(), s = scale.toDouble(), i = input_scale.toDouble();
-  at::Tensor d = binary(NISA_BIN_ADD, x_or_y, wrapped(a * s));
-  if (i != 1.0)
-    binary_inplace(NISA_BIN_MUL, d, wrapped(i));
-  at::Tensor mask = empty_neuron(x_or_y.sizes(), at::kBool, x_or_y.device());
-  at::Tensor sv = empty_neuron({}, d.scalar_type(), d.device());
-  nrn_stream* st = stream_for(d);
-  nrn_tensor_desc dm = desc(mask), dy = desc(x_or_y), ds = desc(sv), dd = desc(d);
-  NEURON_OP(nrn_op_compare_scalar(st, NISA_CMP_GT, &dm, &dy, 0.0));
-  NEURON_OP(nrn_op_fill(st, &ds, s));
-  NEURON_OP(nrn_op_where(st, &dd, &dm, &ds, &dd));
-  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
-}
-
-template <nisa_unary DERIV>
-at::Tensor act_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(DERIV, grad, x);
-}
-
-// log_sigmoid: the CPU's buffer is not needed on the card (an empty one).
-std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& a) {
-  check_float(a, "log_sigmoid");
+at::Tensor bitwise_not(const at::Tensor& a) {
   at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
-  unary_into(NISA_UN_LOG_SIGMOID, a, out);
-  return {out, empty_neuron({0}, a.scalar_type(), a.device())};
+  return bitwise_not_into(a, out);
 }
-std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(
-    const at::Tensor& a, at::Tensor& out, at::Tensor& buffer) {
-  check_float(a, "log_sigmoid");
-  unary_out(NISA_UN_LOG_SIGMOID, a, out);
-  resize_out(buffer, {0});
-  return {out, buffer};
+at::Tensor& bitwise_not_out(const at::Tensor& a, at::Tensor& out) {
+  resize_out(out, a.sizes());
+  return bitwise_not_into(a, out);
 }
-at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
-                                const at::Tensor& buffer) {
-  return grad_times(NISA_UN_LOG_SIGMOID_GRAD, grad, x);
+at::Tensor& bitwise_not_(at::Tensor& a) {
+  return bitwise_not_into(a, a);
+}
+at::Tensor logical_not(const at::Tensor& a) {
+  at::Tensor out = empty_neuron(a.sizes(), at::kBool, a.device());
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
+  return out;
+}
+// logical_not into any dtype: 1 where x == 0 (NaN is true, so 0).
+at::Tensor& logical_not_out(const at::Tensor& a, at::Tensor& out) {
+  return unary_out(NISA_UN_LOGICAL_NOT, a, out);
+}
+at::Tensor& logical_not_(at::Tensor& a) {
+  return unary_into(NISA_UN_LOGICAL_NOT, a, a);
+}
+
+double float_max(at::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16: return static_cast<double>(std::numeric_limits<c10::BFloat16>::max());
+    case at::kHalf: return static_cast<double>(std::numeric_limits<c10::Half>::max());
+    default: return static_cast<double>(std::numeric_limits<float>::max());
+  }
+}
+// NaN -> nan, +inf -> posinf, -inf -> neginf (defaults: 0 and the type's
+// largest and lowest values); integers and bool are copied.
+at::Tensor& nan_to_num_into(const at::Tensor& a, c10::optional<double> nan,
+                            c10::optional<double> posinf,
+                            c10::optional<double> neginf, at::Tensor& out) {
+  check_device(out, a);
+  nrn_stream* s = stream_for(out);
+  nrn_tensor_desc o = desc(out), x = desc(a);
+  if (!at::isFloatingType(a.scalar_type())) {
+    if (!out.is_same(a))
+      NEURON_OP(nrn_op_copy(s, &o, &x));
+    return out;
+  }
+  double big = float_max(out.scalar_type());
+  NEURON_OP(nrn_op_unary_param(s, NISA_UN_NAN_TO, &o, &x, nan.value_or(0.0), 0.0));
+  NEURON_OP(nrn_op_unary_param(s, NISA_UN_INF_TO, &o, &o, posinf.value_or(big),
+                               neginf.value_or(-big)));
+  return out;
+}
+at::Tensor nan_to_num(const at::Tensor& a, c10::optional<double> nan,
+                      c10::optional<double> posinf, c10::optional<double> neginf) {
+  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  return nan_to_num_into(a, nan, posinf, neginf, out);
+}
+at::Tensor& nan_to_num_out(const at::Tensor& a, c10::optional<double> nan,
+                           c10::optional<double> posinf,
+                           c10::optional<double> neginf, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == a.scalar_type(), "nan_to_num: dtype of out: ",
+              out.scalar_type(), " should be same as input: ", a.scalar_type());
+  resize_out(out, a.sizes());
+  return nan_to_num_into(a, nan, posinf, neginf, out);
+}
+at::Tensor& nan_to_num_(at::Tensor& a, c10::optional<double> nan,
+                        c10::optional<double> posinf, c10::optional<double> neginf) {
+  return nan_to_num_into(a, nan, posinf, neginf, a);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& a, at::Tensor& mant,
+                                               at::Tensor& expo) {
+  TORCH_CHECK(at::isFloatingType(a.scalar_type()), "torch.frexp() only supports "
+              "floating-point dtypes");
+  TORCH_CHECK(mant.scalar_type() == a.scalar_type(), "torch.frexp() expects "
+              "mantissa to have dtype ", a.scalar_type(), " but got ",
+              mant.scalar_type());
+  TORCH_CHECK(expo.scalar_type() == at::kInt, "torch.frexp() expects exponent "
+              "to have int dtype but got ", expo.scalar_type());
+  unary_out(NISA_UN_FREXP_EXP, a, expo);
+  unary_out(NISA_UN_FREXP_MANT, a, mant);
+  return {mant, expo};
+}
+
+// sigmoid'(x) = y * (1 - y), tanh'(x) = 1 - y^2, from the output y
+at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& y) {
+  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
+  nrn_stream* s = stream_for(y);
+  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
+  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dy, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dy, 1.0));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
+  return t;
+}
+at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
+  at::Tensor t = empty_neuron(y.sizes(), grad.scalar_type(), y.device());
+  nrn_stream* s = stream_for(y);
+  nrn_tensor_desc dt = desc(t), dy = desc(y), dg = desc(grad);
+  NEURON_OP(nrn_op_unary(s, NISA_UN_SQUARE, &dt, &dy));
+  NEURON_OP(nrn_op_binary_scalar(s, NISA_BIN_SUB, &dt, &dt, 1.0, 1.0, 1));
+  NEURON_OP(nrn_op_binary(s, NISA_BIN_MUL, &dt, &dt, &dg, 1.0));
+  return t;
 }
 
 }  // namespace
@@ -291,7 +168,7 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
   X(sqrt, SQRT, Float) X(rsqrt, RSQRT, Float) X(reciprocal, RECIP, Float)     \
   X(sigmoid, SIGMOID, Float) X(tanh, TANH, Float) X(sin, SIN, Float)          \
   X(cos, COS, Float) X(sign, SIGN, Keep) X(sgn, SIGN, Keep)                   \
-  X(erf, ERF, Float) X(floor, FLOOR, Keep) X(silu, SILU, Float)               \
+  X(erf, ERF, Float) X(floor, FLOOR, Keep)                                    \
   X(ceil, CEIL, Keep) X(round, ROUND, Keep) X(trunc, TRUNC, Keep)             \
   X(frac, FRAC, FloatOnly) X(expm1, EXPM1, Float) X(log1p, LOG1P, Float)      \
   X(log2, LOG2, Float) X(log10, LOG10, Float) X(tan, TAN, Float)              \
@@ -299,32 +176,14 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
   X(sinh, SINH, Float) X(cosh, COSH, Float) X(asinh, ASINH, Float)            \
   X(acosh, ACOSH, Float) X(atanh, ATANH, Float) X(erfc, ERFC, Float)          \
   X(erfinv, ERFINV, Float) X(lgamma, LGAMMA, Float)                           \
-  X(hardswish, HARDSWISH, FloatOnly) X(hardsigmoid, HARDSIGMOID, FloatOnly)   \
-  X(mish, MISH, FloatOnly) X(digamma, DIGAMMA, Float) X(i0, I0, Float)          \
+  X(digamma, DIGAMMA, Float) X(i0, I0, Float)                                 \
   X(sinc, SINC, Float) X(exp2, EXP2, Float)
 
 // Predicates with an out= form (isnan and isfinite have none).
 #define NEURON_PREDICATE_MAP(X)                                               \
   X(isposinf, ISPOSINF) X(isneginf, ISNEGINF) X(signbit, SIGNBIT)
 
-// torch name, ISA operator: .Tensor, _.Tensor, .Tensor_out (name, _, .out
-// for the ones without a scalar form), and the .Scalar forms.
-#define NEURON_BINARY_TENSOR_MAP(X)                                           \
-  X(atan2, ATAN2) X(hypot, HYPOT)
-#define NEURON_BINARY_MAP(X)                                                  \
-  X(fmod, FMOD) X(bitwise_and, AND) X(remainder, REM)  \
-  X(bitwise_or, OR) X(bitwise_xor, XOR)
-#define NEURON_SHIFT_MAP(X)                                                   \
-  X(bitwise_left_shift, SHL, __lshift__, __ilshift__)                         \
-  X(bitwise_right_shift, SHR, __rshift__, __irshift__)
-#define NEURON_LOGICAL_MAP(X)                                                 \
-  X(logical_and, LAND) X(logical_or, LOR) X(logical_xor, LXOR)
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define REG_UNARY(name, FN, RES)                                              \
-  m.impl(#name, un_f<NISA_UN_##FN, R::RES>);                                  \
-  m.impl(#name "_", un_i<NISA_UN_##FN, R::RES>);                              \
-  m.impl(#name ".out", un_o<NISA_UN_##FN, R::RES>);
   NEURON_UNARY_MAP(REG_UNARY)
 #define REG_PRED(name, FN)                                                    \
   m.impl(#name, un_f<NISA_UN_##FN, R::Bool>);                                 \
@@ -332,90 +191,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NEURON_PREDICATE_MAP(REG_PRED)
   m.impl("isnan", un_f<NISA_UN_ISNAN, R::Bool>);
   m.impl("isinf", un_f<NISA_UN_ISINF, R::Bool>);
-#define REG_BIN_TENSOR(name, OP)                                              \
-  m.impl(#name, bin_t<NISA_BIN_##OP>);                                        \
-  m.impl(#name "_", bin_t_<NISA_BIN_##OP>);                                   \
-  m.impl(#name ".out", bin_t_out<NISA_BIN_##OP>);
-  NEURON_BINARY_TENSOR_MAP(REG_BIN_TENSOR)
-#define REG_BIN(name, OP)                                                     \
-  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
-  m.impl(#name ".Scalar", bin_s<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Scalar", bin_s_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Scalar_out", bin_s_out<NISA_BIN_##OP>);
-  NEURON_BINARY_MAP(REG_BIN)
-#define REG_SHIFT(name, OP, dunder, idunder)                                  \
-  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
-  m.impl(#name ".Tensor_Scalar", bin_s<NISA_BIN_##OP>);                       \
-  m.impl(#name "_.Tensor_Scalar", bin_s_<NISA_BIN_##OP>);                     \
-  m.impl(#name ".Tensor_Scalar_out", bin_s_out<NISA_BIN_##OP>);               \
-  m.impl(#name ".Scalar_Tensor", bin_st<NISA_BIN_##OP>);                      \
-  m.impl(#dunder ".Tensor", bin_t<NISA_BIN_##OP>);                            \
-  m.impl(#dunder ".Scalar", bin_s<NISA_BIN_##OP>);                            \
-  m.impl(#idunder ".Tensor", bin_t_<NISA_BIN_##OP>);                          \
-  m.impl(#idunder ".Scalar", bin_s_<NISA_BIN_##OP>);
-  NEURON_SHIFT_MAP(REG_SHIFT)
-#define REG_LOGICAL(name, CMP)                                                \
-  m.impl(#name, cmp_t<NISA_CMP_##CMP>);                                       \
-  m.impl(#name "_", cmp_t_<NISA_CMP_##CMP>);                                  \
-  m.impl(#name ".out", cmp_t_out<NISA_CMP_##CMP>);
-  NEURON_LOGICAL_MAP(REG_LOGICAL)
-  m.impl("copysign.Tensor", bin_t<NISA_BIN_COPYSIGN>);
-  m.impl("copysign_.Tensor", bin_t_<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.out", bin_t_out<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.Scalar", bin_s<NISA_BIN_COPYSIGN>);
-  m.impl("copysign_.Scalar", bin_s_<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.Scalar_out", bin_s_out<NISA_BIN_COPYSIGN>);
-  m.impl("logaddexp", bin_t<NISA_BIN_LOGADDEXP>);
-  m.impl("logaddexp.out", bin_t_out<NISA_BIN_LOGADDEXP>);
-  m.impl("logaddexp2", bin_t<NISA_BIN_LOGADDEXP2>);
-  m.impl("logaddexp2.out", bin_t_out<NISA_BIN_LOGADDEXP2>);
-  m.impl("xlogy.Tensor", bin_t<NISA_BIN_XLOGY>);
-  m.impl("xlogy_.Tensor", bin_t_<NISA_BIN_XLOGY>);
-  m.impl("xlogy.OutTensor", bin_t_out<NISA_BIN_XLOGY>);
-  m.impl("xlogy.Scalar_Other", bin_s<NISA_BIN_XLOGY>);
-  m.impl("xlogy_.Scalar_Other", bin_s_<NISA_BIN_XLOGY>);
-  m.impl("xlogy.Scalar_Self", bin_st<NISA_BIN_XLOGY>);
-  m.impl("remainder.Scalar_Tensor", bin_st<NISA_BIN_REM>);
-  m.impl("floor_divide", bin_t<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide_.Tensor", bin_t_<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide.out", bin_t_out<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide.Scalar", bin_s<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide_.Scalar", bin_s_<NISA_BIN_FLOORDIV>);
   m.impl("round.decimals", round_dec);
   m.impl("round_.decimals", round_dec_);
   m.impl("round.decimals_out", round_dec_out);
-  m.impl("div.Tensor_mode", div_tm);
-  m.impl("div_.Tensor_mode", div_tm_);
-  m.impl("div.out_mode", div_tm_out);
-  m.impl("div.Scalar_mode", div_sm);
-  m.impl("div_.Scalar_mode", div_sm_);
-  m.impl("leaky_relu", leaky_relu);
-  m.impl("leaky_relu_", leaky_relu_);
-  m.impl("leaky_relu.out", leaky_relu_out);
-  m.impl("leaky_relu_backward", leaky_relu_backward);
-  m.impl("hardshrink", hardshrink);
-  m.impl("hardshrink.out", hardshrink_out);
-  m.impl("hardshrink_backward", shrink_backward);
-  m.impl("softshrink", softshrink);
-  m.impl("softshrink.out", softshrink_out);
-  m.impl("softshrink_backward", shrink_backward);
-  m.impl("softplus", softplus);
-  m.impl("softplus.out", softplus_out);
-  m.impl("softplus_backward", softplus_backward);
-  m.impl("elu", elu);
-  m.impl("elu_", elu_);
-  m.impl("elu.out", elu_out);
-  m.impl("elu_backward", elu_backward);
-  m.impl("hardswish_backward", act_backward<NISA_UN_HARDSWISH_GRAD>);
-  m.impl("hardsigmoid_backward", act_backward<NISA_UN_HARDSIGMOID_GRAD>);
-  m.impl("mish_backward", act_backward<NISA_UN_MISH_GRAD>);
-  m.impl("log_sigmoid_forward", log_sigmoid_forward);
-  m.impl("log_sigmoid_forward.output", log_sigmoid_forward_out);
-  m.impl("log_sigmoid_backward", log_sigmoid_backward);
+  m.impl("sigmoid_backward", sigmoid_backward);
+  m.impl("tanh_backward", tanh_backward);
+  m.impl("bitwise_not", bitwise_not);
+  m.impl("bitwise_not.out", bitwise_not_out);
+  m.impl("bitwise_not_", bitwise_not_);
+  m.impl("logical_not", logical_not);
+  m.impl("logical_not_", logical_not_);
+  m.impl("logical_not.out", logical_not_out);
+  m.impl("nan_to_num", nan_to_num);
+  m.impl("nan_to_num_", nan_to_num_);
+  m.impl("nan_to_num.out", nan_to_num_out);
+  m.impl("frexp.Tensor_out", frexp_out);
 }
 
 }  // namespace torch_neuron
