@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Linear algebra composed of other card kernels: trace (a strided diagonal
 // summed), addbmm (one matmul over the concatenated batch), linalg_cross
-// (rolled products), matrix_exp (scaling and squaring) and the legacy norm
-// overloads (linalg_vector_norm).
+// (rolled products) and matrix_exp (scaling and squaring).
 #include <cmath>
 
 #include "NeuronLinalg.h"
@@ -104,52 +103,6 @@ at::Tensor matrix_exp_k(const at::Tensor& A) {
   return r.view(A.sizes());
 }
 
-// ---- torch.norm's overloads: the vector norm of the same order ----
-at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                          at::IntArrayRef dim, bool keepdim,
-                          std::optional<at::ScalarType> dtype) {
-  return at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
-}
-
-at::Tensor norm_dim(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                    at::IntArrayRef dim, bool keepdim) {
-  return norm_dim_dtype(self, p, dim, keepdim, std::nullopt);
-}
-
-at::Tensor norm_dim_dt(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                       at::IntArrayRef dim, bool keepdim, at::ScalarType dtype) {
-  return norm_dim_dtype(self, p, dim, keepdim, dtype);
-}
-
-at::Tensor norm_scalar(const at::Tensor& self, const at::Scalar& p) {
-  return norm_dim_dtype(self, p, {}, false, std::nullopt);
-}
-
-at::Tensor norm_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                      at::ScalarType dtype) {
-  return norm_dim_dtype(self, p, {}, false, dtype);
-}
-
-at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                         at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return into(out, norm_dim(self, p, dim, keepdim));
-}
-
-at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                               at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
-                               at::Tensor& out) {
-  return into(out, norm_dim_dt(self, p, dim, keepdim, dtype));
-}
-
-at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out) {
-  return into(out, norm_scalar(self, p));
-}
-
-at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                           at::ScalarType dtype, at::Tensor& out) {
-  return into(out, norm_dtype(self, p, dtype));
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -161,14 +114,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_cross", cross_k);
   m.impl("linalg_matrix_exp", matrix_exp_k);
   m.impl("linalg_cross.out", cross_out);
-  m.impl("norm.ScalarOpt_dim", norm_dim);
-  m.impl("norm.ScalarOpt_dim_dtype", norm_dim_dt);
-  m.impl("norm.Scalar", norm_scalar);
-  m.impl("norm.ScalarOpt_dtype", norm_dtype);
-  m.impl("norm.out", norm_dim_out);
-  m.impl("norm.dtype_out", norm_dim_dtype_out);
-  m.impl("norm.Scalar_out", norm_scalar_out);
-  m.impl("norm.ScalarOpt_dtype_out", norm_dtype_out);
 }
 
 }  // namespace linalg

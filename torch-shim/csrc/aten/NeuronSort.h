@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN), shared by
-// Sorting.cpp (sort, topk, median, cumsum...) and NeuronSelect.cpp
-// (nonzero, masked_select, unique, randperm, multinomial...) and
-// Unique.cpp (unique(dim=)).
+// Sorting.cpp (sort, topk, median...), CumulativeOps.cpp (cumsum...),
+// ReduceOps.cpp (prod), NeuronSelect.cpp (nonzero, masked_select, unique,
+// randperm, multinomial...) and Unique.cpp (unique(dim=)).
 #pragma once
 
 #include "NeuronOps.h"
@@ -35,5 +35,20 @@ at::Tensor true_positions(const at::Tensor& mask);
 // run's length. unique and unique(dim=) share it.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
                                                           bool want_counts);
+
+// @r copied into the out= tensor @out (resized to it).
+inline void copy_out(at::Tensor& out, const at::Tensor& r) {
+  resize_out(out, r.sizes());
+  out.copy_(r);
+}
+
+// The dtype of a scan and of prod: @dtype, else int64 for integers and
+// bool.
+inline at::ScalarType scan_dtype(const at::Tensor& self,
+                                 std::optional<at::ScalarType> dtype) {
+  if (dtype)
+    return *dtype;
+  return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+}
 
 }  // namespace torch_neuron

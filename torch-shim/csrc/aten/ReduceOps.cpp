@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Reductions (sum, mean, logsumexp, amax, amin, max/min along a dim, argmax) and
-// softmax / log_softmax with their backward, on the card.
+// The reductions: sum, mean, logsumexp, amax/amin, max/min (all, along a
+// dim), argmax/argmin, prod and aminmax, each REDUCE instructions of the
+// card; any/all, var/std with a correction, nansum and the vector norms
+// (linalg_vector_norm and torch.norm's overloads) composed of ATen
+// operators that dispatch to the card's kernels. (The cumulative ones:
+// CumulativeOps.cpp; softmax: SoftMax.cpp.)
 #include <algorithm>
 #include <cmath>
 
-#include "NeuronOps.h"
+#include "NeuronSort.h"
 
 namespace torch_neuron {
 namespace {
@@ -225,50 +229,264 @@ at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepd
   return arg(NISA_RED_ARGMIN, self, dim, keepdim);
 }
 
-// ---- softmax ----
+// ---- prod, aminmax ----
 
-at::Tensor softmax_impl(nisa_softmax v, const at::Tensor& self, int64_t dim,
-                        bool half_to_float) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
-  if (self.numel() == 0)
-    return out;
-  nrn_tensor_desc o = desc(out), x = desc(self);
-  NEURON_OP(nrn_op_softmax(stream_for(self), v, &o, &x,
-                           static_cast<int>(at::maybe_wrap_dim(dim, self.dim()))));
+at::Tensor prod_along(const at::Tensor& self, int64_t dim, bool keepdim, at::ScalarType dt) {
+  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (self.dim() == 0)
+    return self.to(dt).clone();
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[d] = 1;
+  at::Tensor out = empty_neuron(shape, dt, self.device());
+  if (self.size(d) == 0) {
+    out.fill_(1);
+  } else if (out.numel()) {
+    // Integers stay integers (the card's product is exact on int64).
+    bool ints = at::isIntegralType(self.scalar_type(), true) &&
+                at::isIntegralType(dt, true);
+    at::Tensor x = ints ? self : self.to(dt);
+    nrn_tensor_desc o = desc(out), s = desc(x);
+    NEURON_OP(nrn_op_reduce(stream_for(self), NISA_RED_PROD, &o, &s, static_cast<int>(d)));
+  }
+  return keepdim ? out : out.squeeze(d);
+}
+
+at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  return prod_along(self, dim, keepdim, scan_dtype(self, dtype));
+}
+at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  copy_out(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
+  return out;
+}
+at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  return prod_along(self.reshape({-1}), 0, false, scan_dtype(self, dtype));
+}
+at::Tensor& prod_all_out(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                         at::Tensor& out) {
+  copy_out(out, prod_along(self.reshape({-1}), 0, false,
+                           dtype ? *dtype : out.scalar_type()));
   return out;
 }
 
-at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NISA_SM_SOFTMAX, self, dim, half_to_float);
+std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim,
+                                           bool keepdim) {
+  if (dim) {
+    TORCH_CHECK(self.dim() == 0 || self.size(at::maybe_wrap_dim(*dim, self.dim())) > 0,
+                "aminmax(): Expected reduction dim ", *dim, " to have non-zero size.");
+    if (self.dim() == 0)
+      return {self.clone(), self.clone()};
+    return {at::amin(self, {*dim}, keepdim), at::amax(self, {*dim}, keepdim)};
+  }
+  TORCH_CHECK(self.numel() > 0, "aminmax(): cannot compute aminmax over an empty "
+              "dimension as the operation has no identity.");
+  at::Tensor flat = self.reshape({-1});
+  at::Tensor lo = at::amin(flat, {0}, false), hi = at::amax(flat, {0}, false);
+  if (keepdim) {
+    std::vector<int64_t> ones(self.dim(), 1);
+    lo = lo.reshape(ones);
+    hi = hi.reshape(ones);
+  }
+  return {lo, hi};
 }
-at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
+                                                 std::optional<int64_t> dim, bool keepdim,
+                                                 at::Tensor& min, at::Tensor& max) {
+  auto [lo, hi] = torch_neuron::aminmax(self, dim, keepdim);
+  copy_out(min, lo);
+  copy_out(max, hi);
+  return {min, max};
+}
+
+// ---- composed of ATen operators ----
+
+std::vector<int64_t> dims_of(const at::Tensor& t, at::OptionalIntArrayRef dim) {
+  std::vector<int64_t> d;
+  if (dim && !dim->empty())
+    for (int64_t x : *dim)
+      d.push_back(at::maybe_wrap_dim(x, std::max<int64_t>(t.dim(), 1)));
+  else
+    for (int64_t i = 0; i < t.dim(); i++)
+      d.push_back(i);
+  return d;
+}
+
+// ---- any / all: count the nonzero (zero) elements ----
+at::Tensor count(const at::Tensor& hits, at::OptionalIntArrayRef dim, bool keepdim) {
+  at::Tensor c = hits.to(at::kLong);
+  return hits.dim() == 0 ? c : c.sum(dims_of(hits, dim), keepdim);
+}
+at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return count(self.ne(0), dim, keepdim).gt(0);
+}
+at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return count(self.eq(0), dim, keepdim).eq(0);
+}
+at::Tensor any_all(const at::Tensor& self) { return any_dims(self, {}, false); }
+at::Tensor all_all(const at::Tensor& self) { return all_dims(self, {}, false); }
+at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return any_dims(self, at::IntArrayRef{dim}, keepdim);
+}
+at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return all_dims(self, at::IntArrayRef{dim}, keepdim);
+}
+at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
+  return into(out, any_all(self));
+}
+at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
+  return into(out, all_all(self));
+}
+at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                         bool keepdim, at::Tensor& out) {
+  return into(out, any_dims(self, dim, keepdim));
+}
+at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                         bool keepdim, at::Tensor& out) {
+  return into(out, all_dims(self, dim, keepdim));
+}
+at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                         at::Tensor& out) {
-  at::Tensor r = torch_neuron::softmax(self, dim, half_to_float);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, any_dim(self, dim, keepdim));
 }
-at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NISA_SM_LOG_SOFTMAX, self, dim, half_to_float);
-}
-at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
-                            at::Tensor& out) {
-  at::Tensor r = torch_neuron::log_softmax(self, dim, half_to_float);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                        at::Tensor& out) {
+  return into(out, all_dim(self, dim, keepdim));
 }
 
-// d softmax: y * (g - sum(g * y, dim))
-at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim,
-                            at::ScalarType input_dtype) {
-  at::Tensor gy = grad * y;
-  at::Tensor s = gy.sum(dim, true);
-  return (grad - s) * y;
+// ---- variance and standard deviation with a correction ----
+std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor& self,
+                                                 at::OptionalIntArrayRef dim,
+                                                 const std::optional<at::Scalar>& correction,
+                                                 bool keepdim) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "var/std: expected a floating "
+              "point input on neuron, got ", self.scalar_type());
+  std::vector<int64_t> d = dims_of(self, dim);
+  int64_t n = 1;
+  for (int64_t i : d)
+    n *= self.dim() ? self.size(i) : 1;
+  at::Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+  at::Tensor mean = x.mean(d, true);
+  at::Tensor dev = x - mean;
+  double c = correction ? correction->toDouble() : 1.0;
+  at::Tensor var = (dev * dev).sum(d, keepdim).div_(std::max(0.0, n - c));
+  if (!keepdim)
+    mean = mean.squeeze(d);
+  if (self.dim() == 0)
+    var = var.reshape({}), mean = mean.reshape({});
+  return {var, mean};
+}
+at::Tensor var_c(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                 const std::optional<at::Scalar>& correction, bool keepdim) {
+  return std::get<0>(var_mean_impl(self, dim, correction, keepdim));
+}
+at::Tensor std_c(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                 const std::optional<at::Scalar>& correction, bool keepdim) {
+  return var_c(self, dim, correction, keepdim).sqrt();
+}
+std::tuple<at::Tensor, at::Tensor> std_mean_c(const at::Tensor& self,
+                                              at::OptionalIntArrayRef dim,
+                                              const std::optional<at::Scalar>& correction,
+                                              bool keepdim) {
+  auto [v, m] = var_mean_impl(self, dim, correction, keepdim);
+  return {v.sqrt(), m};
+}
+at::Tensor& var_c_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                      const std::optional<at::Scalar>& correction, bool keepdim,
+                      at::Tensor& out) {
+  return into(out, var_c(self, dim, correction, keepdim));
+}
+at::Tensor& std_c_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                      const std::optional<at::Scalar>& correction, bool keepdim,
+                      at::Tensor& out) {
+  return into(out, std_c(self, dim, correction, keepdim));
 }
 
-// d log_softmax: g - exp(y) * sum(g, dim)
-at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& y,
-                                int64_t dim, at::ScalarType input_dtype) {
-  return grad - y.exp() * grad.sum(dim, true);
+at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype) {
+  at::Tensor x = at::where(self.ne(self), at::zeros({}, self.options()), self);
+  return x.sum(dims_of(x, dim), keepdim, dtype);
+}
+
+// ---- vector norms ----
+at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord,
+                       at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "linalg.vector_norm: expected a "
+              "floating point input on neuron, got ", self.scalar_type());
+  at::Tensor x = dtype ? self.to(*dtype) : self;
+  std::vector<int64_t> d = dims_of(x, dim);
+  at::Tensor a = x.abs();
+  if (x.dim() == 0)
+    a = a.reshape({1}), d = {0};
+  double p = ord.toDouble();
+  at::Tensor r;
+  if (std::isinf(p)) {
+    TORCH_CHECK(a.numel() > 0, "linalg.vector_norm cannot compute the ", p,
+                " norm on an empty tensor");
+    r = p > 0 ? a.amax(d, keepdim) : a.amin(d, keepdim);
+  } else if (p == 0) {
+    r = a.ne(0).to(x.scalar_type()).sum(d, keepdim);
+  } else if (p == 1) {
+    r = a.sum(d, keepdim);
+  } else if (p == 2) {
+    r = (a * a).sum(d, keepdim).sqrt();
+  } else {
+    r = a.pow(p).sum(d, keepdim).pow(1.0 / p);
+  }
+  return self.dim() == 0 ? r.reshape({}) : r;
+}
+
+at::Tensor& vector_norm_out(const at::Tensor& self, const at::Scalar& ord,
+                            at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  return into(out, vector_norm(self, ord, dim, keepdim, dtype));
+}
+
+// ---- torch.norm's overloads: the vector norm of the same order ----
+at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                          at::IntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype) {
+  return at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
+}
+
+at::Tensor norm_dim(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                    at::IntArrayRef dim, bool keepdim) {
+  return norm_dim_dtype(self, p, dim, keepdim, std::nullopt);
+}
+
+at::Tensor norm_dim_dt(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                       at::IntArrayRef dim, bool keepdim, at::ScalarType dtype) {
+  return norm_dim_dtype(self, p, dim, keepdim, dtype);
+}
+
+at::Tensor norm_scalar(const at::Tensor& self, const at::Scalar& p) {
+  return norm_dim_dtype(self, p, {}, false, std::nullopt);
+}
+
+at::Tensor norm_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                      at::ScalarType dtype) {
+  return norm_dim_dtype(self, p, {}, false, dtype);
+}
+
+at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                         at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  return into(out, norm_dim(self, p, dim, keepdim));
+}
+
+at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                               at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
+                               at::Tensor& out) {
+  return into(out, norm_dim_dt(self, p, dim, keepdim, dtype));
+}
+
+at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out) {
+  return into(out, norm_scalar(self, p));
+}
+
+at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                           at::ScalarType dtype, at::Tensor& out) {
+  return into(out, norm_dtype(self, p, dtype));
 }
 
 }  // namespace
@@ -291,12 +509,41 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmax", argmax);
   m.impl("argmax.out", argmax_out);
   m.impl("argmin", argmin);
-  m.impl("_softmax", softmax);
-  m.impl("_softmax.out", softmax_out);
-  m.impl("_log_softmax", log_softmax);
-  m.impl("_log_softmax.out", log_softmax_out);
-  m.impl("_softmax_backward_data", softmax_backward);
-  m.impl("_log_softmax_backward_data", log_softmax_backward);
+  m.impl("prod", prod_all);
+  m.impl("prod.out", prod_all_out);
+  m.impl("prod.dim_int", prod_dim);
+  m.impl("prod.int_out", prod_dim_out);
+  m.impl("aminmax", aminmax);
+  m.impl("aminmax.out", aminmax_out);
+  m.impl("any", any_all);
+  m.impl("all", all_all);
+  m.impl("any.dim", any_dim);
+  m.impl("all.dim", all_dim);
+  m.impl("any.dims", any_dims);
+  m.impl("all.dims", all_dims);
+  m.impl("any.all_out", any_all_out);
+  m.impl("all.all_out", all_all_out);
+  m.impl("any.out", any_dim_out);
+  m.impl("all.out", all_dim_out);
+  m.impl("any.dims_out", any_dims_out);
+  m.impl("all.dims_out", all_dims_out);
+  m.impl("linalg_vector_norm", vector_norm);
+  m.impl("linalg_vector_norm.out", vector_norm_out);
+  m.impl("var.correction", var_c);
+  m.impl("std.correction", std_c);
+  m.impl("var_mean.correction", var_mean_impl);
+  m.impl("std_mean.correction", std_mean_c);
+  m.impl("var.correction_out", var_c_out);
+  m.impl("std.correction_out", std_c_out);
+  m.impl("nansum", nansum);
+  m.impl("norm.ScalarOpt_dim", norm_dim);
+  m.impl("norm.ScalarOpt_dim_dtype", norm_dim_dt);
+  m.impl("norm.Scalar", norm_scalar);
+  m.impl("norm.ScalarOpt_dtype", norm_dtype);
+  m.impl("norm.out", norm_dim_out);
+  m.impl("norm.dtype_out", norm_dim_dtype_out);
+  m.impl("norm.Scalar_out", norm_scalar_out);
+  m.impl("norm.ScalarOpt_dtype_out", norm_dtype_out);
 }
 
 }  // namespace torch_neuron
