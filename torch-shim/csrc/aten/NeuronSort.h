@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN), shared by
-// Sorting.cpp (sort, topk, median...), CumulativeOps.cpp (cumsum...),
-// ReduceOps.cpp (prod), NeuronSelect.cpp (nonzero, masked_select, unique,
-// randperm, multinomial...) and Unique.cpp (unique(dim=)).
+// Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN) and what is
+// built on them, shared by Sorting.cpp (sort, topk, median...),
+// CumulativeOps.cpp (cumsum...), ReduceOps.cpp (prod), Unique.cpp,
+// Bucketization.cpp (searchsorted), TensorCompare.cpp (isin),
+// TensorAdvancedIndexing.cpp (nonzero, masked_select) and
+// Distributions.cpp (randperm, multinomial).
 #pragma once
 
 #include "NeuronOps.h"
@@ -50,5 +52,10 @@ inline at::ScalarType scan_dtype(const at::Tensor& self,
     return *dtype;
   return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
 }
+
+// Per element of @v, the count of the sorted boundaries @b (along the last
+// dim) before it, those < v (or <= v with @right), int64 (int32 with
+// @out_int32): searchsorted (Bucketization.cpp) and isin.
+at::Tensor search(const at::Tensor& b, const at::Tensor& v, bool right, bool out_int32);
 
 }  // namespace torch_neuron

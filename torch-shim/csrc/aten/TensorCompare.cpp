@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Comparing and selecting operators: clamp, clamp_min and clamp_max (scalar
-// and tensor bounds; in place and out=), where and equal.
+// and tensor bounds; in place and out=), where, equal and isin.
 #include "NeuronElementwise.h"
+#include "NeuronSort.h"
 
 namespace torch_neuron {
 namespace {
@@ -111,6 +112,30 @@ bool equal(const at::Tensor& a, const at::Tensor& b) {
   return mask.all().item<bool>();
 }
 
+// An element is in @test when the first sorted test value not below it (a
+// search in O(n + m) memory) equals it, compared in the two's common type;
+// NaN is in nothing.
+at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool, bool invert) {
+  at::Tensor r;
+  int64_t m = test.numel();
+  if (m == 0 || elements.numel() == 0) {
+    r = at::zeros(elements.sizes(), elements.options().dtype(at::kBool));
+  } else {
+    auto type = at::result_type(elements, test);
+    at::Tensor e = elements.to(type).reshape({-1});
+    at::Tensor sorted = std::get<0>(sort_stable(test.to(type).reshape({-1}), 0, false));
+    at::Tensor pos = search(sorted, e, false, false).clamp_max_(m - 1);
+    r = sorted.index_select(0, pos).eq(e).view(elements.sizes());
+  }
+  return invert ? at::logical_not(r) : r;
+}
+at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool unique,
+                     bool invert, at::Tensor& out) {
+  at::Tensor r = torch_neuron::isin(elements, test, unique, invert);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -129,6 +154,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("where.self", where_self);
   m.impl("where.self_out", where_out);
   m.impl("equal", equal);
+  m.impl("isin.Tensor_Tensor", isin);
+  m.impl("isin.Tensor_Tensor_out", isin_out);
 }
 
 }  // namespace torch_neuron
