@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Convolutions whose im2col columns exceed the shim's column budget
-(NeuronConv.cpp, kColumnBudget: 4 Mi elements) go through the batch in
+(Convolution.cpp, kColumnBudget: 4 Mi elements) go through the batch in
 chunks: the output, the input gradient (per chunk) and the weight gradient
 (accumulated over the chunks) equal the CPU's. Here one batch entry has
 16 * 5*5 * 32*32 = 409600 column elements: 10 entries per chunk, so a batch

@@ -91,7 +91,7 @@ def test_ones_times_two():
 
 
 # unique(dim=) of rows with NaN in them runs on the CPU: the CPU's order of
-# such rows is its std::sort's own (NeuronUniqueDim.cpp).
+# such rows is its std::sort's own (Unique.cpp).
 @pytest.mark.allow_fallback("aten::unique_dim")
 def test_fallback_warns_and_counts(monkeypatch):
     """An op the card cannot do the CPU's way runs on the CPU, warns once,

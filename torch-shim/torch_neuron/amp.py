@@ -2,10 +2,10 @@
 """Automatic mixed precision on "neuron".
 
 torch.autocast("neuron") takes bfloat16 (the default) and float16; its
-operator lists are PyTorch's own (csrc/aten/NeuronAutocast.cpp).
+operator lists are PyTorch's own (csrc/aten/Autocast.cpp).
 torch.amp.GradScaler("neuron") scales float16 losses: its two operators,
 _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_, run on
-the card (csrc/aten/NeuronAmp.cpp) and found_inf never leaves it.
+the card (csrc/aten/AmpKernels.cpp) and found_inf never leaves it.
 """
 import torch
 from torch.amp.grad_scaler import GradScaler, OptState

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What the elementwise operator files share: operands (CPU scalars put on
-// the card), result types, and the lowering of one UNARY, BINARY or COMPARE
-// instruction into a functional, in-place or out= result.
+// the card), result types, the lowering of one UNARY, BINARY or COMPARE
+// instruction into a functional, in-place or out= result, the kernels of
+// the unary tables' rows, and the few helpers of the composed operators.
 #pragma once
 
 #include "NeuronOps.h"
@@ -234,5 +235,68 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
   }
   return out;
 }
+
+// ---- the kernels of a row of a unary table (UnaryOps.cpp, Activation.cpp) ----
+
+#define NEURON_UN_NAME_(NAME, name, kind) #name,
+inline const char* const unary_names[NISA_NUM_UNARY] = {NISA_UNARY_OPS(NEURON_UN_NAME_)};
+
+template <nisa_unary FN, UnaryResult RES>
+at::Tensor un_f(const at::Tensor& a) {
+  at::Tensor out = empty_neuron(
+      a.sizes(), unary_result_type(RES, a.scalar_type(), unary_names[FN]), a.device());
+  return unary_into(FN, a, out);
+}
+template <nisa_unary FN, UnaryResult RES>
+at::Tensor& un_i(at::Tensor& a) {
+  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
+  TORCH_CHECK(at::canCast(rt, a.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", a.scalar_type());
+  return unary_into(FN, a, a);
+}
+template <nisa_unary FN, UnaryResult RES>
+at::Tensor& un_o(const at::Tensor& a, at::Tensor& out) {
+  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
+  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
+              " can't be cast to the desired output type ", out.scalar_type());
+  return unary_out(FN, a, out);
+}
+
+// A table row X(name, FN, RES): name, name_ and name.out registered on @m.
+#define REG_UNARY(name, FN, RES)                                              \
+  m.impl(#name, un_f<NISA_UN_##FN, UnaryResult::RES>);                        \
+  m.impl(#name "_", un_i<NISA_UN_##FN, UnaryResult::RES>);                    \
+  m.impl(#name ".out", un_o<NISA_UN_##FN, UnaryResult::RES>);
+
+// ---- what the composed elementwise operators share ----
+
+inline void check_floating(at::ScalarType t, const char* name) {
+  TORCH_CHECK(at::isFloatingType(t), "neuron: ", name, " is not implemented "
+              "for '", t, "' (floating types only)");
+}
+
+// mask (bool) = x > 0
+inline at::Tensor sp_positive(const at::Tensor& x) {
+  at::Tensor mask = empty_neuron(x.sizes(), at::kBool, x.device());
+  nrn_tensor_desc dm = desc(mask), dx = desc(x);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(x), NISA_CMP_GT, &dm, &dx, 0.0));
+  return mask;
+}
+inline at::Tensor filled(double v, at::ScalarType t, const at::Device& dev) {
+  at::Tensor f = empty_neuron({}, t, dev);
+  nrn_tensor_desc d = desc(f);
+  NEURON_OP(nrn_op_fill(stream_for(f), &d, v));
+  return f;
+}
+inline at::Tensor& where_into(const at::Tensor& m, const at::Tensor& a,
+                              const at::Tensor& b, at::Tensor& out) {
+  nrn_tensor_desc o = desc(out), dm = desc(m), da = desc(a), db = desc(b);
+  NEURON_OP(nrn_op_where(stream_for(out), &o, &dm, &da, &db));
+  return out;
+}
+
+// clamp with scalar bounds (TensorCompare.cpp); hardtanh is one.
+at::Tensor clamp_s(const at::Tensor& self, const std::optional<at::Scalar>& lo,
+                   const std::optional<at::Scalar>& hi);
 
 }  // namespace torch_neuron

@@ -88,11 +88,6 @@ inline at::Tensor eye(std::vector<int64_t> batch, int64_t n, const at::Tensor& l
   return e;
 }
 
-inline at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
-  resize_out(out, value.sizes());
-  return out.copy_(value);
-}
-
 // The LU factorization ops share (linalg_lu_factor_ex without the checks).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lu_factor(const at::Tensor& A,
                                                          const char* op);

@@ -66,7 +66,7 @@ inline bool card_float(at::ScalarType t) {
 
 // The operator being run when a dtype is refused, for the message: the
 // name c10's dispatcher gives it (empty if no operator is known; the names
-// are tracked from track_op_names() on: NeuronDtype.cpp).
+// are tracked from track_op_names() on: Dtype.cpp).
 std::string current_op_name();
 void track_op_names();
 
@@ -127,6 +127,13 @@ inline at::Tensor empty_neuron(at::IntArrayRef sizes, at::ScalarType dtype,
 inline void resize_out(const at::Tensor& out, at::IntArrayRef sizes) {
   if (out.sizes() != sizes)
     out.resize_(sizes);
+}
+
+// The out= form of a composed operator: @value, computed, copied into @out
+// (resized to it).
+inline at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
+  resize_out(out, value.sizes());
+  return out.copy_(value);
 }
 
 }  // namespace torch_neuron

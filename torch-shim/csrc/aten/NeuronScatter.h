@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The reducing scatter (NISA_INSN_SCATTER) as the indexing files use it,
-// and index tensors made safe for the card (negative ones wrapped, any
-// outside the axis turned into one the card refuses).
+// index tensors made safe for the card (negative ones wrapped, any
+// outside the axis turned into one the card refuses), and the index
+// checks and index_add that several of them share.
 #pragma once
 
 #include "NeuronOps.h"
@@ -34,5 +35,17 @@ void check_elementwise_index(const at::Tensor& self, int64_t dim, const at::Tens
 
 // A 0-dim tensor of @value on self's device and dtype.
 at::Tensor scalar_like(const at::Scalar& value, const at::Tensor& self);
+
+// Index tensors are int64 or int32 (index_select, gather, scatter_add,
+// index_add, take, embedding).
+inline void check_index(const at::Tensor& index) {
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index must be int64 or int32, got ", index.scalar_type());
+}
+
+// out[.., index[i], ..] += alpha * source[.., i, ..] along @dim: index_add_
+// (ScatterGather.cpp), embedding's backward.
+at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, const at::Scalar& alpha);
 
 }  // namespace torch_neuron

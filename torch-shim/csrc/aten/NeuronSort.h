@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN), shared by
-// NeuronSort.cpp (sort, topk, median, cumsum...) and NeuronSelect.cpp
-// (nonzero, masked_select, unique, randperm, multinomial...) and
-// NeuronUniqueDim.cpp (unique(dim=)).
+// Sort and scan on the card (NISA_INSN_SORT, NISA_INSN_SCAN) and what is
+// built on them, shared by Sorting.cpp (sort, topk, median...),
+// CumulativeOps.cpp (cumsum...), ReduceOps.cpp (prod), Unique.cpp,
+// Bucketization.cpp (searchsorted), TensorCompare.cpp (isin),
+// TensorAdvancedIndexing.cpp (nonzero, masked_select) and
+// Distributions.cpp (randperm, multinomial).
 #pragma once
 
 #include "NeuronOps.h"
@@ -35,5 +37,25 @@ at::Tensor true_positions(const at::Tensor& mask);
 // run's length. unique and unique(dim=) share it.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
                                                           bool want_counts);
+
+// @r copied into the out= tensor @out (resized to it).
+inline void copy_out(at::Tensor& out, const at::Tensor& r) {
+  resize_out(out, r.sizes());
+  out.copy_(r);
+}
+
+// The dtype of a scan and of prod: @dtype, else int64 for integers and
+// bool.
+inline at::ScalarType scan_dtype(const at::Tensor& self,
+                                 std::optional<at::ScalarType> dtype) {
+  if (dtype)
+    return *dtype;
+  return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+}
+
+// Per element of @v, the count of the sorted boundaries @b (along the last
+// dim) before it, those < v (or <= v with @right), int64 (int32 with
+// @out_int32): searchsorted (Bucketization.cpp) and isin.
+at::Tensor search(const at::Tensor& b, const at::Tensor& v, bool right, bool out_int32);
 
 }  // namespace torch_neuron

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The c10d backend "neuron" (NeuronProcessGroup.h): argument checks, the
 // collectives within a node over nrn_comm, and the hierarchical all-reduce.
-// The other collectives' cross-node paths are in NeuronCrossNode.cpp.
+// The other collectives' cross-node paths are in NeuronExchange.cpp.
 #include "NeuronProcessGroup.h"
 
 #include <ATen/ATen.h>

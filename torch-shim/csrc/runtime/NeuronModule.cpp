@@ -2,7 +2,7 @@
 // torch.ops.neuron: the runtime helpers the Python package (torch.neuron)
 // calls -- devices, memory statistics, synchronisation; the streams' are in
 // NeuronStreamOps.cpp. The CPU fallback
-// adds its own (fallback_stats...) in NeuronFallback.cpp.
+// adds its own (fallback_stats...) in Fallback.cpp.
 #include <torch/library.h>
 
 #include <string>

@@ -55,7 +55,7 @@ class StreamCapture {
 std::string capture_error(int err);
 
 // True while a capture that refuses pageable copies is open on device
-// @index (NeuronCopy.cpp asks).
+// @index (Copy.cpp asks).
 bool in_graph_capture(c10::DeviceIndex index) noexcept;
 
 }  // namespace torch_neuron

@@ -5,7 +5,7 @@
 // (the positions depend on the grid's values).
 //
 // The CPU computes 3-d sampling with its scalar formulas (GridSampler.h),
-// not the vectorized ones of the 2-d kernel that NeuronGridSample.cpp
+// not the vectorized ones of the 2-d kernel that GridSampler.cpp
 // follows: unnormalizing is ((g + 1) / 2) * (size - 1) or
 // ((g + 1) * size - 1) / 2, a reflection ends (span - extra) + min, and
 // clipping is min(size - 1, max(x, 0)), which takes a NaN coordinate to

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Regression and binary losses on the card, forward and backward: mse,
-// smooth L1, Huber, binary cross entropy (on probabilities and on logits),
-// and nll_loss2d (nll_loss over the pixels of [N, C, H, W]). Composed from
-// ATen operators that dispatch to the card's kernels, with the CPU kernels'
-// formulas (the same branch points, clamps and epsilons).
+// The losses: nll_loss and nll_loss2d, mse, smooth L1, Huber, binary
+// cross entropy, forward and backward (the margin, CTC and RNN-T losses
+// have their own files, as in ATen).
+//
+// nll_loss (cross_entropy's second half) and nll_loss2d (nll_loss over
+// the pixels of [N, C, H, W]), regression and binary losses on the card:
+// mse, smooth L1, Huber, binary cross entropy (on probabilities and on
+// logits). Composed from ATen operators that dispatch to the card's
+// kernels, with the CPU kernels' formulas (the same branch points, clamps
+// and epsilons).
 #include <ATen/core/Reduction.h>
 
 #include "NeuronOps.h"
@@ -26,11 +31,6 @@ at::Tensor grad_scale(const at::Tensor& grad_output, const at::Tensor& self,
   if (reduction == at::Reduction::Mean)
     return grad_output / static_cast<double>(self.numel());
   return grad_output;
-}
-
-at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
-  resize_out(out, value.sizes());
-  return out.copy_(value);
 }
 
 at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
@@ -148,6 +148,62 @@ at::Tensor bce_with_logits(const at::Tensor& self, const at::Tensor& target,
   return reduce(l, reduction);
 }
 
+struct NllParts {
+  at::Tensor input2d;  // [N, C]
+  at::Tensor safe;     // targets with ignored ones replaced by 0, [N, 1]
+  at::Tensor weight;   // per-sample weight (0 where ignored), [N]
+};
+
+NllParts nll_parts(const at::Tensor& self, const at::Tensor& target,
+                   const std::optional<at::Tensor>& weight, int64_t ignore_index) {
+  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "input tensor should be 1D or 2D");
+  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target "
+              "not supported");
+  at::Tensor input2d = self.dim() == 1 ? self.unsqueeze(0) : self;
+  at::Tensor tgt = target.reshape({-1});
+  TORCH_CHECK(tgt.size(0) == input2d.size(0), "Expected input batch_size (",
+              input2d.size(0), ") to match target batch_size (", tgt.size(0), ").");
+  at::Tensor valid = tgt.ne(ignore_index);
+  at::Tensor safe = at::where(valid, tgt, at::zeros({}, tgt.options()));
+  at::Tensor w = valid.to(self.scalar_type());
+  if (weight && weight->defined())
+    w = w * weight->index_select(0, safe);
+  return {input2d, safe.unsqueeze(1), w};
+}
+
+std::tuple<at::Tensor, at::Tensor> nll_loss_forward(
+    const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index) {
+  NllParts p = nll_parts(self, target, weight, ignore_index);
+  at::Tensor picked = p.input2d.gather(1, p.safe).squeeze(1);
+  at::Tensor losses = (picked * p.weight).neg();
+  at::Tensor total = p.weight.sum();
+  if (reduction == at::Reduction::None)
+    return {self.dim() == 1 ? losses.squeeze(0) : losses, total};
+  at::Tensor out = losses.sum();
+  if (reduction == at::Reduction::Mean)
+    out = out / total;
+  return {out, total};
+}
+
+at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target,
+                             const std::optional<at::Tensor>& weight,
+                             int64_t reduction, int64_t ignore_index,
+                             const at::Tensor& total_weight) {
+  NllParts p = nll_parts(self, target, weight, ignore_index);
+  at::Tensor coef = p.weight.neg();
+  if (reduction == at::Reduction::None)
+    coef = coef * grad_output.reshape({-1});
+  else if (reduction == at::Reduction::Mean)
+    coef = coef * (grad_output / total_weight);
+  else
+    coef = coef * grad_output;
+  at::Tensor grad = at::zeros_like(p.input2d);
+  grad.scatter_add_(1, p.safe, coef.unsqueeze(1));
+  return self.dim() == 1 ? grad.squeeze(0) : grad;
+}
+
 // [N, C, d1..dk] with targets [N, d1..dk] as nll_loss over N*d1*..*dk rows.
 at::Tensor rows_of(const at::Tensor& self) {
   return self.movedim(1, -1).reshape({-1, self.size(1)});
@@ -198,6 +254,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("binary_cross_entropy", binary_cross_entropy);
   m.impl("binary_cross_entropy_backward", binary_cross_entropy_backward);
   m.impl("binary_cross_entropy_with_logits", bce_with_logits);
+  m.impl("nll_loss_forward", nll_loss_forward);
+  m.impl("nll_loss_backward", nll_loss_backward);
   m.impl("nll_loss2d_forward", nll_loss2d_forward);
   m.impl("nll_loss2d_backward", nll_loss2d_backward);
 }

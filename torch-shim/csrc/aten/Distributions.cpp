@@ -3,7 +3,8 @@
 // raw bits from the generator's Philox counters), shaped into each
 // distribution by the card's elementwise instructions -- the host only
 // works out the operations' constants. Behind torch.rand, randn, randint,
-// *_like, bernoulli, dropout, Tensor.uniform_, normal_, random_, ...
+// *_like, bernoulli, dropout, Tensor.uniform_, normal_, random_, ...; and
+// randperm and multinomial, which sort or scan such draws on the card.
 #include <ATen/MemoryOverlap.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <mutex>
 
 #include "NeuronOps.h"
+#include "NeuronSort.h"
 #include "../runtime/NeuronGenerator.h"
 
 namespace torch_neuron {
@@ -391,6 +393,84 @@ at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, Gen gen) {
   return self;
 }
 
+// ---- random permutations and draws ----
+
+// randperm: sort 64-bit random keys drawn on the card; the order is the permutation.
+at::Tensor& randperm_gen_out(int64_t n, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  resize_out(out, {n});
+  if (n == 0)
+    return out;
+  at::Tensor keys = empty_neuron({n}, at::kLong, out.device());
+  keys.random_(gen);
+  return out.copy_(std::get<1>(sort_stable(keys, 0, false)));
+}
+at::Tensor& randperm_out(int64_t n, at::Tensor& out) {
+  return randperm_gen_out(n, std::nullopt, out);
+}
+at::Tensor randperm_gen(int64_t n, Gen gen, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device,
+                        std::optional<bool>) {
+  at::Tensor out = empty_neuron({0}, dtype.value_or(at::kLong),
+                                device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
+  return randperm_gen_out(n, gen, out);
+}
+at::Tensor randperm(int64_t n, std::optional<at::ScalarType> dtype,
+                    std::optional<at::Layout> layout, std::optional<at::Device> device,
+                    std::optional<bool> pin) {
+  return randperm_gen(n, std::nullopt, dtype, layout, device, pin);
+}
+
+// multinomial: with replacement, u * total searched in the cumulative sums;
+// without, the largest p / E with E ~ Exp(1) (the exponential race), both
+// drawn and computed on the card. The checks read back three scalars.
+at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement, Gen gen) {
+  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(card_float(self.scalar_type()), "multinomial only supports floating-point "
+              "dtypes for input, got: ", self.scalar_type());
+  TORCH_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+  int64_t n = self.size(-1);
+  TORCH_CHECK(replacement || num_samples <= n, "cannot sample n_sample > prob_dist.size(-1) "
+              "samples without replacement");
+  at::Tensor p = self.dim() == 1 ? self.unsqueeze(0) : self;
+  int64_t rows = p.size(0);
+  at::Tensor out = empty_neuron({rows, num_samples}, at::kLong, self.device());
+  if (rows == 0)
+    return self.dim() == 1 ? out.squeeze(0) : out;
+  at::Tensor pf = p.to(at::kFloat);
+  at::Tensor bad = at::logical_or(at::logical_not(at::isfinite(pf)), pf.lt(0)).any();
+  TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
+  at::Tensor nonzero_per_row = pf.gt(0).sum(1, false, at::kLong);
+  TORCH_CHECK(at::amin(nonzero_per_row, {0}).item<int64_t>() > 0,
+              "invalid multinomial distribution (sum of probabilities <= 0)");
+  if (replacement) {
+    at::Tensor cdf = scan(NISA_SCAN_SUM, pf, 1, at::kFloat);
+    at::Tensor total = cdf.narrow(1, n - 1, 1);
+    at::Tensor u = at::empty({rows, num_samples}, pf.options());
+    u.uniform_(0, 1, gen);
+    u.mul_(total);
+    // #(cdf[j] <= u) over j < n - 1: the first j whose cdf exceeds u.
+    at::Tensor head = cdf.narrow(1, 0, n - 1).unsqueeze(1);
+    out.copy_(at::le(head, u.unsqueeze(2)).sum(2, false, at::kLong));
+  } else {
+    TORCH_CHECK(at::amin(nonzero_per_row, {0}).item<int64_t>() >= num_samples,
+                "invalid multinomial distribution (with replacement=False, not enough "
+                "non-negative category to sample)");
+    at::Tensor e = at::empty({rows, n}, pf.options());
+    e.exponential_(1, gen);
+    at::Tensor keys = pf.div(e);
+    auto sorted = sort_stable(keys, 1, true);
+    out.copy_(std::get<1>(sorted).narrow(1, 0, num_samples));
+  }
+  return self.dim() == 1 ? out.squeeze(0) : out;
+}
+at::Tensor& multinomial_out(const at::Tensor& self, int64_t num_samples, bool replacement,
+                            Gen gen, at::Tensor& out) {
+  at::Tensor r = torch_neuron::multinomial(self, num_samples, replacement, gen);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -412,6 +492,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_normal_", log_normal_);
   m.impl("geometric_", geometric_);
   m.impl("cauchy_", cauchy_);
+  m.impl("randperm", randperm);
+  m.impl("randperm.generator", randperm_gen);
+  m.impl("randperm.out", randperm_out);
+  m.impl("randperm.generator_out", randperm_gen_out);
+  m.impl("multinomial", multinomial);
+  m.impl("multinomial.out", multinomial_out);
 }
 
 }  // namespace torch_neuron

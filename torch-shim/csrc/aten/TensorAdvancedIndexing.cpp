@@ -1,176 +1,26 @@
 // SPDX-License-Identifier: MIT
-// Indexing on the card: index_select (embedding), gather, scatter_add,
-// index_add, embedding's backward and max_norm renormalization, advanced indexing (index.Tensor,
-// index_put_), take, put_ and masked_scatter_.
+// Advanced indexing on the card: index.Tensor and index_put_ (x[i0, i1,
+// ...] and x[...] = v), take, put_, masked_fill_, masked_scatter_,
+// masked_select, nonzero, nonzero_static and count_nonzero. (index_select,
+// gather, index_add and the scatters: ScatterGather.cpp; embedding:
+// Embedding.cpp.)
 #include <ATen/MemoryOverlap.h>
 
-#include "NeuronOps.h"
 #include "NeuronScatter.h"
+#include "NeuronSort.h"
 
 namespace torch_neuron {
+
+at::Tensor true_positions(const at::Tensor& mask) {
+  at::Tensor flat = mask.reshape({-1});
+  if (flat.scalar_type() != at::kBool)
+    flat = flat.ne(0);
+  at::Tensor idx = std::get<1>(sort_stable(at::logical_not(flat), 0, false));
+  int64_t count = flat.sum(at::kLong).item<int64_t>();
+  return idx.narrow(0, 0, count);
+}
+
 namespace {
-
-void check_index(const at::Tensor& index) {
-  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
-              "index must be int64 or int32, got ", index.scalar_type());
-}
-
-at::Tensor& index_select_into(const at::Tensor& self, int64_t dim,
-                              const at::Tensor& index, at::Tensor& out) {
-  check_index(index);
-  check_device(self, index);
-  at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
-  TORCH_CHECK(idx.dim() == 1, "index_select(): Index is supposed to be a vector");
-  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
-  if (self.dim() == 0) {
-    // A scalar stays a scalar (as on the CPU): one index, a 0-dim result.
-    TORCH_CHECK(idx.size(0) == 1, "index_select(): Index to scalar can have "
-                "only 1 value, got ", idx.size(0), " value(s)");
-  } else {
-    shape[dim] = idx.size(0);
-  }
-  resize_out(out, shape);
-  if (out.numel() == 0)
-    return out;
-  at::Tensor src = self.dim() == 0 ? self.view({1}) : self;
-  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
-  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
-  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_SELECT, &o, &s, &i,
-                          static_cast<int>(dim)));
-  return out;
-}
-
-at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
-  at::Tensor out = empty_neuron({0}, self.scalar_type(), self.device());
-  return index_select_into(self, dim, index, out);
-}
-
-at::Tensor& index_select_out(const at::Tensor& self, int64_t dim,
-                             const at::Tensor& index, at::Tensor& out) {
-  return index_select_into(self, dim, index, out);
-}
-
-at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       bool sparse_grad, at::Tensor& out) {
-  check_device(self, index);
-  if (index.numel() == 0) {
-    // Nothing gathered: the CPU checks neither the index's dtype nor its shape.
-    resize_out(out, index.sizes());
-    return out;
-  }
-  check_index(index);
-  check_elementwise_index(self, dim, index, nullptr, "gather");
-  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  resize_out(out, index.sizes());
-  at::Tensor dst = as_1d(out);
-  nrn_tensor_desc o = desc(dst), s = desc(as_1d(self)), i = desc(as_1d(index));
-  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_ELEMENT, &o, &s, &i,
-                          static_cast<int>(dim)));
-  return out;
-}
-
-at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                  bool sparse_grad) {
-  at::Tensor out = empty_neuron(index.sizes(), self.scalar_type(), self.device());
-  return gather_out(self, dim, index, sparse_grad, out);
-}
-
-at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                         const at::Tensor& src) {
-  check_index(index);
-  check_device(self, index);
-  check_device(self, src);
-  check_elementwise_index(self, dim, index, &src, "scatter_add");
-  if (index.numel() == 0)
-    return self;
-  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  // The card walks the index's shape and reads src there.
-  at::Tensor idx = as_1d(index), s = as_1d(src);
-  if (s.sizes() != idx.sizes())
-    s = s.as_strided(idx.sizes(), s.strides(), s.storage_offset());
-  at::Tensor dst = as_1d(self);
-  nrn_tensor_desc o = desc(dst), ds = desc(s), i = desc(idx);
-  NEURON_OP(nrn_op_scatter_add(stream_for(self), NISA_IDX_ELEMENT, &o, &ds, &i,
-                               static_cast<int>(dim)));
-  return self;
-}
-
-at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& src) {
-  at::Tensor out = self.clone();
-  return scatter_add_(out, dim, index, src);
-}
-
-at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index,
-                           const at::Tensor& source, const at::Scalar& alpha) {
-  check_index(index);
-  check_device(out, index);
-  check_device(out, source);
-  if (index.numel() == 0)
-    return out;
-  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(out.dim(), 1));
-  at::Tensor src = alpha.toDouble() == 1.0 ? source : source.mul(alpha);
-  at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
-  // A scalar is a one-element vector here (as index_select reads it).
-  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
-  if (out.dim() == 0)
-    src = src.reshape({1});
-  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
-  NEURON_OP(nrn_op_scatter_add(stream_for(out), NISA_IDX_SELECT, &o, &s, &i,
-                               static_cast<int>(dim)));
-  return out;
-}
-
-at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& source, const at::Scalar& alpha) {
-  return index_add_into(self, dim, index, source, alpha);
-}
-
-at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                          const at::Tensor& source, const at::Scalar& alpha,
-                          at::Tensor& out) {
-  if (!out.is_same(self)) {
-    resize_out(out, self.sizes());
-    out.copy_(self);
-  }
-  return index_add_into(out, dim, index, source, alpha);
-}
-
-// nn.Embedding's max_norm: each row the indices name (once each) whose
-// norm exceeds max_norm is scaled by max_norm / (norm + 1e-7), in place.
-at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
-                              double norm_type) {
-  check_index(indices);
-  check_device(self, indices);
-  TORCH_CHECK(self.dim() == 2, "embedding_renorm_(): expected 2-D weight, got ", self.dim(),
-              "-D");
-  if (indices.numel() == 0)
-    return self;
-  at::Tensor rows = std::get<0>(at::_unique2(indices.reshape({-1}), true, false, false));
-  at::Tensor w = self.index_select(0, rows);
-  at::Tensor norm = at::linalg_vector_norm(w, norm_type, {1}, true);
-  at::Tensor scale = at::where(norm > max_norm, (norm + 1e-7).reciprocal_().mul_(max_norm),
-                               at::ones({}, norm.options()));
-  return self.index_copy_(0, rows, w * scale);
-}
-
-// grad_weight[num_weights, D] = sum of grad rows per index; padding_idx gets 0.
-at::Tensor embedding_dense_backward(const at::Tensor& grad, const at::Tensor& indices,
-                                    c10::SymInt num_weights, c10::SymInt padding_idx,
-                                    bool scale_grad_by_freq) {
-  TORCH_CHECK(!scale_grad_by_freq, "neuron: embedding with scale_grad_by_freq=True "
-              "is not supported");
-  int64_t n = num_weights.expect_int(), pad = padding_idx.expect_int();
-  int64_t d = grad.size(-1);
-  at::Tensor gw = at::zeros({n, d}, grad.options());
-  at::Tensor g = grad.reshape({-1, d}), idx = indices.reshape({-1});
-  index_add_into(gw, 0, idx, g, 1);
-  if (pad >= 0 && pad < n)
-    gw.select(0, pad).zero_();
-  return gw;
-}
-
 
 // ---- advanced indexing: x[i0, i1, ...] and x[...] = v ----------------------
 // The indexed dims (moved to the front when they are not adjacent, as
@@ -424,19 +274,99 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   return self;
 }
 
+// ---- masked_fill_: one WHERE on the card ----
+
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Scalar& value) {
+  at::Tensor v = empty_neuron({}, self.scalar_type(), self.device());
+  nrn_tensor_desc dv = desc(v), o = desc(self), dm = desc(mask);
+  NEURON_OP(nrn_op_fill(stream_for(self), &dv, value.toDouble()));
+  NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
+  return self;
+}
+
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask,
+                                const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional "
+              "value tensor, but got tensor with ", value.dim(), " dimension(s).");
+  return masked_fill_scalar_(self, mask, value.item());
+}
+
+// ---- nonzero, masked_select: selections whose size depends on the data ----
+// The positions are found on the card (a stable sort of "not selected" puts
+// the selected positions first, in order); the host reads back only their
+// count, as CUDA does.
+
+// dst = x op v on the card, exactly for integers.
+void scalar_op(nisa_binary op, const at::Tensor& dst, const at::Tensor& x, double v) {
+  nrn_tensor_desc o = desc(dst), s = desc(x);
+  NEURON_OP(nrn_op_binary_scalar(stream_for(x), op, &o, &s, v, 1.0, 0));
+}
+
+// Row-major positions @lin (int64) as coordinates of @sizes, into @out [n, ndim].
+void unravel(const at::Tensor& lin, at::IntArrayRef sizes, at::Tensor& out) {
+  int64_t stride = 1;
+  at::Tensor q = empty_neuron(lin.sizes(), at::kLong, lin.device());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; d--) {
+    at::Tensor col = out.select(1, d);
+    scalar_op(NISA_BIN_FLOORDIV, q, lin, static_cast<double>(stride));
+    scalar_op(NISA_BIN_REM, col, q, static_cast<double>(sizes[d]));
+    stride *= sizes[d];
+  }
+}
+
+at::Tensor nonzero(const at::Tensor& self) {
+  at::Tensor lin = true_positions(self);
+  at::Tensor out = empty_neuron({lin.size(0), self.dim()}, at::kLong, self.device());
+  if (lin.size(0) && self.dim())
+    unravel(lin, self.sizes(), out);
+  return out;
+}
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor r = torch_neuron::nonzero(self);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  at::Tensor lin = true_positions(self);
+  int64_t k = std::min<int64_t>(lin.size(0), size);
+  at::Tensor out = at::full({size, self.dim()}, fill_value,
+                            self.options().dtype(at::kLong));
+  if (k && self.dim()) {
+    at::Tensor head = out.narrow(0, 0, k);
+    unravel(lin.narrow(0, 0, k), self.sizes(), head);
+  }
+  return out;
+}
+at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value,
+                               at::Tensor& out) {
+  at::Tensor r = torch_neuron::nonzero_static(self, size, fill_value);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  auto both = at::broadcast_tensors({self, mask});
+  at::Tensor lin = true_positions(both[1]);
+  return both[0].reshape({-1}).index_select(0, lin);
+}
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask,
+                              at::Tensor& out) {
+  at::Tensor r = torch_neuron::masked_select(self, mask);
+  resize_out(out, r.sizes());
+  return out.copy_(r);
+}
+
+at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
+  return self.ne(0).sum(dims, false, at::kLong);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_select", index_select);
-  m.impl("index_select.out", index_select_out);
-  m.impl("gather", gather);
-  m.impl("gather.out", gather_out);
-  m.impl("scatter_add", scatter_add);
-  m.impl("scatter_add_", scatter_add_);
-  m.impl("index_add_", index_add_);
-  m.impl("index_add.out", index_add_out);
-  m.impl("embedding_dense_backward", embedding_dense_backward);
-  m.impl("embedding_renorm_", embedding_renorm_);
   m.impl("index.Tensor", index_tensor);
   m.impl("index.Tensor_out", index_tensor_out);
   m.impl("_index_put_impl_", index_put_impl_);
@@ -444,6 +374,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("take.out", take_out);
   m.impl("put_", put_);
   m.impl("masked_scatter_", masked_scatter_);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar_);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor_);
+  m.impl("nonzero", nonzero);
+  m.impl("nonzero.out", nonzero_out);
+  m.impl("nonzero_static", nonzero_static);
+  m.impl("nonzero_static.out", nonzero_static_out);
+  m.impl("masked_select", masked_select);
+  m.impl("masked_select.out", masked_select_out);
+  m.impl("count_nonzero.dim_IntList", count_nonzero);
 }
 
 }  // namespace torch_neuron

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+// unique: _unique2 and unique_consecutive of the elements (runs of equal
+// neighbours, after a stable sort on the card for _unique2), and
+// unique(dim=) and unique_consecutive(dim=) of slices.
+//
 // unique(dim=) and unique_consecutive(dim=): the distinct slices of a tensor
 // along a dim, each slice a row of @rows [n, w].
 //
@@ -21,7 +25,73 @@
 #include "NeuronSort.h"
 
 namespace torch_neuron {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
+                                                          bool want_counts) {
+  int64_t n = first.size(0);
+  at::Tensor group = scan(NISA_SCAN_SUM, first, 0, at::kLong).sub_(1);
+  at::Tensor starts = true_positions(first);
+  at::Tensor counts;
+  if (want_counts)
+    counts = at::zeros({starts.size(0)}, first.options().dtype(at::kLong))
+                 .scatter_add_(0, group, at::ones({n}, first.options().dtype(at::kLong)));
+  return {group, starts, counts};
+}
+
 namespace {
+
+// ---- unique of the elements ----
+
+// Runs of equal neighbours in @flat (1-D): each run's first element, each
+// element's run, each run's length; NaNs are each their own run.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> runs(const at::Tensor& flat,
+                                                    bool want_counts) {
+  int64_t n = flat.size(0);
+  at::Tensor first = empty_neuron({n}, at::kBool, flat.device());
+  first.narrow(0, 0, 1).fill_(true);
+  if (n > 1) {
+    at::Tensor rest = first.narrow(0, 1, n - 1);
+    at::ne_out(rest, flat.narrow(0, 1, n - 1), flat.narrow(0, 0, n - 1));
+  }
+  auto [group, starts, counts] = run_groups(first, want_counts);
+  return {flat.index_select(0, starts), group, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool,
+                                                       bool return_inverse,
+                                                       bool return_counts) {
+  auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0)
+    return {empty_neuron({0}, self.scalar_type(), self.device()),
+            return_inverse ? at::empty(self.sizes(), opts) : at::empty({0}, opts),
+            at::empty({0}, opts)};
+  // Sorted, as the CPU returns it (sorted=False too).
+  auto [sv, si] = sort_stable(self.reshape({-1}), 0, false);
+  auto [values, group, counts] = runs(sv, return_counts);
+  at::Tensor inverse = at::empty({0}, opts);
+  if (return_inverse) {
+    // group is in sorted order: back to the elements' order
+    inverse = unsort(group, si, 0).view(self.sizes());
+  }
+  return {values, inverse, return_counts ? counts : at::empty({0}, opts)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(
+    const at::Tensor& self, bool return_inverse, bool return_counts,
+    std::optional<int64_t> dim) {
+  if (dim && !(self.dim() == 1 && at::maybe_wrap_dim(*dim, 1) == 0))
+    return at::unique_dim_consecutive(self, *dim, return_inverse, return_counts);
+  auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0)
+    return {empty_neuron({0}, self.scalar_type(), self.device()),
+            return_inverse ? at::empty(self.sizes(), opts) : at::empty({0}, opts),
+            at::empty({0}, opts)};
+  auto [values, group, counts] = runs(self.reshape({-1}), return_counts);
+  return {values, return_inverse ? group.view(self.sizes()) : at::empty({0}, opts),
+          return_counts ? counts : at::empty({0}, opts)};
+}
+
+// ---- unique(dim=) ----
 
 using Result = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
@@ -140,6 +210,8 @@ Result unique_dim_consecutive(const at::Tensor& self, int64_t dim, bool, bool) {
 }  // namespace torch_neuron
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_unique2", torch_neuron::unique2);
+  m.impl("unique_consecutive", torch_neuron::unique_consecutive);
   m.impl("unique_dim", torch_neuron::unique_dim);
   m.impl("unique_dim_consecutive", torch_neuron::unique_dim_consecutive);
 }

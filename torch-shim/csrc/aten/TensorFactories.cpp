@@ -1,13 +1,66 @@
 // SPDX-License-Identifier: MIT
-// Factory operators written by the card: arange, linspace and logspace are
-// ramps of IOTA (dst[i] = start + i * step, docs/hardware.md "IOTA"), eye
-// two fills. The host only works out sizes and the ramps' two scalars.
+// The factory operators: empty and empty_strided, where every neuron tensor
+// is born, and the factories written by the card: arange, linspace and
+// logspace are ramps of IOTA (dst[i] = start + i * step, docs/hardware.md
+// "IOTA"), eye two fills. The host only works out sizes and the ramps' two
+// scalars.
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+
 #include <cmath>
 
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
+
+// ---- empty, empty_strided ----
+// With the views (TensorShape.cpp), resize_ and set_ (Resize.cpp) and the
+// copies (Copy.cpp), the operators every PrivateUse1 backend must provide;
+// every other operator has a kernel on the card or falls back to the CPU
+// (Fallback.cpp).
+
+constexpr auto kKey = c10::DispatchKey::PrivateUse1;
+
+// Complex numbers have no place on the card, not even as storage: refuse
+// them where every neuron tensor is born, so that an operator whose CPU
+// fallback returns complex fails with this message rather than later.
+void check_storable(at::ScalarType dtype) {
+  TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
+              " is not supported on the card (complex tensors cannot be "
+              "stored on a neuron device; keep them on the CPU)");
+  if (dtype == at::kDouble)
+    track_op_names(); // operators refusing it say who they are (Dtype.cpp)
+}
+
+at::Tensor neuron_empty(c10::IntArrayRef size,
+                        std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout,
+                        std::optional<at::Device> device,
+                        std::optional<bool> pin_memory,
+                        std::optional<at::MemoryFormat> memory_format) {
+  const c10::DeviceGuard guard(device.value_or(
+      c10::Device(c10::DeviceType::PrivateUse1, current_device())));
+  check_storable(c10::dtype_or_default(dtype));
+  return at::detail::empty_generic(size, c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                   c10::DispatchKeySet(kKey),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor neuron_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                                std::optional<at::ScalarType> dtype,
+                                std::optional<at::Layout> layout,
+                                std::optional<at::Device> device,
+                                std::optional<bool> pin_memory) {
+  const c10::DeviceGuard guard(device.value_or(
+      c10::Device(c10::DeviceType::PrivateUse1, current_device())));
+  check_storable(c10::dtype_or_default(dtype));
+  return at::detail::empty_strided_generic(size, stride,
+                                           c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                           c10::DispatchKeySet(kKey),
+                                           c10::dtype_or_default(dtype));
+}
 
 void iota_into(const at::Tensor& out, double start, double step) {
   if (out.numel() == 0)
@@ -111,6 +164,8 @@ at::Tensor& eye_out(int64_t n, at::Tensor& out) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", neuron_empty);
+  m.impl("empty_strided", neuron_empty_strided);
   m.impl("arange.start_out", arange_out);
   m.impl("linspace.out", linspace_out);
   m.impl("logspace.out", logspace_out);

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// Storages that grow: resize_, set_ and resize_storage_bytes() (which
+// UntypedStorage.resize_() reaches through the hooks).
+//
 // set_(): a tensor made a view of a storage -- how torch.load rebuilds a
 // tensor (torch._utils._rebuild_tensor), and how UntypedStorage.copy_()
 // reaches a storage's bytes. ATen has these kernels for the CPU and CUDA
@@ -40,6 +43,20 @@ void resize_storage_bytes(c10::StorageImpl* st, size_t nbytes) {
 
 namespace {
 
+const at::Tensor& neuron_resize_(const at::Tensor& self, c10::IntArrayRef size,
+                                 std::optional<at::MemoryFormat> format) {
+  // Like the CPU's resize_: a storage too small grows in place (the
+  // tensors sharing it see the new one).
+  int64_t numel = c10::multiply_integers(size);
+  size_t need = static_cast<size_t>(numel + self.storage_offset()) * self.itemsize();
+  if (numel && need > self.storage().nbytes())
+    resize_storage_bytes(self.storage().unsafeGetStorageImpl(), need);
+  self.unsafeGetTensorImpl()->set_sizes_contiguous(size);
+  if (format && *format != at::MemoryFormat::Preserve)
+    self.unsafeGetTensorImpl()->empty_tensor_restride(*format);
+  return self;
+}
+
 at::Tensor& neuron_set_storage(at::Tensor& self, c10::Storage source,
                                int64_t storage_offset, at::IntArrayRef size,
                                at::IntArrayRef stride) {
@@ -76,6 +93,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", at::native::set_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);
   m.impl("set_", neuron_set_empty);
+  m.impl("resize_", neuron_resize_);
 }
 
 }  // namespace

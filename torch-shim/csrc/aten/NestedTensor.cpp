@@ -7,7 +7,7 @@
 // over a buffer on the card; the layer pads it, runs the dense fused layer
 // with the lengths as a key padding mask -- the same attention, each token
 // seeing only its own sequence -- and keeps each sequence's rows. Any other
-// operator on a nested tensor runs on the CPU, loudly (NeuronFallback.cpp).
+// operator on a nested tensor runs on the CPU, loudly (Fallback.cpp).
 #include <ATen/NestedTensorImpl.h>
 #include <ATen/native/nested/NestedTensorUtils.h>
 #include <ATen/ops/_transformer_encoder_layer_fwd_native.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+// The normalization operators: batch norm, layer norm and group norm,
+// forward and backward, and renorm.
+//
 // Batch norm (training: batch statistics and the running-stat update with
 // momentum and the unbiased variance; eval: the running statistics) and
 // group norm, forward and backward, from the card's reductions and
@@ -6,7 +9,10 @@
 // itself on descriptors, group norm through ATen operators that dispatch to
 // the neuron kernels. Instance norm reaches batch norm through a reshape.
 // bfloat16 tensors are normalized in float32 and rounded once, as on the CPU.
+#include <c10/util/accumulate.h>
+
 #include "NeuronDesc.h"
+#include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
@@ -331,6 +337,61 @@ Tensors3 batch_norm_backward_update(const at::Tensor& grad_out, const at::Tensor
   return batch_norm_backward(grad_out, input, w, rmean, rvar, smean, svar, update, eps, mask);
 }
 
+// ---- layer norm: ATen operators, which dispatch to the neuron kernels
+// (below autograd: the autograd node is the composite op's own) ----
+
+// Normalize over the last len(normalized_shape) dims, seen as [M, N].
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm(
+    const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    double eps) {
+  int64_t k = static_cast<int64_t>(normalized_shape.size());
+  int64_t axis = input.dim() - k, N = 1;
+  for (int64_t s : normalized_shape)
+    N *= s;
+  // M rows by the shape, not -1: with N == 0 the rows cannot be inferred.
+  int64_t M = c10::multiply_integers(input.sizes().slice(0, axis));
+  at::Tensor x = input.reshape({M, N});
+  at::Tensor mean = x.mean(1, true);
+  at::Tensor xc = x - mean;
+  at::Tensor rstd = (xc * xc).mean(1, true).add_(eps).rsqrt_();
+  at::Tensor y = xc * rstd;
+  if (weight && weight->defined())
+    y.mul_(weight->reshape({N}));
+  if (bias && bias->defined())
+    y.add_(bias->reshape({N}));
+  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_shape.insert(stat_shape.end(), k, 1);
+  return {y.view(input.sizes()), mean.view(stat_shape), rstd.view(stat_shape)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input,
+    at::IntArrayRef normalized_shape, const at::Tensor& mean, const at::Tensor& rstd,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    std::array<bool, 3> mask) {
+  int64_t N = 1;
+  for (int64_t s : normalized_shape)
+    N *= s;
+  int64_t M = c10::multiply_integers(
+      input.sizes().slice(0, input.dim() - static_cast<int64_t>(normalized_shape.size())));
+  at::Tensor x = input.reshape({M, N}), g = grad_out.reshape({M, N});
+  at::Tensor mu = mean.reshape({M, 1}), rs = rstd.reshape({M, 1});
+  at::Tensor xhat = (x - mu) * rs;
+  bool has_w = weight && weight->defined();
+  at::Tensor gw = has_w ? g * weight->reshape({N}) : g;
+  at::Tensor gi, gweight, gbias;
+  if (mask[0]) {
+    at::Tensor a = gw.mean(1, true), b = (gw * xhat).mean(1, true);
+    gi = ((gw - a) - xhat * b).mul_(rs).view(input.sizes());
+  }
+  if (mask[1] && has_w)
+    gweight = (g * xhat).sum(0).view(weight->sizes());
+  if (mask[2] && bias && bias->defined())
+    gbias = g.sum(0).view(bias->sizes());
+  return {gi, gweight, gbias};
+}
+
 // Group norm: @x seen as [N, G, D] (statistics) and [N, C, HxW] (affine).
 Tensors3 group_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight_opt,
                     const std::optional<at::Tensor>& bias_opt, c10::SymInt N_, c10::SymInt C_,
@@ -390,6 +451,46 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
   return {gi, gw, gb};
 }
 
+// ---- renorm ----
+
+// renorm: each slice along @dim whose p-norm exceeds maxnorm is scaled by
+// maxnorm / (norm + 1e-7).
+at::Tensor& renorm_into(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                        const at::Scalar& maxnorm, at::Tensor& out) {
+  check_floating(a.scalar_type(), "renorm");
+  TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(maxnorm.toDouble() >= 0, "renorm: expected maxnorm to be >= 0 but got ",
+              maxnorm.toDouble());
+  dim = c10::maybe_wrap_dim(dim, a.dim());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < a.dim(); d++)
+    if (d != dim)
+      dims.push_back(d);
+  at::Tensor norm = at::linalg_vector_norm(a, p, dims, /*keepdim=*/true);
+  double mx = maxnorm.toDouble();
+  at::Tensor f = binary(NISA_BIN_ADD, norm, wrapped(1e-7));
+  f = binary(NISA_BIN_DIV, wrapped(mx), f);
+  at::Tensor mask = empty_neuron(norm.sizes(), at::kBool, norm.device());
+  nrn_tensor_desc dm = desc(mask), dn = desc(norm);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(norm), NISA_CMP_GT, &dm, &dn, mx));
+  where_into(mask, f, filled(1.0, f.scalar_type(), f.device()), f);
+  return binary_into(NISA_BIN_MUL, a, f, 1.0, out);
+}
+at::Tensor renorm(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                  const at::Scalar& maxnorm) {
+  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  return renorm_into(a, p, dim, maxnorm, out);
+}
+at::Tensor& renorm_(at::Tensor& a, const at::Scalar& p, int64_t dim,
+                    const at::Scalar& maxnorm) {
+  return renorm_into(a, p, dim, maxnorm, a);
+}
+at::Tensor& renorm_out(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                       const at::Scalar& maxnorm, at::Tensor& out) {
+  resize_out(out, a.sizes());
+  return renorm_into(a, p, dim, maxnorm, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -401,8 +502,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_batch_norm_with_update", batch_norm_with_update);
   m.impl("_batch_norm_with_update.out", batch_norm_with_update_out);
   m.impl("batch_norm_backward", batch_norm_backward_update);
+  m.impl("native_layer_norm", layer_norm);
+  m.impl("native_layer_norm_backward", layer_norm_backward);
   m.impl("native_group_norm", group_norm);
   m.impl("native_group_norm_backward", group_norm_backward);
+  m.impl("renorm", renorm);
+  m.impl("renorm_", renorm_);
+  m.impl("renorm.out", renorm_out);
 }
 
 }  // namespace torch_neuron

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: MIT
+// Gather and scatter along a dim on the card: gather, scatter (src, value,
+// reduce add/multiply), scatter_add and scatter_reduce (an index per
+// element, NISA_IDX_ELEMENT), index_select, index_add, index_copy,
+// index_fill and index_reduce (an index of slices along the dim,
+// NISA_IDX_SELECT). (Advanced indexing: TensorAdvancedIndexing.cpp.)
+//
 // The reducing scatter on the card (NISA_INSN_SCATTER): scatter (src, value,
 // reduce add/multiply), scatter_reduce (sum, prod, mean, amax, amin,
 // include_self), index_copy, index_fill, index_reduce. Duplicate indices
@@ -287,6 +293,134 @@ at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& i
   return index_reduce_(out, dim, index, source, reduce, include_self);
 }
 
+// ---- index_select, gather, scatter_add, index_add ------------------------
+
+at::Tensor& index_select_into(const at::Tensor& self, int64_t dim,
+                              const at::Tensor& index, at::Tensor& out) {
+  check_index(index);
+  check_device(self, index);
+  at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
+  TORCH_CHECK(idx.dim() == 1, "index_select(): Index is supposed to be a vector");
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  if (self.dim() == 0) {
+    // A scalar stays a scalar (as on the CPU): one index, a 0-dim result.
+    TORCH_CHECK(idx.size(0) == 1, "index_select(): Index to scalar can have "
+                "only 1 value, got ", idx.size(0), " value(s)");
+  } else {
+    shape[dim] = idx.size(0);
+  }
+  resize_out(out, shape);
+  if (out.numel() == 0)
+    return out;
+  at::Tensor src = self.dim() == 0 ? self.view({1}) : self;
+  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
+  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
+  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_SELECT, &o, &s, &i,
+                          static_cast<int>(dim)));
+  return out;
+}
+
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  at::Tensor out = empty_neuron({0}, self.scalar_type(), self.device());
+  return index_select_into(self, dim, index, out);
+}
+
+at::Tensor& index_select_out(const at::Tensor& self, int64_t dim,
+                             const at::Tensor& index, at::Tensor& out) {
+  return index_select_into(self, dim, index, out);
+}
+
+at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                       bool sparse_grad, at::Tensor& out) {
+  check_device(self, index);
+  if (index.numel() == 0) {
+    // Nothing gathered: the CPU checks neither the index's dtype nor its shape.
+    resize_out(out, index.sizes());
+    return out;
+  }
+  check_index(index);
+  check_elementwise_index(self, dim, index, nullptr, "gather");
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  resize_out(out, index.sizes());
+  at::Tensor dst = as_1d(out);
+  nrn_tensor_desc o = desc(dst), s = desc(as_1d(self)), i = desc(as_1d(index));
+  NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_ELEMENT, &o, &s, &i,
+                          static_cast<int>(dim)));
+  return out;
+}
+
+at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                  bool sparse_grad) {
+  at::Tensor out = empty_neuron(index.sizes(), self.scalar_type(), self.device());
+  return gather_out(self, dim, index, sparse_grad, out);
+}
+
+at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& src) {
+  check_index(index);
+  check_device(self, index);
+  check_device(self, src);
+  check_elementwise_index(self, dim, index, &src, "scatter_add");
+  if (index.numel() == 0)
+    return self;
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  // The card walks the index's shape and reads src there.
+  at::Tensor idx = as_1d(index), s = as_1d(src);
+  if (s.sizes() != idx.sizes())
+    s = s.as_strided(idx.sizes(), s.strides(), s.storage_offset());
+  at::Tensor dst = as_1d(self);
+  nrn_tensor_desc o = desc(dst), ds = desc(s), i = desc(idx);
+  NEURON_OP(nrn_op_scatter_add(stream_for(self), NISA_IDX_ELEMENT, &o, &ds, &i,
+                               static_cast<int>(dim)));
+  return self;
+}
+
+at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                       const at::Tensor& src) {
+  at::Tensor out = self.clone();
+  return scatter_add_(out, dim, index, src);
+}
+
+}  // namespace
+
+at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, const at::Scalar& alpha) {
+  check_index(index);
+  check_device(out, index);
+  check_device(out, source);
+  if (index.numel() == 0)
+    return out;
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(out.dim(), 1));
+  at::Tensor src = alpha.toDouble() == 1.0 ? source : source.mul(alpha);
+  at::Tensor idx = index.dim() == 0 ? index.view({1}) : index;
+  // A scalar is a one-element vector here (as index_select reads it).
+  at::Tensor dst = out.dim() == 0 ? out.view({1}) : out;
+  if (out.dim() == 0)
+    src = src.reshape({1});
+  nrn_tensor_desc o = desc(dst), s = desc(src), i = desc(idx);
+  NEURON_OP(nrn_op_scatter_add(stream_for(out), NISA_IDX_SELECT, &o, &s, &i,
+                               static_cast<int>(dim)));
+  return out;
+}
+
+namespace {
+
+at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                       const at::Tensor& source, const at::Scalar& alpha) {
+  return index_add_into(self, dim, index, source, alpha);
+}
+
+at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                          const at::Tensor& source, const at::Scalar& alpha,
+                          at::Tensor& out) {
+  if (!out.is_same(self)) {
+    resize_out(out, self.sizes());
+    out.copy_(self);
+  }
+  return index_add_into(out, dim, index, source, alpha);
+}
+
 }  // namespace
 
 at::Tensor scalar_like(const at::Scalar& value, const at::Tensor& self) {
@@ -370,6 +504,14 @@ void scatter_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_select", index_select);
+  m.impl("index_select.out", index_select_out);
+  m.impl("gather", gather);
+  m.impl("gather.out", gather_out);
+  m.impl("scatter_add", scatter_add);
+  m.impl("scatter_add_", scatter_add_);
+  m.impl("index_add_", index_add_);
+  m.impl("index_add.out", index_add_out);
   m.impl("scatter.src", scatter_src);
   m.impl("scatter_.src", scatter_src_);
   m.impl("scatter.src_out", scatter_src_out);

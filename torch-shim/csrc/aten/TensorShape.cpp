@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Shape operators: cat (stack is cat of unsqueezed views), and _foreach_*
-// operators, decomposed per tensor (arange: NeuronFactory.cpp).
+// Shape operators: the views (as_strided, view, _reshape_alias and unfold:
+// ATen's own kernels, nothing computed) and cat (stack is cat of unsqueezed
+// views). (arange: TensorFactories.cpp; the _foreach_* operators are
+// decomposed per tensor in Fallback.cpp.)
 #include <ATen/native/TypeProperties.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_native.h>
 
 #include "NeuronOps.h"
 
@@ -65,6 +70,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("as_strided", at::native::as_strided_tensorimpl);
+  m.impl("view", at::native::view);
+  m.impl("_reshape_alias", at::native::_reshape_alias);
   // A view of windows (the strides of @self, nothing computed): repeat, tile
   // and conv-style code reach it. Its only ATen kernels are per backend.
   m.impl("unfold", at::native::unfold);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Sorting and scans on the card: sort (stable, so argsort/msort too), topk,
-// kthvalue, median/nanmedian, cumsum/cumprod/cummax/cummin/logcumsumexp,
-// prod and aminmax. Every value comes from NISA_INSN_SORT / NISA_INSN_SCAN
-// / NISA_INSN_REDUCE and the card's elementwise and gather instructions;
-// the host only works out shapes.
+// Sorting on the card: sort (stable, so argsort/msort too), topk,
+// kthvalue, median/nanmedian and mode, and the sort and scan the other
+// files build on (NeuronSort.h). Every value comes from NISA_INSN_SORT /
+// NISA_INSN_SCAN and the card's elementwise and gather instructions; the
+// host only works out shapes.
 #include <algorithm>
 #include <cmath>
 
@@ -71,11 +71,6 @@ at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim, at::ScalarTyp
 }
 
 namespace {
-
-void copy_out(at::Tensor& out, const at::Tensor& r) {
-  resize_out(out, r.sizes());
-  out.copy_(r);
-}
 
 // ---- sort, topk, kthvalue ----
 
@@ -280,133 +275,6 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
   return {values, indices};
 }
 
-// ---- scans ----
-
-at::ScalarType scan_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  if (dtype)
-    return *dtype;
-  return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
-}
-
-at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return scan(NISA_SCAN_SUM, self, dim, scan_dtype(self, dtype));
-}
-at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim,
-                       std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : out.scalar_type()));
-  return out;
-}
-at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return self.copy_(scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : self.scalar_type()));
-}
-at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return scan(NISA_SCAN_PROD, self, dim, scan_dtype(self, dtype));
-}
-at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim,
-                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : out.scalar_type()));
-  return out;
-}
-at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return self.copy_(scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : self.scalar_type()));
-}
-
-void cum_extreme(nisa_scan op, const at::Tensor& self, at::Tensor& values,
-                 at::Tensor& indices, int64_t dim) {
-  at::Tensor idx;
-  at::Tensor v = scan(op, self, dim, self.scalar_type(), &idx);
-  copy_out(values, v);
-  copy_out(indices, idx);
-}
-void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
-                   int64_t dim) {
-  cum_extreme(NISA_SCAN_MAX, self, values, indices, dim);
-}
-void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
-                   int64_t dim) {
-  cum_extreme(NISA_SCAN_MIN, self, values, indices, dim);
-}
-
-at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
-  TORCH_CHECK(card_float(self.scalar_type()), "neuron: logcumsumexp takes a floating "
-              "tensor (float32, bfloat16, float16), got ", self.scalar_type());
-  return scan(NISA_SCAN_LOGSUMEXP, self, dim, self.scalar_type());
-}
-at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  copy_out(out, torch_neuron::logcumsumexp(self, dim));
-  return out;
-}
-
-// ---- prod, aminmax ----
-
-at::Tensor prod_along(const at::Tensor& self, int64_t dim, bool keepdim, at::ScalarType dt) {
-  int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  if (self.dim() == 0)
-    return self.to(dt).clone();
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
-  shape[d] = 1;
-  at::Tensor out = empty_neuron(shape, dt, self.device());
-  if (self.size(d) == 0) {
-    out.fill_(1);
-  } else if (out.numel()) {
-    // Integers stay integers (the card's product is exact on int64).
-    bool ints = at::isIntegralType(self.scalar_type(), true) &&
-                at::isIntegralType(dt, true);
-    at::Tensor x = ints ? self : self.to(dt);
-    nrn_tensor_desc o = desc(out), s = desc(x);
-    NEURON_OP(nrn_op_reduce(stream_for(self), NISA_RED_PROD, &o, &s, static_cast<int>(d)));
-  }
-  return keepdim ? out : out.squeeze(d);
-}
-
-at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
-                    std::optional<at::ScalarType> dtype) {
-  return prod_along(self, dim, keepdim, scan_dtype(self, dtype));
-}
-at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                         std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
-  return out;
-}
-at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  return prod_along(self.reshape({-1}), 0, false, scan_dtype(self, dtype));
-}
-at::Tensor& prod_all_out(const at::Tensor& self, std::optional<at::ScalarType> dtype,
-                         at::Tensor& out) {
-  copy_out(out, prod_along(self.reshape({-1}), 0, false,
-                           dtype ? *dtype : out.scalar_type()));
-  return out;
-}
-
-std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim,
-                                           bool keepdim) {
-  if (dim) {
-    TORCH_CHECK(self.dim() == 0 || self.size(at::maybe_wrap_dim(*dim, self.dim())) > 0,
-                "aminmax(): Expected reduction dim ", *dim, " to have non-zero size.");
-    if (self.dim() == 0)
-      return {self.clone(), self.clone()};
-    return {at::amin(self, {*dim}, keepdim), at::amax(self, {*dim}, keepdim)};
-  }
-  TORCH_CHECK(self.numel() > 0, "aminmax(): cannot compute aminmax over an empty "
-              "dimension as the operation has no identity.");
-  at::Tensor flat = self.reshape({-1});
-  at::Tensor lo = at::amin(flat, {0}, false), hi = at::amax(flat, {0}, false);
-  if (keepdim) {
-    std::vector<int64_t> ones(self.dim(), 1);
-    lo = lo.reshape(ones);
-    hi = hi.reshape(ones);
-  }
-  return {lo, hi};
-}
-std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
-                                                 std::optional<int64_t> dim, bool keepdim,
-                                                 at::Tensor& min, at::Tensor& max) {
-  auto [lo, hi] = torch_neuron::aminmax(self, dim, keepdim);
-  copy_out(min, lo);
-  copy_out(max, hi);
-  return {min, max};
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -424,22 +292,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian.dim_values", nanmedian_dim_out);
   m.impl("mode", mode);
   m.impl("mode.values", mode_out);
-  m.impl("cumsum", cumsum);
-  m.impl("cumsum.out", cumsum_out);
-  m.impl("cumsum_", cumsum_);
-  m.impl("cumprod", cumprod);
-  m.impl("cumprod.out", cumprod_out);
-  m.impl("cumprod_", cumprod_);
-  m.impl("_cummax_helper", cummax_helper);
-  m.impl("_cummin_helper", cummin_helper);
-  m.impl("_logcumsumexp", logcumsumexp);
-  m.impl("_logcumsumexp.out", logcumsumexp_out);
-  m.impl("prod", prod_all);
-  m.impl("prod.out", prod_all_out);
-  m.impl("prod.dim_int", prod_dim);
-  m.impl("prod.int_out", prod_dim_out);
-  m.impl("aminmax", aminmax);
-  m.impl("aminmax.out", aminmax_out);
 }
 
 }  // namespace torch_neuron

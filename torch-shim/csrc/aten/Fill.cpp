@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// fill_ and zero_: one FILL instruction of the card.
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+namespace {
+
+at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
+  nrn_tensor_desc o = desc(self);
+  NEURON_OP(nrn_op_fill(stream_for(self), &o, value.toDouble()));
+  return self;
+}
+
+at::Tensor& fill_tensor_(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor "
+              "but got tensor with ", value.dim(), " dimensions.");
+  return fill_scalar_(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) {
+  return fill_scalar_(self, 0);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("fill_.Scalar", fill_scalar_);
+  m.impl("fill_.Tensor", fill_tensor_);
+  m.impl("zero_", zero_);
+}
+
+}  // namespace torch_neuron
