@@ -151,6 +151,22 @@ def test_backward(name, dtype):
     assert_close(grads[1], grads[0], dtype)
 
 
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_backward_nonfinite_grad(name):
+    """A NaN or infinite incoming gradient gives what the CPU's kernel gives:
+    0 where it selects 0 (outside hardsigmoid's slope, inside the shrinks'
+    band, below hardswish's), NaN or infinite where it multiplies."""
+    fn, (lo, hi) = BACKWARD[name]
+    x = torch.linspace(lo, hi, 21).repeat(6, 1)
+    g = torch.tensor([math.nan, math.inf, -math.inf, 1.0, -1.0, 0.0])[:, None].expand(6, 21)
+    grads = []
+    for dev in ("cpu", N):
+        xd = x.detach().to(dev).requires_grad_()
+        fn(xd).backward(g.to(dev))
+        grads.append(xd.grad)
+    assert_close(grads[1], grads[0])
+
+
 PREDICATES = [torch.isnan, torch.isinf, torch.isposinf, torch.isneginf,
               torch.isfinite, torch.signbit, torch.logical_not]
 

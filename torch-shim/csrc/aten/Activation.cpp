@@ -119,7 +119,7 @@ at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& x,
 }
 at::Tensor shrink_backward(const at::Tensor& grad, const at::Tensor& x,
                            const at::Scalar& lambd) {
-  return grad_times(NISA_UN_SHRINK_GRAD, grad, x, lambd.toDouble());
+  return grad_select(NISA_UN_SHRINK_GRAD, grad, x, lambd.toDouble());
 }
 at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& x,
                              const at::Scalar& beta, const at::Scalar& threshold) {
@@ -177,9 +177,18 @@ at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha,
   return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
 }
 
-template <nisa_unary DERIV>
-at::Tensor act_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(DERIV, grad, x);
+at::Tensor mish_backward(const at::Tensor& grad, const at::Tensor& x) {
+  return grad_times(NISA_UN_MISH_GRAD, grad, x);
+}
+at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& x) {
+  return grad_select(NISA_UN_HARDSIGMOID_GRAD, grad, x);
+}
+// 0 below -3; at -1.5, where the slope x / 3 + 1/2 is 0, the CPU multiplies.
+at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& x) {
+  at::Tensor below = empty_neuron(x.sizes(), at::kBool, x.device());
+  nrn_tensor_desc db = desc(below), dx = desc(x);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(x), NISA_CMP_LT, &db, &dx, -3.0));
+  return grad_select(NISA_UN_HARDSWISH_GRAD, grad, x, 0.0, 0.0, below);
 }
 
 // log_sigmoid: the CPU's buffer is not needed on the card (an empty one).
@@ -329,9 +338,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("elu_", elu_);
   m.impl("elu.out", elu_out);
   m.impl("elu_backward", elu_backward);
-  m.impl("hardswish_backward", act_backward<NISA_UN_HARDSWISH_GRAD>);
-  m.impl("hardsigmoid_backward", act_backward<NISA_UN_HARDSIGMOID_GRAD>);
-  m.impl("mish_backward", act_backward<NISA_UN_MISH_GRAD>);
+  m.impl("hardswish_backward", hardswish_backward);
+  m.impl("hardsigmoid_backward", hardsigmoid_backward);
+  m.impl("mish_backward", mish_backward);
   m.impl("log_sigmoid_forward", log_sigmoid_forward);
   m.impl("log_sigmoid_forward.output", log_sigmoid_forward_out);
   m.impl("log_sigmoid_backward", log_sigmoid_backward);

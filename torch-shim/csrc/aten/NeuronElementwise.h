@@ -295,6 +295,25 @@ inline at::Tensor& where_into(const at::Tensor& m, const at::Tensor& a,
   return out;
 }
 
+// The backward of an activation whose CPU kernel selects 0 -- rather than
+// multiplying grad by 0 -- where f'(x) is 0 (outside hardsigmoid's slope,
+// inside the shrinks' band, below hardswish's, beyond logit's eps): there a
+// NaN or infinite gradient gives 0 as on the CPU, elsewhere grad * f'(x).
+// The region is where f'(x) == 0, unless @zero (bool, x's shape) names it.
+inline at::Tensor grad_select(nisa_unary deriv, const at::Tensor& grad,
+                              const at::Tensor& x, double p = 0.0, double q = 0.0,
+                              at::Tensor zero = {}) {
+  at::Tensor d = empty_neuron(x.sizes(), float_result(x.scalar_type()), x.device());
+  unary_into(deriv, x, d, p, q);
+  if (!zero.defined()) {
+    zero = empty_neuron(x.sizes(), at::kBool, x.device());
+    nrn_tensor_desc dz = desc(zero), dd = desc(d);
+    NEURON_OP(nrn_op_compare_scalar(stream_for(d), NISA_CMP_EQ, &dz, &dd, 0.0));
+  }
+  binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
+  return where_into(zero, filled(0.0, d.scalar_type(), d.device()), d, d);
+}
+
 // clamp with scalar bounds (TensorCompare.cpp); hardtanh is one.
 at::Tensor clamp_s(const at::Tensor& self, const std::optional<at::Scalar>& lo,
                    const std::optional<at::Scalar>& hi);
