@@ -268,7 +268,8 @@ enum nisa_role {
 	X(HERMITE_HE, hermite_he, REAL, SAME)				\
 	X(LAGUERRE_L, laguerre_l, REAL, SAME)				\
 	X(LEGENDRE_P, legendre_p, REAL, SAME)				\
-	X(PRELU, prelu, REAL, SAME) /* x > 0 ? x : y x */
+	X(PRELU, prelu, REAL, SAME) /* x > 0 ? x : y x */		\
+	X(LOGIT_GRAD, logit_grad, REAL, FLOAT) /* x / (y (1 - y)) */
 
 /* NISA_INSN_COMPARE predicates: dst (bool) = x cmp y. */
 #define NISA_COMPARE_OPS(X)						\

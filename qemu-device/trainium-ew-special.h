@@ -192,6 +192,11 @@ static inline double trn_bin_prelu(double x, double y, double a)
 {
     return x > 0 ? x : y * x;
 }
+/* logit's backward: the gradient x over logit's derivative's inverse */
+static inline double trn_bin_logit_grad(double x, double y, double a)
+{
+    return x / (y * (1.0 - y));
+}
 
 /* ---- binary, int64 ---- */
 

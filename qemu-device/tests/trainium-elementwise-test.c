@@ -432,6 +432,10 @@ static void test_special_binary(void)
         { NISA_BIN_CHEB_T, 0.5f, -1, 0 }, { NISA_BIN_HERMITE_H, 3, 0, 1 },
         { NISA_BIN_CHEB_T, 0.5f, 1e6f, NAN },       /* beyond the card's degree */
         { NISA_BIN_PRELU, -2, 0.25f, -0.5 }, { NISA_BIN_PRELU, 3, 0.25f, 3 },
+        { NISA_BIN_LOGIT_GRAD, 1, 0.5f, 4 }, { NISA_BIN_LOGIT_GRAD, -3, 0.25f, -16 },
+        { NISA_BIN_LOGIT_GRAD, 1, 0, INFINITY }, { NISA_BIN_LOGIT_GRAD, 0, 0, NAN },
+        { NISA_BIN_LOGIT_GRAD, 0, 1e-40f, 0 }, { NISA_BIN_LOGIT_GRAD, 2, 2, -1 },
+        { NISA_BIN_LOGIT_GRAD, 1, NAN, NAN },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

@@ -116,6 +116,29 @@ def test_polynomial(name):
         fn(x.to(N), torch.full_like(x, 1e6).to(N))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("eps", [None, 0.0, 0.1])
+def test_logit_backward(eps, dtype):
+    """logit's gradient (one LOGIT_GRAD and a select) as the CPU's: across
+    [-0.5, 1.5] and its special values (NaN outside [0, 1] without eps, 0
+    outside [eps, 1 - eps] with it, whatever the incoming gradient), with
+    finite and non-finite gradients, and its out= form."""
+    x = torch.cat([sample(-0.5, 1.5), torch.tensor([0.1, 0.9, 1.0, 1e-40])]).to(dtype)
+    g = torch.randn(x.shape).to(dtype)
+    g[::7] = math.nan
+    g[1::7] = math.inf
+    g[2::7] = 0.0
+    grads = []
+    for dev in ("cpu", N):
+        xd = x.detach().to(dev).requires_grad_()
+        torch.logit(xd, eps=eps).backward(g.to(dev))
+        grads.append(xd.grad)
+    assert_close(grads[1], grads[0], dtype)
+    out = torch.empty(0, dtype=dtype, device=N)
+    torch.ops.aten.logit_backward.grad_input(g.to(N), x.to(N), eps, grad_input=out)
+    assert_close(out, grads[0], dtype)
+
+
 def test_logit_eps_nan_to_num_frexp():
     x = sample(-0.5, 1.5)
     assert_close(torch.logit(x.to(N), eps=1e-3), torch.logit(x, eps=1e-3))

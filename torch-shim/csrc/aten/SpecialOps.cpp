@@ -2,6 +2,8 @@
 // Special functions (torch.special, polygamma, igamma, logit, the
 // orthogonal polynomials): each one ISA function of the card
 // (docs/hardware.md, "Special functions"). No arithmetic on the host.
+#include <limits>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
@@ -125,6 +127,44 @@ at::Tensor& logit_(at::Tensor& a, c10::optional<double> eps) {
   return logit_into(a, eps, a);
 }
 
+// logit's backward: grad / (x (1 - x)) in one LOGIT_GRAD where x lies in
+// [lo, hi], else NaN (no eps: [0, 1]) or 0 (eps: [eps, 1 - eps], the bounds
+// in x's type) -- as the CPU's vectorized kernel selects, a NaN x outside.
+at::Tensor& logit_backward_into(const at::Tensor& grad, const at::Tensor& x,
+                                std::optional<double> eps, at::Tensor& out) {
+  binary_out(NISA_BIN_LOGIT_GRAD, grad, x, 1.0, out);
+  double lo = 0.0, hi = 1.0, outside = std::numeric_limits<double>::quiet_NaN();
+  if (eps && *eps >= 0) {
+    auto in_type = [&](double v) {
+      return at::scalar_tensor(v, at::kDouble).to(x.scalar_type()).item<double>();
+    };
+    lo = in_type(*eps);
+    hi = in_type(1.0 - lo);
+    outside = 0.0;
+  }
+  at::Tensor inside = empty_neuron(x.sizes(), at::kBool, x.device());
+  at::Tensor below_hi = empty_neuron(x.sizes(), at::kBool, x.device());
+  nrn_stream* s = stream_for(x);
+  nrn_tensor_desc dx = desc(x), din = desc(inside), dhi = desc(below_hi);
+  NEURON_OP(nrn_op_compare_scalar(s, NISA_CMP_GE, &din, &dx, lo));
+  NEURON_OP(nrn_op_compare_scalar(s, NISA_CMP_LE, &dhi, &dx, hi));
+  NEURON_OP(nrn_op_compare(s, NISA_CMP_LAND, &din, &din, &dhi));
+  return where_into(inside, out, filled(outside, out.scalar_type(), out.device()), out);
+}
+at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& x,
+                          std::optional<double> eps) {
+  check_floating(x.scalar_type(), "logit_backward");
+  at::Tensor out = empty_neuron(at::infer_size(grad.sizes(), x.sizes()),
+                                binary_result_type(NISA_BIN_LOGIT_GRAD, grad, x),
+                                x.device());
+  return logit_backward_into(grad, x, eps, out);
+}
+at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& x,
+                               std::optional<double> eps, at::Tensor& out) {
+  check_floating(x.scalar_type(), "logit_backward");
+  return logit_backward_into(grad, x, eps, out);
+}
+
 }  // namespace
 
 // torch name, ISA function: functional and out= (float results).
@@ -184,6 +224,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logit", logit);
   m.impl("logit_", logit_);
   m.impl("logit.out", logit_out);
+  m.impl("logit_backward", logit_backward);
+  m.impl("logit_backward.grad_input", logit_backward_out);
 }
 
 }  // namespace torch_neuron
