@@ -91,8 +91,7 @@ at::Tensor& addmm_activation_out(const at::Tensor& self, const at::Tensor& mat1,
                                  const at::Tensor& mat2, const at::Scalar& beta,
                                  const at::Scalar& alpha, bool use_gelu, at::Tensor& out) {
   at::Tensor r = addmm_activation(self, mat1, mat2, beta, alpha, use_gelu);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace

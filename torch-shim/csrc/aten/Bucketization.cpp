@@ -64,8 +64,7 @@ at::Tensor& searchsorted_out(const at::Tensor& seq, const at::Tensor& self, bool
                              bool right, std::optional<c10::string_view> side,
                              const std::optional<at::Tensor>& sorter, at::Tensor& out) {
   at::Tensor r = torch_neuron::searchsorted(seq, self, out_int32, right, side, sorter);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 // A Scalar value is a 0-dim tensor of the type torch gives it against the
 // boundaries (a wrapped number: float32 boundaries keep float32).
@@ -83,8 +82,7 @@ at::Tensor& searchsorted_scalar_out(const at::Tensor& seq, const at::Scalar& sel
                                     std::optional<c10::string_view> side,
                                     const std::optional<at::Tensor>& sorter, at::Tensor& out) {
   at::Tensor r = searchsorted_scalar(seq, self, out_int32, right, side, sorter);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
@@ -97,8 +95,7 @@ at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool 
 at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries,
                           bool out_int32, bool right, at::Tensor& out) {
   at::Tensor r = torch_neuron::bucketize(self, boundaries, out_int32, right);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarT
 }
 at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim,
                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : out.scalar_type()));
+  into(out, scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : out.scalar_type()));
   return out;
 }
 at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
@@ -23,7 +23,7 @@ at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::Scalar
 }
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim,
                         std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : out.scalar_type()));
+  into(out, scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : out.scalar_type()));
   return out;
 }
 at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
@@ -34,8 +34,8 @@ void cum_extreme(nisa_scan op, const at::Tensor& self, at::Tensor& values,
                  at::Tensor& indices, int64_t dim) {
   at::Tensor idx;
   at::Tensor v = scan(op, self, dim, self.scalar_type(), &idx);
-  copy_out(values, v);
-  copy_out(indices, idx);
+  into(values, v);
+  into(indices, idx);
 }
 void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices,
                    int64_t dim) {
@@ -52,7 +52,7 @@ at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
   return scan(NISA_SCAN_LOGSUMEXP, self, dim, self.scalar_type());
 }
 at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  copy_out(out, torch_neuron::logcumsumexp(self, dim));
+  into(out, torch_neuron::logcumsumexp(self, dim));
   return out;
 }
 

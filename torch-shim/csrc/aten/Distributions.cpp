@@ -467,8 +467,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
 at::Tensor& multinomial_out(const at::Tensor& self, int64_t num_samples, bool replacement,
                             Gen gen, at::Tensor& out) {
   at::Tensor r = torch_neuron::multinomial(self, num_samples, replacement, gen);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace

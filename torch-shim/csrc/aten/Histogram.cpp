@@ -295,8 +295,7 @@ at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min,
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                       const at::Scalar& max, at::Tensor& out) {
   at::Tensor r = torch_neuron::histc(self, bins, min, max);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ at::Tensor& mm_loss_out(const at::Tensor& self, const at::Tensor& target,
                                   const std::optional<at::Tensor>& weight, int64_t reduction,
                                   at::Tensor& out) {
   at::Tensor r = mm_loss(self, target, p, margin, weight, reduction);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor mm_backward(const at::Tensor& grad_output, const at::Tensor& self,
@@ -112,8 +111,7 @@ at::Tensor& mm_backward_out(const at::Tensor& grad_output,
                                            int64_t reduction, at::Tensor& grad_input) {
   at::Tensor r = mm_backward(grad_output, self, target, p, margin, weight,
                                             reduction);
-  resize_out(grad_input, r.sizes());
-  return grad_input.copy_(r);
+  return into(grad_input, r);
 }
 
 // ---- multilabel_margin_loss ------------------------------------------------
@@ -193,8 +191,7 @@ at::Tensor& ml_backward_out(const at::Tensor& grad_output,
                                                 at::Tensor& grad_input) {
   at::Tensor r = ml_backward(grad_output, self, target, reduction,
                                                  is_target);
-  resize_out(grad_input, r.sizes());
-  return grad_input.copy_(r);
+  return into(grad_input, r);
 }
 
 }  // namespace

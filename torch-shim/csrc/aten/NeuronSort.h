@@ -38,12 +38,6 @@ at::Tensor true_positions(const at::Tensor& mask);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
                                                           bool want_counts);
 
-// @r copied into the out= tensor @out (resized to it).
-inline void copy_out(at::Tensor& out, const at::Tensor& r) {
-  resize_out(out, r.sizes());
-  out.copy_(r);
-}
-
 // The dtype of a scan and of prod: @dtype, else int64 for integers and
 // bool.
 inline at::ScalarType scan_dtype(const at::Tensor& self,

@@ -409,52 +409,48 @@ at::Tensor adaptive_max_pool3d_backward(const at::Tensor& grad, const at::Tensor
   return scatter_back(grad, input, 3, indices, "adaptive_max_pool3d_backward");
 }
 
-// out= forms: compute, then copy into the caller's tensors.
-void copy_out(const at::Tensor& r, const at::Tensor& out) {
-  resize_out(out, r.sizes());
-  out.copy_(r);
-}
+// out= forms: compute, then copy into the caller's tensors (into()).
 
 std::tuple<at::Tensor&, at::Tensor&> max_pool3d_out(const at::Tensor& x, at::IntArrayRef k,
                                                     at::IntArrayRef s, at::IntArrayRef p,
                                                     at::IntArrayRef d, bool c, at::Tensor& out,
                                                     at::Tensor& idx) {
   auto [v, i] = (max_pool3d)(x, k, s, p, d, c);
-  copy_out(v, out);
-  copy_out(i, idx);
+  into(out, v);
+  into(idx, i);
   return {out, idx};
 }
 at::Tensor& max_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
                                     at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
                                     at::IntArrayRef d, bool c, const at::Tensor& idx,
                                     at::Tensor& gi) {
-  copy_out((max_pool3d_backward)(g, x, k, s, p, d, c, idx), gi);
+  into(gi, (max_pool3d_backward)(g, x, k, s, p, d, c, idx));
   return gi;
 }
 at::Tensor& avg_pool3d_out(const at::Tensor& x, at::IntArrayRef k, at::IntArrayRef s,
                            at::IntArrayRef p, bool c, bool cip, std::optional<int64_t> div,
                            at::Tensor& out) {
-  copy_out((avg_pool3d)(x, k, s, p, c, cip, div), out);
+  into(out, (avg_pool3d)(x, k, s, p, c, cip, div));
   return out;
 }
 at::Tensor& avg_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
                                     at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
                                     bool c, bool cip, std::optional<int64_t> div,
                                     at::Tensor& gi) {
-  copy_out((avg_pool3d_backward)(g, x, k, s, p, c, cip, div), gi);
+  into(gi, (avg_pool3d_backward)(g, x, k, s, p, c, cip, div));
   return gi;
 }
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& x,
                                                              at::IntArrayRef size,
                                                              at::Tensor& out, at::Tensor& idx) {
   auto [v, i] = (adaptive_max_pool3d)(x, size);
-  copy_out(v, out);
-  copy_out(i, idx);
+  into(out, v);
+  into(idx, i);
   return {out, idx};
 }
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
                                              const at::Tensor& idx, at::Tensor& gi) {
-  copy_out((adaptive_max_pool3d_backward)(g, x, idx), gi);
+  into(gi, (adaptive_max_pool3d_backward)(g, x, idx));
   return gi;
 }
 

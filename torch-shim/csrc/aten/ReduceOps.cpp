@@ -84,8 +84,7 @@ at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
   at::Tensor r = sum_dim(self, dim, keepdim, dtype ? dtype : out.scalar_type());
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 // logsumexp: one LOGSUMEXP per dim (that of the dims' results is that of
@@ -104,8 +103,7 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keep
   TORCH_CHECK(at::isFloatingType(out.scalar_type()), "logsumexp(): Expected floating "
               "point type for result tensor, but got: ", out.scalar_type());
   at::Tensor r = torch_neuron::logsumexp(self, dim, keepdim);  // not ADL's at::
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -131,8 +129,7 @@ at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, at::Tensor& out) {
   at::Tensor r = mean_dim(self, dim, keepdim, dtype ? dtype : out.scalar_type());
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
@@ -159,8 +156,7 @@ at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
 at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
                      at::Tensor& out) {
   at::Tensor r = torch_neuron::amax(self, dim, keepdim);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   return extreme(NISA_RED_MIN, self, dim, keepdim);
@@ -219,8 +215,7 @@ at::Tensor arg(nisa_reduce red, const at::Tensor& self, std::optional<int64_t> d
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
                        at::Tensor& out) {
   at::Tensor r = arg(NISA_RED_ARGMAX, self, dim, keepdim);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return arg(NISA_RED_ARGMAX, self, dim, keepdim);
@@ -257,7 +252,7 @@ at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
 }
 at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  copy_out(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
+  into(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
   return out;
 }
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
@@ -265,7 +260,7 @@ at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype)
 }
 at::Tensor& prod_all_out(const at::Tensor& self, std::optional<at::ScalarType> dtype,
                          at::Tensor& out) {
-  copy_out(out, prod_along(self.reshape({-1}), 0, false,
+  into(out, prod_along(self.reshape({-1}), 0, false,
                            dtype ? *dtype : out.scalar_type()));
   return out;
 }
@@ -294,8 +289,8 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
                                                  std::optional<int64_t> dim, bool keepdim,
                                                  at::Tensor& min, at::Tensor& max) {
   auto [lo, hi] = torch_neuron::aminmax(self, dim, keepdim);
-  copy_out(min, lo);
-  copy_out(max, hi);
+  into(min, lo);
+  into(max, hi);
   return {min, max};
 }
 

@@ -30,8 +30,7 @@ at::Tensor repeat_interleave(const at::Tensor& repeats, std::optional<c10::SymIn
 at::Tensor& repeat_interleave_out(const at::Tensor& repeats,
                                   std::optional<c10::SymInt> output_size, at::Tensor& out) {
   at::Tensor r = repeat_interleave(repeats, output_size);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace

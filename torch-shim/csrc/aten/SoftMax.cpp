@@ -24,8 +24,7 @@ at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
 at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
                         at::Tensor& out) {
   at::Tensor r = torch_neuron::softmax(self, dim, half_to_float);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl(NISA_SM_LOG_SOFTMAX, self, dim, half_to_float);
@@ -33,8 +32,7 @@ at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) 
 at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
                             at::Tensor& out) {
   at::Tensor r = torch_neuron::log_softmax(self, dim, half_to_float);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 // d softmax: y * (g - sum(g * y, dim))

@@ -84,8 +84,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self,
                                                         bool descending, at::Tensor& values,
                                                         at::Tensor& indices) {
   auto [v, i] = sort_stable(self, dim, descending);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 
@@ -109,8 +109,8 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, c10::SymIn
                                               int64_t dim, bool largest, bool,
                                               at::Tensor& values, at::Tensor& indices) {
   auto [v, i] = topk_impl(self, k.guard_int(__FILE__, __LINE__), dim, largest);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 
@@ -144,8 +144,8 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
                                                   int64_t dim, bool keepdim,
                                                   at::Tensor& values, at::Tensor& indices) {
   auto [v, i] = torch_neuron::kthvalue(self, k, dim, keepdim);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 
@@ -194,16 +194,16 @@ std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int6
                                                     bool keepdim, at::Tensor& values,
                                                     at::Tensor& indices) {
   auto [v, i] = median_dim_impl(self, dim, keepdim, false);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim,
                                                        bool keepdim, at::Tensor& values,
                                                        at::Tensor& indices) {
   auto [v, i] = median_dim_impl(self, dim, keepdim, true);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 
@@ -270,8 +270,8 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
                                               bool keepdim, at::Tensor& values,
                                               at::Tensor& indices) {
   auto [v, i] = torch_neuron::mode(self, dim, keepdim);
-  copy_out(values, v);
-  copy_out(indices, i);
+  into(values, v);
+  into(indices, i);
   return {values, indices};
 }
 

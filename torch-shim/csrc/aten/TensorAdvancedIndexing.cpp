@@ -324,8 +324,7 @@ at::Tensor nonzero(const at::Tensor& self) {
 }
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   at::Tensor r = torch_neuron::nonzero(self);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
@@ -343,8 +342,7 @@ at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_val
 at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value,
                                at::Tensor& out) {
   at::Tensor r = torch_neuron::nonzero_static(self, size, fill_value);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
@@ -356,8 +354,7 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask,
                               at::Tensor& out) {
   at::Tensor r = torch_neuron::masked_select(self, mask);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {

@@ -132,8 +132,7 @@ at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool, bool i
 at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool unique,
                      bool invert, at::Tensor& out) {
   at::Tensor r = torch_neuron::isin(elements, test, unique, invert);
-  resize_out(out, r.sizes());
-  return out.copy_(r);
+  return into(out, r);
 }
 
 }  // namespace
