@@ -81,20 +81,15 @@ at::Tensor& threshold_out(const at::Tensor& a, const at::Scalar& th,
 
 // ---- activations with parameters, and their backward ----
 
-void check_float(const at::Tensor& a, const char* name) {
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()), "neuron: ", name,
-              " is not implemented for '", a.scalar_type(), "'");
-}
-
 // An activation with parameters: functional and out= (and in place below).
 #define PARAM_ACT(name, FN, ARGS, P, Q)                                       \
   at::Tensor name(const at::Tensor& a ARGS) {                                 \
-    check_float(a, #name);                                                    \
+    check_floating(a.scalar_type(), #name);                                   \
     at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());    \
     return unary_into(FN, a, out, P, Q);                                      \
   }                                                                           \
   at::Tensor& name##_out(const at::Tensor& a ARGS, at::Tensor& out) {         \
-    check_float(a, #name);                                                    \
+    check_floating(a.scalar_type(), #name);                                   \
     return unary_out(FN, a, out, P, Q);                                       \
   }
 
@@ -108,7 +103,7 @@ PARAM_ACT(softplus, NISA_UN_SOFTPLUS, SOFTPLUS_ARG, beta.toDouble(),
           threshold.toDouble())
 
 at::Tensor& leaky_relu_(at::Tensor& a, const at::Scalar& slope) {
-  check_float(a, "leaky_relu");
+  check_floating(a.scalar_type(), "leaky_relu");
   return unary_into(NISA_UN_LEAKY_RELU, a, a, slope.toDouble());
 }
 
@@ -150,7 +145,7 @@ PARAM_ACT(elu, elu_fn(alpha, scale, input_scale, false).fn, ELU_ARGS,
 
 at::Tensor& elu_(at::Tensor& a, const at::Scalar& alpha, const at::Scalar& scale,
                  const at::Scalar& input_scale) {
-  check_float(a, "elu");
+  check_floating(a.scalar_type(), "elu");
   EluFn f = elu_fn(alpha, scale, input_scale, false);
   return unary_into(f.fn, a, a, f.p, f.q);
 }
@@ -193,14 +188,14 @@ at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& x) {
 
 // log_sigmoid: the CPU's buffer is not needed on the card (an empty one).
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& a) {
-  check_float(a, "log_sigmoid");
+  check_floating(a.scalar_type(), "log_sigmoid");
   at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
   unary_into(NISA_UN_LOG_SIGMOID, a, out);
   return {out, empty_neuron({0}, a.scalar_type(), a.device())};
 }
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(
     const at::Tensor& a, at::Tensor& out, at::Tensor& buffer) {
-  check_float(a, "log_sigmoid");
+  check_floating(a.scalar_type(), "log_sigmoid");
   unary_out(NISA_UN_LOG_SIGMOID, a, out);
   resize_out(buffer, {0});
   return {out, buffer};

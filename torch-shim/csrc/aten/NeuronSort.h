@@ -38,7 +38,7 @@ at::Tensor true_positions(const at::Tensor& mask);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> run_groups(const at::Tensor& first,
                                                           bool want_counts);
 
-// The dtype of a scan and of prod: @dtype, else int64 for integers and
+// The dtype of a sum, a scan and a prod: @dtype, else int64 for integers and
 // bool.
 inline at::ScalarType scan_dtype(const at::Tensor& self,
                                  std::optional<at::ScalarType> dtype) {

@@ -68,16 +68,10 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
   return cur;
 }
 
-at::ScalarType sum_dtype(const at::Tensor& t, std::optional<at::ScalarType> dtype) {
-  if (dtype)
-    return *dtype;
-  return at::isIntegralType(t.scalar_type(), true) ? at::kLong : t.scalar_type();
-}
-
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   auto dims = reduce_dims(self, dim);
-  at::Tensor r = reduce_keep(NISA_RED_SUM, self, dims, sum_dtype(self, dtype));
+  at::Tensor r = reduce_keep(NISA_RED_SUM, self, dims, scan_dtype(self, dtype));
   return r.view(reduced_shape(self, dims, keepdim));
 }
 
