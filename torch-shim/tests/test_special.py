@@ -139,6 +139,19 @@ def test_logit_backward(eps, dtype):
     assert_close(out, grads[0], dtype)
 
 
+def test_logit_backward_mixed_dtypes():
+    """A bfloat16 input with a float32 gradient: computed, and eps's bounds
+    rounded, in float32 (the common type), as on the CPU: bfloat16(0.1001)
+    lies below float32's eps bound, not below bfloat16's."""
+    x = torch.tensor([0.1, 0.1001, 0.5, 0.8999, 0.9, 0.95]).bfloat16()
+    g = torch.ones(6)
+    want = torch.ops.aten.logit_backward(g, x, 0.1001)
+    assert want[1] == 0
+    got = torch.ops.aten.logit_backward(g.to(N), x.to(N), 0.1001)
+    assert got.dtype == want.dtype == torch.float32
+    assert_close(got, want)
+
+
 def test_logit_eps_nan_to_num_frexp():
     x = sample(-0.5, 1.5)
     assert_close(torch.logit(x.to(N), eps=1e-3), torch.logit(x, eps=1e-3))

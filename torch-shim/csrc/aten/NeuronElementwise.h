@@ -297,7 +297,7 @@ inline at::Tensor& where_into(const at::Tensor& m, const at::Tensor& a,
 
 // The backward of an activation whose CPU kernel selects 0 -- rather than
 // multiplying grad by 0 -- where f'(x) is 0 (outside hardsigmoid's slope,
-// inside the shrinks' band, below hardswish's, beyond logit's eps): there a
+// inside the shrinks' band, below hardswish's): there a
 // NaN or infinite gradient gives 0 as on the CPU, elsewhere grad * f'(x).
 // The region is where f'(x) == 0, unless @zero (bool, x's shape) names it.
 inline at::Tensor grad_select(nisa_unary deriv, const at::Tensor& grad,

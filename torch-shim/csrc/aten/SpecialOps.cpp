@@ -129,14 +129,15 @@ at::Tensor& logit_(at::Tensor& a, c10::optional<double> eps) {
 
 // logit's backward: grad / (x (1 - x)) in one LOGIT_GRAD where x lies in
 // [lo, hi], else NaN (no eps: [0, 1]) or 0 (eps: [eps, 1 - eps], the bounds
-// in x's type) -- as the CPU's vectorized kernel selects, a NaN x outside.
+// in the operands' common type, which the CPU's kernel computes in) -- as
+// the CPU's vectorized kernel selects, a NaN x outside.
 at::Tensor& logit_backward_into(const at::Tensor& grad, const at::Tensor& x,
                                 std::optional<double> eps, at::Tensor& out) {
   binary_out(NISA_BIN_LOGIT_GRAD, grad, x, 1.0, out);
   double lo = 0.0, hi = 1.0, outside = std::numeric_limits<double>::quiet_NaN();
   if (eps && *eps >= 0) {
     auto in_type = [&](double v) {
-      return at::scalar_tensor(v, at::kDouble).to(x.scalar_type()).item<double>();
+      return at::scalar_tensor(v, at::kDouble).to(at::result_type(grad, x)).item<double>();
     };
     lo = in_type(*eps);
     hi = in_type(1.0 - lo);
