@@ -3,7 +3,9 @@
  * neuron-bench: measure the card through libneuron -- ioctl and job round
  * trips, jobs per second, DMA bandwidth by size and direction, copies from
  * ordinary user memory against memcpy, GEMM, small operations batched or
- * synchronised one by one. A human table, or --json (name -> number).
+ * synchronised one by one, and the card's engine by its own clock: what an
+ * instruction costs before its first element and per element. A human
+ * table, or --json (name -> number).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -376,6 +378,174 @@ static void bench_small_ops(struct nrn_device *dev, struct nrn_stream *s)
 	free(t);
 }
 
+/*
+ * The engine by the card's own clock (NISA_INSN_TIMESTAMP): @n issues of
+ * one operation between two timestamps in one job -- the stream's batch,
+ * which holds them all (n + 2 <= NRN_BATCH_MAX_OPS, and the caller keeps
+ * their work within a batch's) -- so that neither a submission nor the
+ * wait for a job falls between the two. The card's time per operation in
+ * microseconds, the median of @reps rounds.
+ */
+struct engine {
+	struct nrn_tensor_desc dst, a, b;
+	struct nrn_expr expr;
+	int (*op)(struct nrn_stream *s, const struct engine *e);
+};
+
+static double card_us_per_op(struct nrn_stream *s, struct nrn_buffer *clk,
+			     const struct engine *e, int n, int reps)
+{
+	double v[16];
+	int64_t t[2];
+
+	if (n + 2 > NRN_BATCH_MAX_OPS || reps > 16) {
+		fprintf(stderr, "neuron-bench: %d operations do not fit a batch\n", n);
+		exit(1);
+	}
+	CHECK(nrn_stream_sync(s));
+	for (int r = 0; r < reps; r++) {
+		CHECK(nrn_op_timestamp(s, clk, 0));
+		for (int i = 0; i < n; i++)
+			CHECK(e->op(s, e));
+		CHECK(nrn_op_timestamp(s, clk, 8));
+		CHECK(nrn_stream_sync(s));
+		CHECK(nrn_copy_d2h(t, clk, 0, sizeof(t)));
+		v[r] = (double)(t[1] - t[0]) / 1e3 / n;
+	}
+	return pct(v, reps, 0.5);
+}
+
+static int eng_copy(struct nrn_stream *s, const struct engine *e)
+{
+	return nrn_op_copy(s, &e->dst, &e->a);
+}
+
+static int eng_add(struct nrn_stream *s, const struct engine *e)
+{
+	return nrn_op_binary(s, NISA_BIN_ADD, &e->dst, &e->a, &e->b, 1.0);
+}
+
+static int eng_exp(struct nrn_stream *s, const struct engine *e)
+{
+	return nrn_op_unary(s, NISA_UN_EXP, &e->dst, &e->a);
+}
+
+static int eng_sum_rows(struct nrn_stream *s, const struct engine *e)
+{
+	return nrn_op_reduce(s, NISA_RED_SUM, &e->dst, &e->a, 1);
+}
+
+static int eng_matmul(struct nrn_stream *s, const struct engine *e)
+{
+	return nrn_op_matmul(s, &e->dst, &e->a, &e->b, NULL, 0);
+}
+
+static int eng_expr(struct nrn_stream *s, const struct engine *e)
+{
+	const struct nrn_tensor_desc *in[1] = { &e->a };
+
+	return nrn_op_expr(s, &e->dst, in, 1, &e->expr);
+}
+
+/* A [rows, cols] float32 tensor at @off of @buf, row-major. */
+static struct nrn_tensor_desc f32_2d(struct nrn_buffer *buf, uint64_t off,
+				     int64_t rows, int64_t cols)
+{
+	int64_t shape[2] = { rows, cols };
+	struct nrn_tensor_desc t;
+
+	nrn_tensor_contiguous(&t, buf, off, NISA_F32, 2, shape);
+	return t;
+}
+
+/*
+ * What an instruction costs before its first element (1-element COPY, a
+ * 1024-element two-step EXPR, a 16x16 MATMUL, 200 of each in a job), and
+ * per element at 2^20 float32 elements (8 of each in a job: add, exp, a
+ * row sum of [1024, 1024], a contiguous and a transposing COPY), as GB/s
+ * of the bytes each reads and writes: scripts/bench sets these against the
+ * host's memcpy.
+ */
+static void bench_engine(struct nrn_device *dev, struct nrn_stream *s)
+{
+	const int64_t m = 1024, big = m * m;
+	int reps = quick ? 3 : 9, nsmall = 200, nbig = 8;
+	struct nrn_buffer *clk, *x, *y, *z;
+	struct engine e = { 0 };
+	struct {
+		const char *name, *what;
+		double bytes;	/* per element */
+	} per_elem[] = {
+		{ "card_add_f32", "float32 add, 2^20 elements", 12 },
+		{ "card_exp_f32", "float32 exp, 2^20 elements", 8 },
+		{ "card_sum_rows_f32", "row sums of a float32 [1024, 1024]", 4 },
+		{ "card_copy_f32", "float32 contiguous COPY, 2^20 elements", 8 },
+		{ "card_copy_strided_f32", "float32 transposing COPY, [1024, 1024]", 8 },
+	};
+	int (*per_elem_op[])(struct nrn_stream *, const struct engine *) = {
+		eng_add, eng_exp, eng_sum_rows, eng_copy, eng_copy,
+	};
+	char name[64], what[96];
+	double us;
+
+	CHECK(nrn_buffer_alloc(dev, 4096, NRN_MEM_DEVICE, &clk));
+	CHECK(nrn_buffer_alloc(dev, big * 4, NRN_MEM_DEVICE, &x));
+	CHECK(nrn_buffer_alloc(dev, big * 4, NRN_MEM_DEVICE, &y));
+	CHECK(nrn_buffer_alloc(dev, big * 4, NRN_MEM_DEVICE, &z));
+	e.a = f32_2d(x, 0, m, m);
+	CHECK(nrn_op_fill(s, &e.a, 0.5));
+	e.b = f32_2d(y, 0, m, m);
+	CHECK(nrn_op_fill(s, &e.b, 0.25));
+
+	/* Fixed costs. */
+	e.dst = f32_2d(z, 0, 1, 1);
+	e.a = f32_2d(x, 0, 1, 1);
+	e.op = eng_copy;
+	us = card_us_per_op(s, clk, &e, nsmall, reps);
+	fig("card_insn_fixed_us", us, "us",
+	    "the card's time for an instruction of 1 element (COPY), median");
+	e.dst = f32_2d(z, 0, 1, m);
+	e.a = f32_2d(x, 0, 1, m);
+	nrn_expr_init(&e.expr);
+	CHECK(nrn_expr_binary_scalar(&e.expr, NISA_BIN_MUL, 1, NISA_F32, 0, 2.0, 1.0, 0));
+	CHECK(nrn_expr_binary_scalar(&e.expr, NISA_BIN_ADD, 1, NISA_F32, 1, 1.0, 1.0, 0));
+	e.op = eng_expr;
+	fig("card_insn_expr1024_us", card_us_per_op(s, clk, &e, nsmall, reps), "us",
+	    "EXPR x * 2 + 1 of 1024 float32 elements, median");
+	e.dst = f32_2d(z, 0, 16, 16);
+	e.a = f32_2d(x, 0, 16, 16);
+	e.b = f32_2d(y, 0, 16, 16);
+	e.op = eng_matmul;
+	fig("card_insn_matmul16_us", card_us_per_op(s, clk, &e, nsmall, reps), "us",
+	    "MATMUL 16x16 @ 16x16 float32, median");
+
+	/* Per element. */
+	for (size_t i = 0; i < sizeof(per_elem) / sizeof(per_elem[0]); i++) {
+		e.a = f32_2d(x, 0, m, m);
+		e.b = f32_2d(y, 0, m, m);
+		e.dst = f32_2d(z, 0, m, m);
+		if (per_elem_op[i] == eng_sum_rows)
+			e.dst = f32_2d(z, 0, m, 1);
+		if (strstr(per_elem[i].name, "strided")) {
+			/* dst[i][j] = a[j][i] */
+			e.a.strides[0] = 1;
+			e.a.strides[1] = m;
+		}
+		e.op = per_elem_op[i];
+		us = card_us_per_op(s, clk, &e, nbig, reps);
+		snprintf(name, sizeof(name), "%s_ns_per_elem", per_elem[i].name);
+		snprintf(what, sizeof(what), "%s: the card's time", per_elem[i].what);
+		fig(name, us * 1e3 / big, "ns", what);
+		snprintf(name, sizeof(name), "%s_gbps", per_elem[i].name);
+		snprintf(what, sizeof(what), "%s: bytes read and written", per_elem[i].what);
+		fig(name, per_elem[i].bytes * big / (us * 1e3), "GB/s", what);
+	}
+	nrn_buffer_free(clk);
+	nrn_buffer_free(x);
+	nrn_buffer_free(y);
+	nrn_buffer_free(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -416,6 +586,7 @@ int main(int argc, char **argv)
 	bench_dma(dev, s);
 	bench_pageable(dev, s);
 	bench_gemm(dev, s);
+	bench_engine(dev, s);
 	if (json)
 		printf("\n}\n");
 	nrn_stream_destroy(s);
