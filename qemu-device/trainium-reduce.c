@@ -42,6 +42,27 @@ static uint32_t trn_axis(TrnKernel *k, const TrnView *v, int32_t axis,
     return NISA_ERR_NONE;
 }
 
+/*
+ * One element @x into a log-sum-exp's running max *@m and sum *@s of
+ * exp(x - m), rescaling the sum when the max grows; NaN and +inf stick.
+ */
+static inline void trn_lse_fold(double *m, double *s, double x)
+{
+    if (isnan(*m) || x == -INFINITY) {
+        return;
+    }
+    if (isnan(x) || x == INFINITY) {
+        *m = x;
+    } else if (*m == INFINITY) {
+        return;
+    } else if (x > *m) {
+        *s = *s * exp(*m - x) + 1;
+        *m = x;
+    } else {
+        *s += exp(x - *m);
+    }
+}
+
 /* Fold @x (n lanes) into the accumulators. */
 static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const double *x,
                      uint64_t n, uint64_t i)
@@ -73,19 +94,7 @@ static void trn_fold(enum nisa_reduce red, double *acc, double *arg, const doubl
     case NISA_RED_LOGSUMEXP:
         /* acc: the largest so far, m; arg: the sum of exp(x - m). */
         for (j = 0; j < n; j++) {
-            if (isnan(acc[j]) || x[j] == -INFINITY) {
-                continue;
-            }
-            if (isnan(x[j]) || x[j] == INFINITY) {
-                acc[j] = x[j];
-            } else if (acc[j] == INFINITY) {
-                continue;
-            } else if (x[j] > acc[j]) {
-                arg[j] = arg[j] * exp(acc[j] - x[j]) + 1;
-                acc[j] = x[j];
-            } else {
-                arg[j] += exp(x[j] - acc[j]);
-            }
+            trn_lse_fold(&acc[j], &arg[j], x[j]);
         }
         break;
     case NISA_RED_ARGMAX:
@@ -221,8 +230,8 @@ static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
 }
 
 /*
- * A float32 source reduced by SUM, MEAN, MAX, MIN, ARGMAX or ARGMIN along
- * an axis with nothing after it (one row per output: a layer norm's mean,
+ * A float32 source reduced by SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN or
+ * LOGSUMEXP along an axis with nothing after it (one row per output: a layer norm's mean,
  * a softmax's max, a max pooling's windows): each row read straight from
  * memory and folded in order, in double, by the same operations as
  * trn_fold() -- the same bits, without the double buffer and a call per
@@ -231,7 +240,9 @@ static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
  * as the double fold's is. A SUM, MEAN, MAX or MIN row that comes out NaN
  * or zero (or, in float lanes, has a NaN) is folded again through
  * trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS doubles), so that even
- * the sign of its NaN or zero is theirs (an index has no sign). The
+ * the sign of its NaN or zero is theirs (an index has no sign). A
+ * LOGSUMEXP row is folded element by element by trn_lse_fold(), as the
+ * general loop folds it, and ends as trn_fold_end() ends it. The
  * results are stored TRN_CHUNK_ELEMS at a time (@out).
  *
  * Rows [@o0, @o1); @k NULL in a shared piece (trn_reduce_rows_piece()),
@@ -256,13 +267,14 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
     bool sum = red == NISA_RED_SUM || red == NISA_RED_MEAN;
     bool arg = trn_red_is_arg(red);
     bool max = red == NISA_RED_MAX || red == NISA_RED_ARGMAX;
-    bool lanes = !sum && !arg && src->stride[a] == 1;
+    bool lse = red == NISA_RED_LOGSUMEXP;
+    bool lanes = !sum && !arg && !lse && src->stride[a] == 1;
 
     for (uint64_t o = o0; o < o1; o++) {
         const uint8_t *p = src->data;
         const float *f;
         uint64_t r = o;
-        double acc = sum ? 0 : max ? -INFINITY : INFINITY;
+        double acc = sum ? 0 : max || lse ? -INFINITY : INFINITY;
         double g = 0;
         float fm = -INFINITY;
         bool nan = false;
@@ -286,6 +298,10 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
             for (uint64_t i = i0; i < i0 + n; i++) {
                 double v = f[(int64_t)i * src->stride[a]];
 
+                if (lse) {
+                    trn_lse_fold(&acc, &g, v);
+                    continue;
+                }
                 if (arg) {      /* the first NaN, else the first extreme */
                     if (!isnan(acc) && (isnan(v) || (max ? v > acc : v < acc))) {
                         acc = v;
@@ -301,7 +317,11 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
         if (lanes) {
             acc = nan ? NAN : max ? fm : -(double)fm;
         }
-        if (!arg && (isnan(acc) || acc == 0)) {
+        if (lse) {
+            if (isfinite(acc)) {
+                acc += log(g);
+            }
+        } else if (!arg && (isnan(acc) || acc == 0)) {
             trn_fold_init(red, &acc, &g, 1);
             for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
                 uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
@@ -361,7 +381,7 @@ static bool trn_reduce_rows_f32(TrnKernel *k, unsigned red,
 
     if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
         (!sum && !trn_red_is_arg(red) && red != NISA_RED_MAX &&
-         red != NISA_RED_MIN)) {
+         red != NISA_RED_MIN && red != NISA_RED_LOGSUMEXP)) {
         return false;
     }
     while (src->shape[rw.a] == 1) {     /* the axis: the last extent > 1 */

@@ -1,7 +1,8 @@
 /*
  * QTest of the float32 row paths of trainium-reduce.c: SOFTMAX's
  * (test_softmax_rows below) and REDUCE's (trn_reduce_rows_f32: SUM,
- * MEAN, MAX, MIN, ARGMAX, ARGMIN along an axis with nothing after it, rows read straight from memory): every output
+ * MEAN, MAX, MIN, ARGMAX, ARGMIN, LOGSUMEXP along an axis with nothing
+ * after it, rows read straight from memory): every output
  * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
  * extreme, ties included) has the bits of
  *   - the same reduction of the transposed tensor along axis 0 (columns:
@@ -374,7 +375,7 @@ static void test_shared_rows(void)
     };
     static const unsigned all[] = {
         NISA_RED_MAX, NISA_RED_MIN, NISA_RED_SUM, NISA_RED_MEAN,
-        NISA_RED_ARGMAX, NISA_RED_ARGMIN,
+        NISA_RED_ARGMAX, NISA_RED_ARGMIN, NISA_RED_LOGSUMEXP,
     };
     Core *c = core_start_with("mem-size=64M,blas-threads=4");
 
