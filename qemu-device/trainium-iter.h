@@ -61,10 +61,15 @@ bool trn_iter_runs(TrnKernel *k, const TrnIter *it, TrnRunFn *fn,
 /*
  * An elementwise walk of at least this many elements is shared between
  * the card's threads (trn_pool_run()), in pieces of about
- * TRN_ITER_SHARE_PIECE elements along the outermost dimension.
+ * TRN_ITER_SHARE_PIECE elements along the outermost dimension. A hand-off
+ * to the pool costs microseconds, a piece of 2^15 float32 elements tens of
+ * them (0.1 ns an element for an add, 1 ns for an exp: neuron-bench's
+ * card_*_ns_per_elem); a GPT step's replay (examples/bench_step.py gpt
+ * --graph, 2 card threads) took 18-19 ms with 2^18 and 2^17, 15-16 ms with
+ * 2^16 and 2^15 or 2^14 and 2^13.
  */
-#define TRN_ITER_SHARE_MIN   (1u << 18)
-#define TRN_ITER_SHARE_PIECE (1u << 17)
+#define TRN_ITER_SHARE_MIN   (1u << 16)
+#define TRN_ITER_SHARE_PIECE (1u << 15)
 
 /*
  * trn_iter_runs() for an instruction whose elements are independent
