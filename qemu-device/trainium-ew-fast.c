@@ -314,6 +314,120 @@ TRN_FAST_KERNEL(trn_fast_gelu_tanh, trn_v_gelu_tanh, trn_un_gelu_tanh,
 TRN_FAST_KERNEL(trn_fast_gelu_tanh_grad, trn_v_gelu_tanh_grad,
                 trn_un_gelu_tanh_grad, trn_v_never, TRN_CLONES)
 
+/*
+ * A float32 softmax or log-softmax row (trn_fast_softmax_row(), see
+ * trainium-ew-fast.h). The general engine computes in double y = x - m,
+ * e = exp(y) by glibc, s = e's sum in order, then e / s or y - log(s),
+ * rounded to float32. Here e' is the polynomial's for y >= -100 (within
+ * 2^-46 of e, relatively, as trn_v_exp_f() assumes), glibc's own below
+ * that down to -104, and 0 from -104 down (e < 2^-150 there: its softmax
+ * rounds to +0 whatever s >= 1 is, and its share of s is below 2^-134
+ * for any row the rows path takes). s' sums e' in 4 lanes: each sum of n
+ * positive terms is within (n + 4) 2^-53 of their exact sum, so with
+ * s >= 1 (the max's e is exp(0) = 1 on both sides)
+ *   |s' - s| <= s rs,  rs = 2^-46 + 2 (n + 4) 2^-53 + 2^-120.
+ * A softmax element e' / s' is then within r 2 (2^-46 + rs) of e / s (the
+ * ulps of both divisions inside the factor 2); a log-softmax element
+ * y - log(s') within 2 rs + 2^-50 |log s'| (glibc's log within an ulp on
+ * each side) plus an ulp of the result. An element whose interval rounds
+ * to one float32 has the general engine's bits; the row's results are
+ * all proven or it is left to the general code.
+ */
+#define TRN_SM_POLY_MIN (-100.0)
+#define TRN_SM_ZERO     (-104.0)
+
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_sm_exp(TrnV4d y)
+{
+    TrnV4l lo = y < TRN_V(TRN_SM_POLY_MIN);
+    TrnV4l z = y <= TRN_V(TRN_SM_ZERO);
+    TrnV4d ev;
+
+    if ((z[0] & z[1] & z[2] & z[3]) == -1) {
+        return TRN_V(0.0);      /* a masked group: -inf scores */
+    }
+    ev = trn_v_exp((TrnV4d)((TrnV4l)y & ~lo));
+    if (unlikely(lo[0] | lo[1] | lo[2] | lo[3])) {
+        for (unsigned u = 0; u < 4; u++) {
+            if (lo[u]) {
+                ev[u] = y[u] <= TRN_SM_ZERO ? 0.0 : exp(y[u]);
+            }
+        }
+    }
+    return ev;
+}
+
+/* The float32 values of @n lanes of @x from @p, the rest @pad. */
+static inline QEMU_ALWAYS_INLINE TrnV4d trn_v_load(const float *p,
+                                                   unsigned n, double pad)
+{
+    TrnV4f xf;
+
+    if (n == 4) {
+        memcpy(&xf, p, sizeof(xf));
+        return trn_v_widen(xf);
+    }
+    return (TrnV4d){ p[0], n > 1 ? p[1] : pad, n > 2 ? p[2] : pad, pad };
+}
+
+/* @n lanes of @v to @p (a constant size for a whole vector: no call). */
+static inline QEMU_ALWAYS_INLINE void trn_v_store(double *p, unsigned n,
+                                                 TrnV4d v)
+{
+    if (n == 4) {
+        memcpy(p, &v, sizeof(v));
+    } else {
+        memcpy(p, &v, n * sizeof(double));
+    }
+}
+
+TRN_FMA_CLONES bool trn_fast_softmax_row(const float *x, uint64_t n,
+                                         double m, bool logsm, double *e)
+{
+    TrnV4d sv = TRN_V(0.0), kv, lv;
+    double s, rs, ls = 0;
+
+    for (uint64_t j = 0; j < n; j += 4) {
+        unsigned w = MIN(4, n - j);
+        TrnV4d ev = trn_v_sm_exp(trn_v_load(x + j, w, -INFINITY) - TRN_V(m));
+
+        trn_v_store(e + j, w, ev);
+        sv += ev;
+    }
+    s = (sv[0] + sv[1]) + (sv[2] + sv[3]);
+    rs = 0x1p-46 + 2 * (double)(n + 4) * 0x1p-53 + 0x1p-120;
+    if (logsm) {
+        ls = log(s);
+    }
+    kv = TRN_V(logsm ? 0x1p-51 : 2 * (0x1p-46 + rs));
+    lv = TRN_V(logsm ? 2 * rs + fabs(ls) * 0x1p-50 + 0x1p-1000 : 0x1p-1000);
+    for (uint64_t j = 0; j < n; j += 4) {
+        unsigned w = MIN(4, n - j);
+        TrnV4d r = TRN_V(0.0), a;
+        TrnV4f f;
+        TrnV4i ok;
+
+        if (logsm) {
+            r = (trn_v_load(x + j, w, 0.0) - TRN_V(m)) - TRN_V(ls);
+        } else {
+            if (w == 4) {
+                memcpy(&r, e + j, sizeof(r));
+            } else {
+                memcpy(&r, e + j, w * sizeof(double));
+            }
+            r /= TRN_V(s);
+        }
+        /* |r|, 0 for an infinite one (a masked lane's -inf) */
+        a = trn_v_abs(r);
+        a = (TrnV4d)((TrnV4l)a & (a < TRN_V(INFINITY)));
+        ok = trn_v_proven(r, a * kv + lv, (TrnV4i){ -1, -1, -1, -1 }, &f);
+        if (!trn_v_all(ok)) {
+            return false;
+        }
+        trn_v_store(e + j, w, trn_v_widen(f));
+    }
+    return true;
+}
+
 TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn)
 {
     switch (fn) {

@@ -2,7 +2,8 @@
  * Virtual Trainium accelerator: vector kernels for the float32 UNARY
  * functions whose libm evaluation dominated a training step (the tanh
  * GELU and its gradient), used by the float32 elementwise path
- * (trainium-ew-f32.c) and EXPR's float32 registers (trainium-expr.c).
+ * (trainium-ew-f32.c) and EXPR's float32 registers (trainium-expr.c), and
+ * for float32 softmax rows (trainium-reduce.c).
  *
  * They change no result: each element is computed four at a time by a
  * polynomial, with a bound on its distance to the general engine's double
@@ -27,5 +28,15 @@ typedef void TrnF32UnaryFn(const float *x, float *d, uint64_t n, bool quiet);
 
 /* The kernel of UNARY function @fn, NULL if it has none. */
 TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn);
+
+/*
+ * A float32 softmax (@logsm false) or log-softmax row: @x[0..@n)
+ * contiguous, its largest element @m finite (so no NaN, no +inf; -inf
+ * may be), results to @e[0..@n) as float32 values in double -- those the
+ * general engine's double evaluation rounds to, proven as above. False
+ * when some element could not be proven (then @e holds nothing of use).
+ */
+bool trn_fast_softmax_row(const float *x, uint64_t n, double m, bool logsm,
+                          double *e);
 
 #endif

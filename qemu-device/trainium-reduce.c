@@ -13,6 +13,7 @@
 #include "qemu/osdep.h"
 #include "trainium-isa.h"
 #include "trainium-iter.h"
+#include "trainium-ew-fast.h"
 
 typedef struct TrnAxis {
     uint64_t outer, len, inner;
@@ -582,6 +583,7 @@ typedef struct TrnSmRows {
     const TrnView *src, *dst;
     const TrnAxis *ax;
     int a;                      /* the softmax dimension of src */
+    bool fast;                  /* rows contiguous, dst float32 */
 } TrnSmRows;
 
 static bool trn_softmax_rows_range(TrnKernel *k, const TrnSmRows *sr,
@@ -629,6 +631,23 @@ static bool trn_softmax_rows_range(TrnKernel *k, const TrnSmRows *sr,
                 }
                 m = isnan(m) || isnan(x) ? NAN : fmax(m, x);
             }
+        }
+        /*
+         * Passes 2 and 3 by the vector kernel, which gives these bits
+         * or leaves the row to the passes below.
+         */
+        if (sr->fast && isfinite(m) &&
+            trn_fast_softmax_row(f, len, m,
+                                 sr->variant == NISA_SM_LOG_SOFTMAX, e)) {
+            for (uint64_t i0 = 0; i0 < len; i0 += TRN_CHUNK_ELEMS) {
+                uint64_t n = MIN(TRN_CHUNK_ELEMS, len - i0);
+
+                if (k && trn_tick(k, 2 * n)) {
+                    return false;
+                }
+                trn_scatter(sr->dst, o * len + i0, n, e + i0);
+            }
+            continue;
         }
         /* Pass 2: sum of exp, kept. */
         for (uint64_t i = 0; i < len; i++) {
@@ -704,7 +723,7 @@ static bool trn_softmax_rows_f32(TrnKernel *k, unsigned variant,
                                  const TrnView *src, const TrnView *dst,
                                  const TrnAxis *ax, uint32_t *err)
 {
-    TrnSmRows sr = { variant, src, dst, ax, NISA_MAX_DIMS - 1 };
+    TrnSmRows sr = { variant, src, dst, ax, NISA_MAX_DIMS - 1, false };
 
     if (src->dtype != NISA_F32 || ax->inner != 1 || ax->len < 2 ||
         ax->len > TRN_SOFTMAX_ROW_MAX || !trn_softmax_apart(src, dst)) {
@@ -713,6 +732,7 @@ static bool trn_softmax_rows_f32(TrnKernel *k, unsigned variant,
     while (src->shape[sr.a] == 1) {     /* the axis: the last extent > 1 */
         sr.a--;
     }
+    sr.fast = src->stride[sr.a] == 1 && dst->dtype == NISA_F32;
     if (src->numel >= TRN_ITER_SHARE_MIN && ax->outer >= 2) {
         TrnSmShare sh = { &sr, MAX(1, TRN_ITER_SHARE_PIECE / ax->len) };
 

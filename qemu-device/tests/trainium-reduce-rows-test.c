@@ -1,6 +1,7 @@
 /*
  * QTest of the float32 row paths of trainium-reduce.c: SOFTMAX's
- * (test_softmax_rows below) and REDUCE's (trn_reduce_rows_f32: SUM,
+ * (test_softmax_rows and test_softmax_scores below; the vector kernel of
+ * trainium-ew-fast.c among them) and REDUCE's (trn_reduce_rows_f32: SUM,
  * MEAN, MAX, MIN, ARGMAX, ARGMIN, LOGSUMEXP along an axis with nothing
  * after it, rows read straight from memory): every output
  * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
@@ -444,14 +445,75 @@ static void test_shared_rows(void)
 
 /*
  * SOFTMAX and LOG_SOFTMAX of float32 rows (trn_softmax_rows_f32: each row
- * read straight from memory, exp(x - m) kept between passes, rows shared
- * by the card's threads when there are 2^18 elements or more) have the
+ * read straight from memory, exp(x - m) kept between passes or the row
+ * computed by the vector kernel, rows shared by the card's threads when
+ * there are TRN_ITER_SHARE_MIN elements or more) have the
  * bits of the general three-pass loop, which takes the transposed copy's
  * columns (softmax along axis 0: lanes, not rows); out of place and in
  * place; rows of every kind fill_many() makes, a row longer than a chunk,
  * and rows longer than the rows path takes (the general loop on both
  * sides). Plain rows' softmax sums to 1 and log-softmax is below 0.
  */
+static void softmax_case(Core *c, const float *x, unsigned nr, unsigned nl,
+                         bool plain_row0)
+{
+    uint64_t ne = (uint64_t)nr * nl;
+    g_autofree float *xt = g_new(float, ne);
+    g_autofree uint32_t *cols = g_new(uint32_t, ne);
+    g_autofree uint32_t *rows = g_new(uint32_t, ne);
+
+    for (unsigned v = 0; v < NISA_NUM_SOFTMAX; v++) {
+        for (int inplace = 0; inplace < 2; inplace++) {
+            struct nisa_insn in = { .opcode = NISA_INSN_SOFTMAX, .subop = v };
+
+            for (unsigned r = 0; r < nr; r++) {
+                for (unsigned i = 0; i < nl; i++) {
+                    xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
+                }
+            }
+            put(c, 0, 0, x, ne * 4);
+            put(c, 1, 0, xt, ne * 4);
+            in.src[0] = tn(1, NISA_F32, 0, nl, nr, 0, 0);
+            in.axis = 0;
+            in.dst = tn(2, NISA_F32, 0, nl, nr, 0, 0);
+            g_assert_cmphex(run1(c, in), ==, OK);
+            get(c, 2, 0, xt, ne * 4);       /* the columns' results */
+            for (unsigned r = 0; r < nr; r++) {
+                for (unsigned i = 0; i < nl; i++) {
+                    memcpy(&cols[(uint64_t)r * nl + i],
+                           &xt[(uint64_t)i * nr + r], 4);
+                }
+            }
+            memset(rows, 0xa5, ne * 4);     /* no stale result */
+            put(c, 2, 0, rows, ne * 4);
+            in.src[0] = tn(0, NISA_F32, 0, nr, nl, 0, 0);
+            in.axis = 1;
+            in.dst = tn(inplace ? 0 : 2, NISA_F32, 0, nr, nl, 0, 0);
+            g_assert_cmphex(run1(c, in), ==, OK);
+            get(c, inplace ? 0 : 2, 0, rows, ne * 4);
+            for (uint64_t e = 0; e < ne; e++) {
+                if (rows[e] != cols[e]) {
+                    g_test_message("%u x %u, variant %u%s, element %"
+                                   PRIu64 ": want 0x%08x, got 0x%08x",
+                                   nr, nl, v, inplace ? " in place" : "",
+                                   e, cols[e], rows[e]);
+                }
+                g_assert_cmphex(rows[e], ==, cols[e]);
+            }
+            if (plain_row0) {           /* something real */
+                const float *r0 = (const float *)rows;
+                double sum = 0;
+
+                for (unsigned i = 0; i < nl; i++) {
+                    sum += v == NISA_SM_SOFTMAX ? r0[i] : exp(r0[i]);
+                    g_assert_true(v == NISA_SM_SOFTMAX ? r0[i] > 0 : r0[i] < 0);
+                }
+                g_assert_cmpfloat(fabs(sum - 1), <, 1e-3);
+            }
+        }
+    }
+}
+
 static void test_softmax_rows(void)
 {
     static const struct { unsigned nr, nl; } shapes[] = {
@@ -461,71 +523,65 @@ static void test_softmax_rows(void)
 
     for (unsigned s = 0; s < ARRAY_SIZE(shapes); s++) {
         unsigned nr = shapes[s].nr, nl = shapes[s].nl;
-        uint64_t ne = (uint64_t)nr * nl;
-        g_autofree float *x = g_new(float, ne);
-        g_autofree float *xt = g_new(float, ne);
-        g_autofree uint32_t *cols = g_new(uint32_t, ne);
-        g_autofree uint32_t *rows = g_new(uint32_t, ne);
+        g_autofree float *x = g_new(float, (uint64_t)nr * nl);
 
         fill_many(x, nr, nl, 31 + s);
+        softmax_case(c, x, nr, nl, true);
+    }
+    core_stop(c);
+}
+
+/*
+ * Attention scores, as the vector kernel of float32 softmax rows
+ * (trn_fast_softmax_row()) meets them: rows of every scale from 0.01 to
+ * 1000 (results from about 1 down to subnormal and zero), causal masks
+ * (-inf after the row's position), elements 100 to 104 below the row's
+ * max (the kernel's domain edges), ties at the max; row lengths of a
+ * vector and a tail, and one of 2^16 elements (the longest the rows path
+ * takes). Every row's results have the bits of the general loop's.
+ */
+static void test_softmax_scores(void)
+{
+    static const struct { unsigned nr, nl; } shapes[] = {
+        { 4096, 32 }, { 257, 7 }, { 64, 1027 }, { 3, 1u << 16 },
+    };
+    Core *c = core_start_with("mem-size=64M,blas-threads=4");
+
+    for (unsigned s = 0; s < ARRAY_SIZE(shapes); s++) {
+        unsigned nr = shapes[s].nr, nl = shapes[s].nl;
+        g_autofree float *x = g_new(float, (uint64_t)nr * nl);
+        GRand *g = g_rand_new_with_seed(71 + s);
+
         for (unsigned r = 0; r < nr; r++) {
+            float *row = x + (uint64_t)r * nl;
+            double scale = pow(10, g_rand_double_range(g, -2, 3));
+
             for (unsigned i = 0; i < nl; i++) {
-                xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
+                /* Box-Muller: a normal score */
+                double u = g_rand_double_range(g, 1e-12, 1);
+                double w = g_rand_double(g);
+
+                row[i] = (float)(scale * sqrt(-2 * log(u)) * cos(2 * M_PI * w));
+            }
+            switch (r % 4) {
+            case 1:                     /* causal */
+                for (unsigned i = r % nl + 1; i < nl; i++) {
+                    row[i] = -INFINITY;
+                }
+                break;
+            case 2:                     /* the domain's edges */
+                row[0] = 50;
+                for (unsigned i = 1; i < nl; i++) {
+                    row[i] = 50 - (float)g_rand_double_range(g, 99, 105);
+                }
+                break;
+            case 3:                     /* ties at the max */
+                row[nl / 2] = row[nl - 1] = 1000;
+                break;
             }
         }
-        for (unsigned v = 0; v < NISA_NUM_SOFTMAX; v++) {
-            for (int inplace = 0; inplace < 2; inplace++) {
-                struct nisa_insn in = { .opcode = NISA_INSN_SOFTMAX,
-                                        .subop = v };
-
-                put(c, 0, 0, x, ne * 4);
-                put(c, 1, 0, xt, ne * 4);
-                in.src[0] = tn(1, NISA_F32, 0, nl, nr, 0, 0);
-                in.axis = 0;
-                in.dst = tn(2, NISA_F32, 0, nl, nr, 0, 0);
-                g_assert_cmphex(run1(c, in), ==, OK);
-                get(c, 2, 0, xt, ne * 4);       /* the columns' results */
-                for (unsigned r = 0; r < nr; r++) {
-                    for (unsigned i = 0; i < nl; i++) {
-                        memcpy(&cols[(uint64_t)r * nl + i],
-                               &xt[(uint64_t)i * nr + r], 4);
-                    }
-                }
-                memset(rows, 0xa5, ne * 4);     /* no stale result */
-                put(c, 2, 0, rows, ne * 4);
-                in.src[0] = tn(0, NISA_F32, 0, nr, nl, 0, 0);
-                in.axis = 1;
-                in.dst = tn(inplace ? 0 : 2, NISA_F32, 0, nr, nl, 0, 0);
-                g_assert_cmphex(run1(c, in), ==, OK);
-                get(c, inplace ? 0 : 2, 0, rows, ne * 4);
-                for (uint64_t e = 0; e < ne; e++) {
-                    if (rows[e] != cols[e]) {
-                        g_test_message("%u x %u, variant %u%s, element %"
-                                       PRIu64 ": want 0x%08x, got 0x%08x",
-                                       nr, nl, v, inplace ? " in place" : "",
-                                       e, cols[e], rows[e]);
-                    }
-                    g_assert_cmphex(rows[e], ==, cols[e]);
-                }
-                /* something real: row 0 is plain */
-                {
-                    const float *r0 = (const float *)rows;
-                    double sum = 0;
-
-                    for (unsigned i = 0; i < nl; i++) {
-                        sum += v == NISA_SM_SOFTMAX ? r0[i] : exp(r0[i]);
-                        g_assert_true(v == NISA_SM_SOFTMAX ?
-                                      r0[i] > 0 : r0[i] < 0);
-                    }
-                    g_assert_cmpfloat(fabs(sum - 1), <, 1e-3);
-                }
-                for (unsigned r = 0; r < nr; r++) {
-                    for (unsigned i = 0; i < nl; i++) {
-                        xt[(uint64_t)i * nr + r] = x[(uint64_t)r * nl + i];
-                    }
-                }
-            }
-        }
+        g_rand_free(g);
+        softmax_case(c, x, nr, nl, false);
     }
     core_stop(c);
 }
@@ -631,6 +687,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/reduce-rows/short-rows", test_short_rows);
     qtest_add_func("/trainium/reduce-rows/shared-rows", test_shared_rows);
     qtest_add_func("/trainium/reduce-rows/softmax-rows", test_softmax_rows);
+    qtest_add_func("/trainium/reduce-rows/softmax-scores", test_softmax_scores);
     qtest_add_func("/trainium/reduce-rows/logsumexp", test_logsumexp);
     return g_test_run();
 }
