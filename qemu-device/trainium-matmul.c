@@ -72,10 +72,12 @@ bool trn_matmul_check_threads(TrnState *s, Error **errp)
 
 /*
  * A product of fewer multiply-adds than this runs on its worker alone:
- * handing chunks to a sleeping helper costs more than it saves, and on a
- * loaded host a wake-up waits for a time slice.
+ * handing chunks to a helper costs more than it saves. The helpers spin
+ * between instructions (trainium-pool.c), so a GPT's products of 2^21 to
+ * 2^23 gain: [512, 64] x [64, 192] 84 -> 44-49 us, [512, 64] x [64, 64]
+ * 31-35 -> 18-23 us a replayed MATMUL on a 2-core host (2^24 before).
  */
-#define TRN_SGEMM_SMALL (1ull << 24)
+#define TRN_SGEMM_SMALL (1ull << 21)
 /*
  * Multiply-adds of one chunk: about 0.3 ms on one host core, so that the
  * last chunks of the threads end close together; a chunk is never more
