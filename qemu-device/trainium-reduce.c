@@ -232,11 +232,11 @@ static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
 
 /*
  * A float32 source reduced by SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN or
- * LOGSUMEXP along an axis with nothing after it (one row per output: a layer norm's mean,
- * a softmax's max, a max pooling's windows): each row read straight from
- * memory and folded in order, in double, by the same operations as
- * trn_fold() -- the same bits, without the double buffer and a call per
- * element. A contiguous MAX or MIN row is folded by trn_row_max_f32()
+ * LOGSUMEXP along an axis with nothing after it (one row per output: a
+ * layer norm's mean, a softmax's max, a max pooling's windows): each row
+ * read straight from memory and folded in order, in double, by the same
+ * operations as trn_fold() -- the same bits, without the double buffer
+ * and a call per element. A contiguous MAX or MIN row is folded by trn_row_max_f32()
  * instead, in float lanes: the extreme of floats is one of them, exactly,
  * as the double fold's is. A SUM, MEAN, MAX or MIN row that comes out NaN
  * or zero (or, in float lanes, has a NaN) is folded again through
