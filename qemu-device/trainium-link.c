@@ -20,16 +20,19 @@
 #include "exec/memory.h"
 #include "trainium-isa.h"
 #include "trainium-ew.h"
+#include "trainium-iter.h"
 #include "trace.h"
 
 /*
- * Bytes per chunk: 1 MiB for a copy; for a reduction at most
- * TRN_ABORT_GRAIN / 2 elements, so that the elementwise engine never
- * reaches its own check for a reset (which may park) while the peer is
- * held.
+ * Bytes per chunk: 1 MiB for a copy; for a reduction fewer elements than
+ * TRN_ABORT_GRAIN and than TRN_ITER_SHARE_MIN, so that the elementwise
+ * engine never reaches its own check for a reset (which may park), nor
+ * shares the chunk with the pool (which checks between pieces), while the
+ * peer is held: a chunk is applied whole or not at all, and a migrated
+ * LINK resumes after the chunks it finished without reducing any twice.
  */
 #define TRN_LINK_CHUNK (1 * MiB)
-#define TRN_LINK_REDUCE_ELEMS (TRN_ABORT_GRAIN / 2)
+#define TRN_LINK_REDUCE_ELEMS (MIN(TRN_ABORT_GRAIN, TRN_ITER_SHARE_MIN) / 2)
 
 static const uint16_t trn_link_binary[NISA_NUM_LINK_REDUCE] = {
     [NISA_REDUCE_SUM] = NISA_BIN_ADD,
