@@ -166,6 +166,7 @@ void trn_kernel_free(TrnKernel *k)
 {
     if (k) {
         g_free(k->expr_regs);
+        g_free(k->expr);
         g_free(k->code);
         g_free(k);
     }

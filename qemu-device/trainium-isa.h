@@ -51,6 +51,7 @@ typedef struct TrnKernel {
     struct nisa_insn *code;       /* the kernel, copied out once */
     uint64_t dirty_lo, dirty_hi; /* device memory the instruction writes */
     struct TrnExprRegs *expr_regs; /* EXPR's register file, made once */
+    struct TrnExpr *expr;        /* EXPR's decoded program, made once */
 } TrnKernel;
 
 /*
