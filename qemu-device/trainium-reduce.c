@@ -257,6 +257,59 @@ typedef struct TrnRows {
     int a;                      /* the reduced dimension of src */
 } TrnRows;
 
+/* The first element of row @o of @src (the rows along dimension @a). */
+static const float *trn_row_f32(const TrnView *src, int a, uint64_t o)
+{
+    const uint8_t *p = src->data;
+
+    for (int d = a - 1; d >= 0; d--) {
+        p += (int64_t)(o % src->shape[d]) * src->stride[d] * 4;
+        o /= src->shape[d];
+    }
+    return (const float *)p;
+}
+
+/*
+ * SUM (MEAN) of rows [@o, @o + 4) into @acc: each row added in its own
+ * order into its own accumulator, the four chains of dependent adds
+ * interleaved so that the core overlaps them -- each row's operations,
+ * and so its bits, are those of one row at a time. False if the queue is
+ * being reset.
+ */
+static bool trn_sum_rows4_f32(TrnKernel *k, const TrnRows *rw, uint64_t o,
+                              double acc[4])
+{
+    const float *f[4];
+    int64_t st = rw->src->stride[rw->a];
+    uint64_t len = rw->ax->len;
+
+    for (unsigned q = 0; q < 4; q++) {
+        f[q] = trn_row_f32(rw->src, rw->a, o + q);
+        acc[q] = 0;
+    }
+    for (uint64_t i0 = 0; i0 < len; i0 += TRN_CHUNK_ELEMS) {
+        uint64_t n = MIN(TRN_CHUNK_ELEMS, len - i0);
+        double a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+
+        if (k && trn_tick(k, 4 * (n + 1))) {
+            return false;
+        }
+        for (uint64_t i = i0; i < i0 + n; i++) {
+            int64_t at = (int64_t)i * st;
+
+            a0 += f[0][at];
+            a1 += f[1][at];
+            a2 += f[2][at];
+            a3 += f[3][at];
+        }
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
+    }
+    return true;
+}
+
 static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
                                   uint64_t o0, uint64_t o1, double *x,
                                   double *out)
@@ -270,22 +323,30 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
     bool max = red == NISA_RED_MAX || red == NISA_RED_ARGMAX;
     bool lse = red == NISA_RED_LOGSUMEXP;
     bool lanes = !sum && !arg && !lse && src->stride[a] == 1;
+    double sums[4];
+    uint64_t sums_o = o1;       /* the first row of sums[], none yet */
 
     for (uint64_t o = o0; o < o1; o++) {
-        const uint8_t *p = src->data;
-        const float *f;
-        uint64_t r = o;
+        const float *f = trn_row_f32(src, a, o);
         double acc = sum ? 0 : max || lse ? -INFINITY : INFINITY;
         double g = 0;
         float fm = -INFINITY;
         bool nan = false;
 
-        for (int d = a - 1; d >= 0; d--) {
-            p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
-            r /= src->shape[d];
+        bool summed;
+
+        if (sum && (o < sums_o || o >= sums_o + 4) && o + 4 <= o1) {
+            if (!trn_sum_rows4_f32(k, rw, o, sums)) {
+                return false;
+            }
+            sums_o = o;
         }
-        f = (const float *)p;
-        for (uint64_t i0 = 0; i0 < ax->len; i0 += TRN_CHUNK_ELEMS) {
+        summed = sum && o >= sums_o && o < sums_o + 4;
+        if (summed) {
+            acc = sums[o - sums_o];
+        }
+        for (uint64_t i0 = summed ? ax->len : 0; i0 < ax->len;
+             i0 += TRN_CHUNK_ELEMS) {
             uint64_t n = MIN(TRN_CHUNK_ELEMS, ax->len - i0);
 
             /* as the general loop: a reset is seen within a chunk */
