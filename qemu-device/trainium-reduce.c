@@ -236,9 +236,11 @@ static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
  * layer norm's mean, a softmax's max, a max pooling's windows): each row
  * read straight from memory and folded in order, in double, by the same
  * operations as trn_fold() -- the same bits, without the double buffer
- * and a call per element. A contiguous MAX or MIN row is folded by trn_row_max_f32()
- * instead, in float lanes: the extreme of floats is one of them, exactly,
- * as the double fold's is. A SUM, MEAN, MAX or MIN row that comes out NaN
+ * and a call per element (a SUM or MEAN four rows at a time,
+ * trn_sum_rows4_f32()). A contiguous MAX or MIN row is folded by
+ * trn_row_max_f32() instead, in float lanes: the extreme of floats is one
+ * of them, exactly, as the double fold's is. A SUM, MEAN, MAX or MIN row
+ * that comes out NaN
  * or zero (or, in float lanes, has a NaN) is folded again through
  * trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS doubles), so that even
  * the sign of its NaN or zero is theirs (an index has no sign). A
@@ -331,9 +333,7 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
         double acc = sum ? 0 : max || lse ? -INFINITY : INFINITY;
         double g = 0;
         float fm = -INFINITY;
-        bool nan = false;
-
-        bool summed;
+        bool nan = false, summed;
 
         if (sum && (o < sums_o || o >= sums_o + 4) && o + 4 <= o1) {
             if (!trn_sum_rows4_f32(k, rw, o, sums)) {
@@ -673,21 +673,13 @@ static bool trn_softmax_rows_range(TrnKernel *k, const TrnSmRows *sr,
     const TrnView *src = sr->src;
     uint64_t len = sr->ax->len;
     int64_t st = src->stride[sr->a];
-    int a = sr->a;
 
     for (uint64_t o = o0; o < o1; o++) {
-        const uint8_t *p = src->data;
-        const float *f;
-        uint64_t r = o;
+        const float *f = trn_row_f32(src, sr->a, o);
         double m = -INFINITY, s = 0, ls;
         float fm = -INFINITY;
         bool nan = false;
 
-        for (int d = a - 1; d >= 0; d--) {
-            p += (int64_t)(r % src->shape[d]) * src->stride[d] * 4;
-            r /= src->shape[d];
-        }
-        f = (const float *)p;
         /* Pass 1: max (NaN propagates). */
         if (st == 1) {
             for (uint64_t i0 = 0; i0 < len; i0 += TRN_CHUNK_ELEMS) {
