@@ -723,6 +723,39 @@ int nrn_all_to_all(struct nrn_comm *c, struct nrn_stream *s,
 		   struct nrn_buffer *recv, uint64_t recv_off,
 		   uint64_t count, enum nisa_dtype dtype);
 /*
+ * Root's recv gets op over ranks of send (@count elements); the others'
+ * sends are only read and their @recv is not used (may be NULL).
+ */
+int nrn_reduce(struct nrn_comm *c, struct nrn_stream *s,
+	       struct nrn_buffer *send, uint64_t send_off,
+	       struct nrn_buffer *recv, uint64_t recv_off,
+	       uint64_t count, enum nisa_dtype dtype, enum nrn_reduce_op op, int root);
+/* Root's recv (nranks blocks of @count) gets rank r's send in block r;
+ * only the root's @recv is used (the others' may be NULL). */
+int nrn_gather(struct nrn_comm *c, struct nrn_stream *s,
+	       struct nrn_buffer *send, uint64_t send_off,
+	       struct nrn_buffer *recv, uint64_t recv_off,
+	       uint64_t count, enum nisa_dtype dtype, int root);
+/* Rank r's recv (@count) gets block r of root's send (nranks blocks);
+ * only the root's @send is used (the others' may be NULL). */
+int nrn_scatter(struct nrn_comm *c, struct nrn_stream *s,
+		struct nrn_buffer *send, uint64_t send_off,
+		struct nrn_buffer *recv, uint64_t recv_off,
+		uint64_t count, enum nisa_dtype dtype, int root);
+/*
+ * All-to-all of blocks of any size: rank i sends @send_counts[j] elements
+ * to rank j, its blocks packed in rank order in send; it receives
+ * @recv_counts[j] from rank j, packed in rank order in recv. Both arrays
+ * have nranks entries; what rank i sends j must be what j expects from i
+ * (else every rank's stream fails with -EINVAL). The ranks tell each
+ * other their counts when they issue it.
+ */
+int nrn_all_to_allv(struct nrn_comm *c, struct nrn_stream *s,
+		    struct nrn_buffer *send, uint64_t send_off,
+		    const uint64_t *send_counts,
+		    struct nrn_buffer *recv, uint64_t recv_off,
+		    const uint64_t *recv_counts, enum nisa_dtype dtype);
+/*
  * Point to point: @bytes from this rank to @peer, which calls nrn_recv().
  * Only between cards joined by a link: -ENOLINK otherwise (no forwarding).
  */

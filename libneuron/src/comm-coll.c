@@ -192,6 +192,129 @@ NRN_EXPORT int nrn_all_to_all(struct nrn_comm *c, struct nrn_stream *s,
 	return nrn_call(c, s, &a, UINT64_MAX, true);
 }
 
+NRN_EXPORT int nrn_reduce(struct nrn_comm *c, struct nrn_stream *s,
+			  struct nrn_buffer *send, uint64_t send_off,
+			  struct nrn_buffer *recv, uint64_t recv_off,
+			  uint64_t count, enum nisa_dtype dtype, enum nrn_reduce_op op, int root)
+{
+	struct nrn_comm_call a = {
+		.coll = NRN_COLL_REDUCE, .dtype = dtype, .count = count, .root = root,
+		.buf = { send, NULL }, .off = { send_off, 0 },
+	};
+	int ret = nrn_check(c, s, dtype, count);
+
+	if (!ret)
+		ret = nrn_link_reduce(op, dtype, &a.reduce);
+	if (ret || root < 0 || root >= c->nranks)
+		return ret ? ret : -EINVAL;
+	a.len[NRN_CB_SEND] = count * nisa_dtype_size(dtype);
+	if (c->rank != root) {
+		if (!nrn_range_ok(c, send, send_off, a.len[NRN_CB_SEND], nisa_dtype_size(dtype)))
+			return -EINVAL;
+		return nrn_comm_run(c, s, &a);
+	}
+	a.buf[NRN_CB_RECV] = recv;
+	a.off[NRN_CB_RECV] = recv_off;
+	a.len[NRN_CB_RECV] = a.len[NRN_CB_SEND];
+	ret = nrn_call(c, s, &a, send_off, true);
+	if (!ret && op == NRN_REDUCE_AVG)
+		ret = nrn_avg(c, s, recv, recv_off, count, dtype);
+	return ret;
+}
+
+/*
+ * Gather and scatter: the all-to-alls whose blocks are all in the root's
+ * column (row); the root's own block is a local copy. The ranges a rank
+ * does not use (the receive range off the root for gather, the send
+ * range off it for scatter) are not looked at: NULL is fine.
+ */
+static int nrn_rooted(struct nrn_comm *c, struct nrn_stream *s, enum nrn_comm_coll coll,
+		      struct nrn_buffer *send, uint64_t send_off,
+		      struct nrn_buffer *recv, uint64_t recv_off,
+		      uint64_t count, enum nisa_dtype dtype, int root)
+{
+	struct nrn_comm_call a = {
+		.coll = coll, .dtype = dtype, .count = count, .root = root,
+		.buf = { send, recv }, .off = { send_off, recv_off },
+	};
+	int ret = nrn_check(c, s, dtype, count);
+	uint64_t es = nisa_dtype_size(dtype), bytes = count * es;
+	nrn_comm_split split = { { 0 } };
+	bool many = c && c->rank == root;	/* the root's side: nranks blocks */
+
+	if (ret || root < 0 || root >= c->nranks)
+		return ret ? ret : -EINVAL;
+	for (int q = 0; q < c->nranks; q++) {
+		if (coll == NRN_COLL_GATHER)
+			split[q][root] = count;
+		else
+			split[root][q] = count;
+	}
+	a.split = &split;
+	a.len[NRN_CB_SEND] = coll == NRN_COLL_SCATTER && many ? bytes * (uint64_t)c->nranks : bytes;
+	a.len[NRN_CB_RECV] = coll == NRN_COLL_GATHER && many ? bytes * (uint64_t)c->nranks : bytes;
+	if (!many) {
+		int used = coll == NRN_COLL_GATHER ? NRN_CB_SEND : NRN_CB_RECV;
+
+		a.buf[!used] = NULL;
+		a.off[!used] = 0;
+		a.len[!used] = 0;
+		if (!nrn_range_ok(c, a.buf[used], a.off[used], a.len[used], es))
+			return -EINVAL;
+		return nrn_comm_run(c, s, &a);
+	}
+	/* Not in place: the root's own block is a copy within its buffers. */
+	return nrn_call(c, s, &a, UINT64_MAX, true);
+}
+
+NRN_EXPORT int nrn_gather(struct nrn_comm *c, struct nrn_stream *s,
+			  struct nrn_buffer *send, uint64_t send_off,
+			  struct nrn_buffer *recv, uint64_t recv_off,
+			  uint64_t count, enum nisa_dtype dtype, int root)
+{
+	return nrn_rooted(c, s, NRN_COLL_GATHER, send, send_off, recv, recv_off, count,
+			  dtype, root);
+}
+
+NRN_EXPORT int nrn_scatter(struct nrn_comm *c, struct nrn_stream *s,
+			   struct nrn_buffer *send, uint64_t send_off,
+			   struct nrn_buffer *recv, uint64_t recv_off,
+			   uint64_t count, enum nisa_dtype dtype, int root)
+{
+	return nrn_rooted(c, s, NRN_COLL_SCATTER, send, send_off, recv, recv_off, count,
+			  dtype, root);
+}
+
+NRN_EXPORT int nrn_all_to_allv(struct nrn_comm *c, struct nrn_stream *s,
+			       struct nrn_buffer *send, uint64_t send_off,
+			       const uint64_t *send_counts,
+			       struct nrn_buffer *recv, uint64_t recv_off,
+			       const uint64_t *recv_counts, enum nisa_dtype dtype)
+{
+	struct nrn_comm_call a = {
+		.coll = NRN_COLL_ALL_TO_ALLV, .dtype = dtype,
+		.send_counts = send_counts, .recv_counts = recv_counts,
+		.buf = { send, recv }, .off = { send_off, recv_off },
+	};
+	uint64_t es, nsend = 0, nrecv = 0;
+	int ret = nrn_check(c, s, dtype, 0);
+
+	if (ret || !send_counts || !recv_counts)
+		return ret ? ret : -EINVAL;
+	for (int q = 0; q < c->nranks; q++) {
+		if (send_counts[q] > (UINT64_MAX >> 8) / NRN_COMM_MAX_RANKS ||
+		    recv_counts[q] > (UINT64_MAX >> 8) / NRN_COMM_MAX_RANKS)
+			return -EINVAL;
+		nsend += send_counts[q];
+		nrecv += recv_counts[q];
+	}
+	es = nisa_dtype_size(dtype);
+	a.len[NRN_CB_SEND] = nsend * es;
+	a.len[NRN_CB_RECV] = nrecv * es;
+	/* Not in place: a peer would overwrite a block not yet sent. */
+	return nrn_call(c, s, &a, UINT64_MAX, true);
+}
+
 static int nrn_p2p(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
 		   uint64_t off, uint64_t bytes, int sender, int receiver)
 {

@@ -40,6 +40,7 @@
 
 #define NRN_MSG_MAGIC	0x4e52434fU
 #define NRN_MSG_ABORT	0x4e524341U
+#define NRN_MSG_SPLIT	0x4e525350U
 #define NRN_WAIT_SLICE_NS (20 * 1000 * 1000)
 
 struct nrn_comm_msg_buf {
@@ -63,6 +64,8 @@ struct nrn_comm_msg {
 	uint32_t drop;		/* slots of its buffers to forget (freed) */
 	uint32_t pad2;
 	struct nrn_comm_msg_buf buf[2];	/* its RECV and SCRATCH */
+	/* NRN_MSG_SPLIT: its send and its receive counts, by rank. */
+	uint64_t split[2][NRN_COMM_MAX_RANKS];
 };
 
 /* A partner's side of this collective. */
@@ -293,6 +296,62 @@ static int nrn_comm_exchange_msgs(struct nrn_comm_ctx *x)
 }
 
 /*
+ * All-to-allv: every rank tells every other its send and receive counts;
+ * each then holds the whole matrix of block sizes, checked (what S sends
+ * D is what D expects from S: -EINVAL on every rank otherwise), and makes
+ * the same schedule from it. @a->count becomes the matrix's total, which
+ * the messages that follow compare.
+ */
+static int nrn_comm_exchange_split(struct nrn_comm_ctx *x, nrn_comm_split *split)
+{
+	struct nrn_comm *c = x->c;
+	struct nrn_comm_call *a = x->a;
+	uint64_t want[NRN_COMM_MAX_RANKS][NRN_COMM_MAX_RANKS];
+	struct nrn_comm_msg m = { .magic = NRN_MSG_SPLIT, .coll = a->coll, .dtype = a->dtype };
+	int n = c->nranks, q, ret = 0;
+	uint64_t total = 0;
+
+	for (int j = 0; j < n; j++) {
+		m.split[0][j] = (*split)[c->rank][j] = a->send_counts[j];
+		m.split[1][j] = want[c->rank][j] = a->recv_counts[j];
+	}
+	for (q = 0; q < n && !ret; q++) {
+		if (q == c->rank)
+			continue;
+		m.seq = c->peer[q].seq;
+		ret = nrn_comm_send_msg(c->peer[q].sock, &m, sizeof(m), NULL, 0);
+	}
+	for (q = 0; q < n && !ret; q++) {
+		struct nrn_comm_msg g;
+
+		if (q == c->rank)
+			continue;
+		ret = nrn_comm_recv_msg(c->peer[q].sock, &g, sizeof(g), NULL, 0, NULL,
+					x->deadline);
+		if (!ret && g.magic == NRN_MSG_ABORT)
+			ret = g.error ? g.error : -ECONNRESET;
+		else if (!ret && (g.magic != NRN_MSG_SPLIT || g.seq != c->peer[q].seq))
+			ret = -EPROTO;
+		else if (!ret && (g.coll != a->coll || g.dtype != (uint32_t)a->dtype))
+			ret = -EINVAL;	/* the ranks' calls do not match */
+		for (int j = 0; !ret && j < n; j++) {
+			(*split)[q][j] = g.split[0][j];
+			want[q][j] = g.split[1][j];
+		}
+		c->peer[q].seq++;
+	}
+	for (int i = 0; i < n && !ret; i++)
+		for (int j = 0; j < n; j++) {
+			if ((*split)[i][j] != want[j][i] || (*split)[i][j] > UINT64_MAX / 4 - total)
+				ret = -EINVAL;
+			total += (*split)[i][j];
+		}
+	a->count = total;
+	a->split = split;
+	return ret;
+}
+
+/*
  * Peer @q failed visibly: an abort message waits on its socket (peeked:
  * any other message is its next collective's, left for it), or the
  * socket was closed (its communicator is gone).
@@ -508,27 +567,46 @@ static int nrn_comm_run_locked(struct nrn_comm_ctx *x)
 	return ret;
 }
 
+/* The schedule, and who writes into us and whom we exchange with. */
+static int nrn_comm_plan(struct nrn_comm_ctx *x)
+{
+	struct nrn_comm *c = x->c;
+	int ret, q;
+
+	ret = nrn_comm_schedule(c, x->a, &x->sc);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < x->sc.njobs; i++) {
+		const struct nrn_comm_job *j = &x->sc.jobs[i];
+
+		x->njobs[j->rank]++;
+		if (j->dst_rank == c->rank)
+			x->partner[j->rank] = x->writer[j->rank] = true;
+		if (j->rank == c->rank)
+			x->partner[j->dst_rank] = true;
+	}
+	/* The barrier's and all-to-allv's messages go to every rank. */
+	for (q = 0; q < c->nranks; q++)
+		if (x->a->coll == NRN_COLL_BARRIER || x->a->coll == NRN_COLL_ALL_TO_ALLV)
+			x->partner[q] |= q != c->rank;
+	return 0;
+}
+
 int nrn_comm_run(struct nrn_comm *c, struct nrn_stream *s, struct nrn_comm_call *a)
 {
 	struct nrn_comm_ctx x = { .c = c, .s = s, .a = a };
+	bool allv = a->coll == NRN_COLL_ALL_TO_ALLV;
+	nrn_comm_split split;
 	int ret, q;
 
 	if (nrn_inherited(c->dev) || nrn_inherited(s->dev))
 		return -EBADFD;
-	ret = nrn_comm_schedule(c, a, &x.sc);
-	if (ret)
-		return ret;
-	for (unsigned int i = 0; i < x.sc.njobs; i++) {
-		const struct nrn_comm_job *j = &x.sc.jobs[i];
-
-		x.njobs[j->rank]++;
-		if (j->dst_rank == c->rank)
-			x.partner[j->rank] = x.writer[j->rank] = true;
-		if (j->rank == c->rank)
-			x.partner[j->dst_rank] = true;
+	/* All-to-allv's schedule needs the other ranks' counts: made below. */
+	if (!allv) {
+		ret = nrn_comm_plan(&x);
+		if (ret)
+			return ret;
 	}
-	for (q = 0; q < c->nranks && a->coll == NRN_COLL_BARRIER; q++)
-		x.partner[q] = q != c->rank;
 	pthread_mutex_lock(&c->lock);
 	pthread_mutex_lock(&s->lock);
 	if (s->capture) {
@@ -538,6 +616,13 @@ int nrn_comm_run(struct nrn_comm *c, struct nrn_stream *s, struct nrn_comm_call 
 	}
 	x.deadline = nrn_mono_ns() + c->timeout_ns;
 	ret = c->error;
+	if (!ret && allv) {
+		for (q = 0; q < c->nranks; q++)
+			x.partner[q] = q != c->rank;
+		ret = nrn_comm_exchange_split(&x, &split);
+		if (!ret)
+			ret = nrn_comm_plan(&x);
+	}
 	if (!ret)
 		ret = nrn_comm_run_locked(&x);
 	if (ret) {

@@ -208,38 +208,97 @@ static int nrn_sched_broadcast(const struct nrn_comm *c, const struct nrn_comm_c
 }
 
 /*
- * All-to-all: block D of S's send to block S of D's recv, directly over
- * S's link to D when there is one, else forwarded along the ring through
- * the intermediate ranks' SCRATCH (one slot per distance and hop).
+ * Reduce to the root: the chain of positions pos(root)+1 .. pos(root)-1
+ * reduces piece by piece into each one's SCRATCH (a copy of its send),
+ * the last step into the root's RECV (which holds the root's send). The
+ * other ranks' send ranges are only read.
+ */
+static int nrn_sched_reduce(const struct nrn_comm *c, const struct nrn_comm_call *a,
+			    struct nrn_comm_sched *sc, uint64_t es)
+{
+	int n = c->nranks, rp = 0, ret = 0;
+	uint64_t pe = NRN_COMM_PIECE / es, bytes = a->count * es;
+
+	while (c->ring[rp] != a->root)
+		rp++;
+	if (c->rank == a->root) {
+		if (a->buf[NRN_CB_SEND] != a->buf[NRN_CB_RECV] ||
+		    a->off[NRN_CB_SEND] != a->off[NRN_CB_RECV])
+			nrn_local(sc, NRN_CB_SEND, 0, NRN_CB_RECV, 0, bytes);
+	} else if (n > 2 && c->rank != RING(rp + 1)) {
+		nrn_local(sc, NRN_CB_SEND, 0, NRN_CB_SCRATCH, 0, bytes);
+	}
+	if (n > 2)
+		sc->scratch = bytes;
+	for (uint64_t k = 0; k * pe < a->count && ret >= -1; k++) {
+		uint64_t e0 = k * pe, e1 = e0 + pe < a->count ? e0 + pe : a->count;
+
+		ret = -1;
+		for (int s = 0; s < n - 1 && ret >= -1; s++) {
+			bool last = s == n - 2;
+
+			ret = nrn_job(sc, RING(rp + 1 + s), RING(rp + 2 + s),
+				      s ? NRN_CB_SCRATCH : NRN_CB_SEND, e0 * es,
+				      last ? NRN_CB_RECV : NRN_CB_SCRATCH, e0 * es,
+				      (e1 - e0) * es, (int)a->reduce, ret);
+		}
+	}
+	return ret < -1 ? ret : 0;
+}
+
+/* Elements rank @S sends rank @D in an all-to-all. */
+static uint64_t nrn_cnt(const struct nrn_comm_call *a, int S, int D)
+{
+	return a->split ? (*a->split)[S][D] : a->count;
+}
+
+/*
+ * All-to-all (and gather, scatter, all-to-allv): block D of S's send to
+ * block S of D's recv, directly over S's link to D when there is one,
+ * else forwarded along the ring through the intermediate ranks' SCRATCH
+ * (one slot per distance and hop, as large as the largest block
+ * forwarded that far).
  */
 static int nrn_sched_all_to_all(const struct nrn_comm *c, const struct nrn_comm_call *a,
 				struct nrn_comm_sched *sc, uint64_t es)
 {
-	int n = c->nranks, ret = 0, slot = 0;
-	uint64_t pe = NRN_COMM_PIECE / es, bytes = a->count * es;
+	int n = c->nranks, r = c->rank, ret = 0;
+	uint64_t pe = NRN_COMM_PIECE / es, scr = 0;
+	/* Element offsets of block (S, D) in S's send and in D's recv. */
+	uint64_t soff[NRN_COMM_MAX_RANKS][NRN_COMM_MAX_RANKS];
+	uint64_t roff[NRN_COMM_MAX_RANKS][NRN_COMM_MAX_RANKS];
 
-	if (a->buf[NRN_CB_SEND] != a->buf[NRN_CB_RECV] ||
-	    a->off[NRN_CB_SEND] != a->off[NRN_CB_RECV])
-		nrn_local(sc, NRN_CB_SEND, (uint64_t)c->rank * bytes,
-			  NRN_CB_RECV, (uint64_t)c->rank * bytes, bytes);
+	for (int i = 0; i < n; i++) {
+		uint64_t so = 0, ro = 0;
+
+		for (int j = 0; j < n; j++) {
+			soff[i][j] = so;
+			so += nrn_cnt(a, i, j);
+			roff[j][i] = ro;
+			ro += nrn_cnt(a, j, i);
+		}
+	}
+	nrn_local(sc, NRN_CB_SEND, soff[r][r] * es, NRN_CB_RECV, roff[r][r] * es,
+		  nrn_cnt(a, r, r) * es);
 	for (int d = 1; d < n && ret >= -1; d++) {
-		int first_slot = slot;
-		bool fwd = false;
+		uint64_t blk = 0;
 
 		for (int p = 0; p < n; p++)
-			fwd |= c->link_of[RING(p)][RING(p + d)] < 0;
+			if (c->link_of[RING(p)][RING(p + d)] < 0 &&
+			    nrn_cnt(a, RING(p), RING(p + d)) * es > blk)
+				blk = nrn_cnt(a, RING(p), RING(p + d)) * es;
 		for (int p = 0; p < n && ret >= -1; p++) {
 			int S = RING(p), D = RING(p + d);
-			bool direct = c->link_of[S][D] >= 0;
+			uint64_t cnt = nrn_cnt(a, S, D);
+			uint64_t so = soff[S][D] * es, ro = roff[S][D] * es;
 
-			for (uint64_t k = 0; k * pe < a->count && ret >= -1; k++) {
-				uint64_t e0 = k * pe, e1 = e0 + pe < a->count ? e0 + pe : a->count;
-				uint64_t sz = (e1 - e0) * es;
+			for (uint64_t k = 0; k * pe < cnt && ret >= -1; k++) {
+				uint64_t e0 = k * pe, e1 = e0 + pe < cnt ? e0 + pe : cnt;
+				uint64_t sz = (e1 - e0) * es, o = e0 * es;
 
-				if (direct) {
-					ret = nrn_job(sc, S, D, NRN_CB_SEND, (uint64_t)D * bytes + e0 * es,
-						      NRN_CB_RECV, (uint64_t)S * bytes + e0 * es,
-						      sz, NISA_REDUCE_NONE, -1);
+				if (c->link_of[S][D] >= 0) {
+					ret = nrn_job(sc, S, D, NRN_CB_SEND, so + o, NRN_CB_RECV,
+						      ro + o, sz, NISA_REDUCE_NONE, -1);
 					continue;
 				}
 				ret = -1;
@@ -248,19 +307,16 @@ static int nrn_sched_all_to_all(const struct nrn_comm *c, const struct nrn_comm_
 
 					ret = nrn_job(sc, RING(p + h), RING(p + h + 1),
 						      h ? NRN_CB_SCRATCH : NRN_CB_SEND,
-						      h ? (uint64_t)(first_slot + h - 1) * bytes + e0 * es
-							: (uint64_t)D * bytes + e0 * es,
+						      h ? scr + (uint64_t)(h - 1) * blk + o : so + o,
 						      lasth ? NRN_CB_RECV : NRN_CB_SCRATCH,
-						      lasth ? (uint64_t)S * bytes + e0 * es
-							    : (uint64_t)(first_slot + h) * bytes + e0 * es,
+						      lasth ? ro + o : scr + (uint64_t)h * blk + o,
 						      sz, NISA_REDUCE_NONE, ret);
 				}
 			}
 		}
-		if (fwd)
-			slot += d - 1;
+		scr += (uint64_t)(d - 1) * blk;
 	}
-	sc->scratch = (uint64_t)slot * bytes;
+	sc->scratch = scr;
 	return ret < -1 ? ret : 0;
 }
 
@@ -285,7 +341,13 @@ int nrn_comm_schedule(const struct nrn_comm *c, const struct nrn_comm_call *a,
 		ret = nrn_sched_broadcast(c, a, sc, es);
 		break;
 	case NRN_COLL_ALL_TO_ALL:
+	case NRN_COLL_GATHER:
+	case NRN_COLL_SCATTER:
+	case NRN_COLL_ALL_TO_ALLV:
 		ret = nrn_sched_all_to_all(c, a, sc, es);
+		break;
+	case NRN_COLL_REDUCE:
+		ret = nrn_sched_reduce(c, a, sc, es);
 		break;
 	case NRN_COLL_SEND:
 		for (uint64_t o = 0; o < a->count && ret >= -1; o += NRN_COMM_PIECE) {

@@ -103,7 +103,19 @@ enum nrn_comm_coll {
 	NRN_COLL_ALL_TO_ALL,
 	NRN_COLL_SEND,			/* the sender's view of a send/recv pair */
 	NRN_COLL_BARRIER,
+	NRN_COLL_REDUCE,		/* to @root */
+	NRN_COLL_GATHER,		/* to @root */
+	NRN_COLL_SCATTER,		/* from @root */
+	NRN_COLL_ALL_TO_ALLV,		/* blocks of every size: @split */
 };
+
+/*
+ * Elements rank S sends rank D in an all-to-all of any block sizes, rank
+ * S's blocks packed in D order in its send range and rank D's in S order
+ * in its receive range. Gather and scatter are the all-to-alls whose only
+ * non-empty column (row) is the root's.
+ */
+typedef uint64_t nrn_comm_split[NRN_COMM_MAX_RANKS][NRN_COMM_MAX_RANKS];
 
 /* A collective as one rank issues it. */
 struct nrn_comm_call {
@@ -113,6 +125,11 @@ struct nrn_comm_call {
 	uint64_t count;
 	int root;			/* broadcast: root; send/recv: sender */
 	int peer;			/* send/recv: the receiver */
+	/* Gather, scatter, all-to-all (NULL: @count each); all-to-allv's
+	 * is only known once the ranks exchanged their rows (comm-run.c). */
+	nrn_comm_split *split;
+	/* All-to-allv: this rank's send and receive counts, by rank. */
+	const uint64_t *send_counts, *recv_counts;
 	struct nrn_buffer *buf[NRN_CB_NUM];
 	uint64_t off[NRN_CB_NUM];
 	uint64_t len[NRN_CB_NUM];	/* bytes of each buffer's range */

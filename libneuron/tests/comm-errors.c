@@ -4,7 +4,8 @@
  * issued), float reductions only, a rank that never joins (-ETIMEDOUT in
  * bounded time), a rank that never takes part in a collective (the
  * others' stream syncs fail with -ETIMEDOUT in bounded time, the
- * communicator stays failed, the late rank is told), point to point
+ * communicator stays failed, the late rank is told), all-to-allv counts
+ * that do not match (every rank's stream fails with -EINVAL), point to point
  * between cards without a direct link (-ENOLINK) and a communicator over
  * cards the ring cannot join (-EXDEV), a capturing stream refused.
  */
@@ -54,6 +55,23 @@ static void t_bad_args(struct nrn_comm *c, struct nrn_stream *s, struct nrn_devi
 	t_check_ret(nrn_recv(c, s, a, 4090, 16, 0), -EINVAL);
 	t_check_ret(nrn_barrier(NULL, s), -EINVAL);
 	t_check_ret(nrn_barrier(c, NULL), -EINVAL);
+	/* Rooted: a root among the ranks; reduce reduces what all-reduce does. */
+	t_check_ret(nrn_reduce(c, s, a, 0, b, 0, 16, NISA_F32, NRN_REDUCE_SUM, n), -EINVAL);
+	t_check_ret(nrn_reduce(c, s, a, 0, b, 0, 16, NISA_I32, NRN_REDUCE_SUM, 0), -EINVAL);
+	t_check_ret(nrn_reduce(c, s, a, 0, a, 4, 16, NISA_F32, NRN_REDUCE_SUM, 0), -EINVAL);
+	t_check_ret(nrn_gather(c, s, a, 0, b, 0, 16, NISA_F32, -1), -EINVAL);
+	t_check_ret(nrn_gather(c, s, a, 0, NULL, 0, 16, NISA_F32, 0), -EINVAL);	/* the root's */
+	t_check_ret(nrn_gather(c, s, a, 0, a, 0, 16, NISA_F32, 0), -EINVAL);	/* overlap */
+	t_check_ret(nrn_scatter(c, s, NULL, 0, b, 0, 16, NISA_F32, 0), -EINVAL);
+	t_check_ret(nrn_scatter(c, s, a, 0, b, 0, 4096, NISA_F32, 0), -EINVAL);
+	{
+		uint64_t cnt[1] = { 16 }, big[1] = { 2048 };
+
+		t_check_ret(nrn_all_to_allv(c, s, a, 0, NULL, b, 0, cnt, NISA_F32), -EINVAL);
+		t_check_ret(nrn_all_to_allv(c, s, a, 0, cnt, b, 0, NULL, NISA_F32), -EINVAL);
+		t_check_ret(nrn_all_to_allv(c, s, a, 0, cnt, a, 0, cnt, NISA_F32), -EINVAL);
+		t_check_ret(nrn_all_to_allv(c, s, a, 0, big, b, 0, cnt, NISA_F32), -EINVAL);
+	}
 	/* Nothing was issued: the stream has no error to report. */
 	t_check_ret(nrn_stream_sync(s), 0);
 	nrn_buffer_free(a);
@@ -180,6 +198,58 @@ static void t_no_show(struct nrn_device **devs, int n)
 	}
 }
 
+struct t_allv {
+	struct nrn_comm *c;
+	struct nrn_stream *s;
+	struct nrn_buffer *a, *b;
+	int rank, n, sync_ret;
+};
+
+/* Rank 0 sends rank 1 one element more than rank 1 expects. */
+static void *t_allv_rank(void *p)
+{
+	struct t_allv *V = p;
+	uint64_t sc[8], rc[8];
+
+	for (int q = 0; q < V->n; q++)
+		sc[q] = rc[q] = 4;
+	if (V->rank == 0)
+		sc[1] = 5;
+	t_check_ret(nrn_all_to_allv(V->c, V->s, V->a, 0, sc, V->b, 0, rc, NISA_F32), 0);
+	V->sync_ret = nrn_stream_sync(V->s);
+	return NULL;
+}
+
+/* Mismatched all-to-allv counts fail every rank's stream, promptly. */
+static void t_allv_mismatch(struct nrn_device **devs, int n)
+{
+	struct nrn_comm *comms[8] = { NULL };
+	struct t_allv V[8];
+	pthread_t th[8];
+	double t0 = t_now();
+
+	t_check_ret(t_join(devs, n, 5ll * 1000 * 1000 * 1000, comms), 0);
+	if (t_failures)
+		return;
+	for (int i = 0; i < n; i++) {
+		V[i] = (struct t_allv){ .c = comms[i], .rank = i, .n = n, .sync_ret = 1 };
+		t_check_ret(nrn_stream_create(devs[i], &V[i].s), 0);
+		V[i].a = t_buffer(devs[i], 4096);
+		V[i].b = t_buffer(devs[i], 4096);
+		pthread_create(&th[i], NULL, t_allv_rank, &V[i]);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < n; i++) {
+		t_check_ret(V[i].sync_ret, -EINVAL);
+		nrn_buffer_free(V[i].a);
+		nrn_buffer_free(V[i].b);
+		nrn_stream_destroy(V[i].s);
+		nrn_comm_destroy(comms[i]);
+	}
+	t_check(t_now() - t0 < 4);
+}
+
 /* Ring of 4 or more: ranks 0 and 2 are not linked. */
 static void t_no_link(struct nrn_device **devs, int n)
 {
@@ -242,8 +312,10 @@ int main(void)
 	t_capture(comms[0], s, devs[0]);
 	nrn_stream_destroy(s);
 	nrn_comm_destroy(comms[0]);
-	if (n >= 2 && info.fabric_id)
+	if (n >= 2 && info.fabric_id) {
 		t_no_show(devs, n);
+		t_allv_mismatch(devs, n);
+	}
 	/* A ring (2 links per card) of 4 or more cards. */
 	if (n >= 4 && info.fabric_id && info.num_links == 2)
 		t_no_link(devs, n);

@@ -6,7 +6,9 @@
  * reduction against a CPU reference (t_comm.h: exact, AVG on a number of
  * ranks that is not a power of two within 1 ulp), in place and not, at
  * offsets, from 1 element to 64 MiB (NRN_COMM_TEST_FULL=1: to 256 MiB);
- * stream order (a kernel before and after the collective); send/recv.
+ * the rooted ones (reduce, gather, scatter) from every root; all-to-all
+ * of unequal blocks (empty ones too); stream order (a kernel before and
+ * after the collective); send/recv.
  * As processes a subset (bf16, two sizes, 16 MiB): see t_rank_main().
  */
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include "t_comm.h"
 
 #define MIB (1ull << 20)
+#define NRN_COMM_TEST_RANKS 8
 
 struct rank {
 	int r, n;
@@ -158,6 +161,120 @@ static void t_all_to_all(struct rank *R, enum nisa_dtype dt, uint64_t count)
 	nrn_buffer_free(b);
 }
 
+/* Reduce to @root; the other ranks' sends are left as they were. */
+static void t_reduce(struct rank *R, enum nisa_dtype dt, enum nrn_reduce_op op,
+		     uint64_t count, int root, bool in_place)
+{
+	uint64_t es = t_esize(dt), bytes = count * es;
+	struct nrn_buffer *a = t_dev_buf(R, bytes + 64), *b = NULL;
+	bool me = R->r == root;
+	int n = R->n, r = R->r;
+
+	T_UPLOAD(R, a, 64, dt, count, t_gen(op, r, i));
+	if (me && !in_place)
+		b = t_dev_buf(R, bytes);
+	t_check_ret(nrn_reduce(R->comm, R->s, a, 64, in_place ? a : b, in_place ? 64 : 0,
+			       count, dt, op, root), 0);
+	t_check_ret(nrn_stream_sync(R->s), 0);
+	if (me)
+		T_VERIFY(R, "reduce", in_place ? a : b, in_place ? 64 : 0, dt, count,
+			 t_avg_approx(R, op), t_ref(op, dt, n, i));
+	else
+		T_VERIFY(R, "reduce's send", a, 64, dt, count, false, t_rnd(dt, t_gen(op, r, i)));
+	nrn_buffer_free(a);
+	nrn_buffer_free(b);
+}
+
+/* Gather to @root: block q of its recv is rank q's send. */
+static void t_gather(struct rank *R, enum nisa_dtype dt, uint64_t count, int root)
+{
+	uint64_t es = t_esize(dt), total = count * (uint64_t)R->n;
+	struct nrn_buffer *a = t_dev_buf(R, count * es), *b = NULL;
+	int r = R->r;
+
+	T_UPLOAD(R, a, 0, dt, count, t_gen(NRN_REDUCE_SUM, r, i));
+	if (r == root)
+		b = t_dev_buf(R, total * es + 128);
+	t_check_ret(nrn_gather(R->comm, R->s, a, 0, b, 128, count, dt, root), 0);
+	t_check_ret(nrn_stream_sync(R->s), 0);
+	if (r == root)
+		T_VERIFY(R, "gather", b, 128, dt, total, false,
+			 t_rnd(dt, t_gen(NRN_REDUCE_SUM, (int)(i / count), i % count)));
+	nrn_buffer_free(a);
+	nrn_buffer_free(b);
+}
+
+/* Scatter from @root: rank q's recv is block q of its send. */
+static void t_scatter(struct rank *R, enum nisa_dtype dt, uint64_t count, int root)
+{
+	uint64_t es = t_esize(dt), total = count * (uint64_t)R->n;
+	struct nrn_buffer *a = NULL, *b = t_dev_buf(R, count * es);
+	int r = R->r;
+
+	if (r == root) {
+		a = t_dev_buf(R, total * es);
+		T_UPLOAD(R, a, 0, dt, total, t_gen(NRN_REDUCE_SUM, root, i));
+	}
+	t_check_ret(nrn_scatter(R->comm, R->s, a, 0, b, 0, count, dt, root), 0);
+	t_check_ret(nrn_stream_sync(R->s), 0);
+	T_VERIFY(R, "scatter", b, 0, dt, count, false,
+		 t_rnd(dt, t_gen(NRN_REDUCE_SUM, root, (uint64_t)r * count + i)));
+	nrn_buffer_free(a);
+	nrn_buffer_free(b);
+}
+
+/* Elements rank @S sends @D in t_all_to_allv: empty blocks, tiny and big. */
+static uint64_t t_split(int S, int D, uint64_t scale)
+{
+	static const uint64_t f[] = { 0, 1, 5, 0, 1000, 3, 77 };
+
+	return f[(unsigned int)(S * 3 + D * 5) % 7] * scale + (S == D ? 2 : 0);
+}
+
+/* Unequal all-to-all: S's send index e holds t_gen(SUM, S, e). */
+static void t_all_to_allv(struct rank *R, enum nisa_dtype dt, uint64_t scale)
+{
+	uint64_t sc[NRN_COMM_TEST_RANKS], rc[NRN_COMM_TEST_RANKS], soff[NRN_COMM_TEST_RANKS];
+	uint64_t es = t_esize(dt), ns = 0, nr = 0;
+	int r = R->r, n = R->n;
+	struct nrn_buffer *a, *b;
+	char *h;
+
+	for (int q = 0; q < n; q++) {
+		uint64_t o = 0;
+
+		sc[q] = t_split(r, q, scale);
+		rc[q] = t_split(q, r, scale);
+		/* Where q's block for us starts in q's send. */
+		for (int d = 0; d < r; d++)
+			o += t_split(q, d, scale);
+		soff[q] = o;
+		ns += sc[q];
+		nr += rc[q];
+	}
+	a = t_dev_buf(R, ns * es);
+	b = t_dev_buf(R, nr * es);
+	T_UPLOAD(R, a, 0, dt, ns, t_gen(NRN_REDUCE_SUM, r, i));
+	t_check_ret(nrn_all_to_allv(R->comm, R->s, a, 0, sc, b, 0, rc, dt), 0);
+	t_check_ret(nrn_stream_sync(R->s), 0);
+	h = malloc(nr * es + 1);
+	t_check_ret(nrn_stream_copy_d2h(R->s, h, b, 0, nr * es), 0);
+	for (int q = 0, bad = 0, o = 0; q < n; o += (int)rc[q], q++)
+		for (uint64_t i = 0; i < rc[q]; i++) {
+			float want = t_rnd(dt, t_gen(NRN_REDUCE_SUM, q, soff[q] + i));
+			float got = t_load(dt, h, (uint64_t)o + i);
+
+			if (got != want && bad++ < 3)
+				fprintf(stderr, "rank %d all_to_allv %s scale %llu: from %d [%llu] = %g, want %g\n",
+					r, t_dtype_name(dt), (unsigned long long)scale, q,
+					(unsigned long long)i, (double)got, (double)want);
+			t_check(got == want);
+		}
+	free(h);
+	nrn_buffer_free(a);
+	nrn_buffer_free(b);
+}
+
 /* A kernel before (send = rank + 1) and after (recv *= 2) the all-reduce. */
 static void t_stream_order(struct rank *R)
 {
@@ -223,10 +340,16 @@ static void *t_rank_main(void *p)
 			}
 		}
 		for (unsigned int k = R->big ? 0 : 1; k < 4; k += R->big ? 1 : 2) {
+			int root = (int)(counts[k] % (uint64_t)R->n);
+
 			t_all_gather(R, dt, counts[k], k == 2);
-			t_broadcast(R, dt, counts[k], (int)(counts[k] % (uint64_t)R->n));
+			t_broadcast(R, dt, counts[k], root);
 			t_all_to_all(R, dt, counts[k]);
+			t_reduce(R, dt, (enum nrn_reduce_op)(k % 5), counts[k], root, k == 1);
+			t_gather(R, dt, counts[k], R->n - 1 - root);
+			t_scatter(R, dt, counts[k], root);
 		}
+		t_all_to_allv(R, dt, 1);
 	}
 	t_stream_order(R);
 	t_send_recv(R);
@@ -238,6 +361,11 @@ static void *t_rank_main(void *p)
 		t_all_gather(R, NISA_F16, 32 * MIB / (uint64_t)R->n, false);
 		t_broadcast(R, NISA_F32, 16 * MIB, R->n - 1);
 		t_all_to_all(R, NISA_F32, 16 * MIB / (uint64_t)R->n);
+		/* Pieces of 4 MiB, forwarded where two cards have no link. */
+		t_reduce(R, NISA_F32, NRN_REDUCE_SUM, 5 * MIB, R->n - 1, false);
+		t_gather(R, NISA_BF16, 3 * MIB, 0);
+		t_scatter(R, NISA_F32, 3 * MIB, 1);
+		t_all_to_allv(R, NISA_F32, 1500);
 	}
 	return NULL;
 }
