@@ -131,6 +131,159 @@ def check_broadcast_gather_scatter(rank, dev):
             assert torch.equal(out.cpu(), ref), f"reduce_scatter {op} {dtype}"
 
 
+def check_rooted(rank, dev):
+    """reduce, gather and scatter from each root, several dtypes; a
+    reduce leaves the other ranks' tensors as they were."""
+    import torch
+    import torch.distributed as dist
+    for dtype in _dtypes() + [torch.int64, torch.bool]:
+        parts = [_data(r, (3, 1001), torch.float32, seed=21).mul(50).to(dtype)
+                 for r in range(WORLD)]
+        for root in range(WORLD):
+            outs = [torch.empty_like(parts[0]).to(dev) for _ in range(WORLD)]
+            dist.gather(parts[rank].to(dev), outs if rank == root else None, dst=root)
+            if rank == root:
+                for r in range(WORLD):
+                    assert torch.equal(outs[r].cpu(), parts[r]), f"gather {dtype} root {root}"
+            out = torch.empty_like(parts[0]).to(dev)
+            src = [(p + 7 * r if dtype != torch.bool else p).to(dev)
+                   for r, p in enumerate(parts)]
+            dist.scatter(out, src if rank == root else None, src=root)
+            want = parts[rank] + 7 * rank if dtype != torch.bool else parts[rank]
+            assert torch.equal(out.cpu(), want), f"scatter {dtype} root {root}"
+    for dtype in _dtypes():
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX):
+            parts = [_data(r, (5000,), dtype, seed=23) for r in range(WORLD)]
+            for root in range(WORLD):
+                t = parts[rank].to(dev)
+                dist.reduce(t, dst=root, op=op)
+                want = _cpu_reduce(op, parts, dtype) if rank == root else parts[rank]
+                assert torch.equal(t.cpu(), want), f"reduce {op} {dtype} root {root}"
+
+
+def _int_reduce(op, parts):
+    import functools
+    import torch
+    import torch.distributed as dist
+    if parts[0].dtype == torch.bool:
+        any_ = op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.BOR)
+        if op == dist.ReduceOp.BXOR:
+            return functools.reduce(torch.bitwise_xor, parts)
+        return functools.reduce(torch.logical_or if any_ else torch.logical_and, parts)
+    fn = {dist.ReduceOp.SUM: torch.add, dist.ReduceOp.PRODUCT: torch.mul,
+          dist.ReduceOp.MIN: torch.minimum, dist.ReduceOp.MAX: torch.maximum,
+          dist.ReduceOp.BAND: torch.bitwise_and, dist.ReduceOp.BOR: torch.bitwise_or,
+          dist.ReduceOp.BXOR: torch.bitwise_xor}[op]
+    return functools.reduce(fn, parts).to(parts[0].dtype)
+
+
+def check_integer_and_bitwise(rank, dev):
+    """Integer and bool reductions (what the links do not reduce: gathered
+    and folded on the card) equal the CPU's: all_reduce, reduce_scatter,
+    reduce."""
+    import torch
+    import torch.distributed as dist
+    ops = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX,
+           dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR]
+    for dtype in (torch.int64, torch.int32, torch.uint8, torch.int8, torch.bool):
+        g = [torch.Generator().manual_seed(100 + r) for r in range(WORLD)]
+        hi = 2 if dtype == torch.bool else 100
+        parts = [torch.randint(0, hi, (WORLD * 777,), generator=g[r]).to(dtype)
+                 for r in range(WORLD)]
+        for op in ops:
+            ref = _int_reduce(op, parts)
+            t = parts[rank].to(dev)
+            dist.all_reduce(t, op=op)
+            assert torch.equal(t.cpu(), ref), f"all_reduce {op} {dtype}"
+            out = torch.empty(777, dtype=dtype, device=dev)
+            dist.reduce_scatter_tensor(out, parts[rank].to(dev), op=op)
+            assert torch.equal(out.cpu(), ref.view(WORLD, -1)[rank]), \
+                f"reduce_scatter_tensor {op} {dtype}"
+            t = parts[rank].to(dev)
+            dist.reduce(t, dst=1, op=op)
+            assert torch.equal(t.cpu(), ref if rank == 1 else parts[rank]), f"reduce {op} {dtype}"
+
+
+def check_premul_sum(rank, dev):
+    """PREMUL_SUM (FSDP's gradient pre-division): each rank's tensor times
+    the factor (a double or a 1-element tensor), then summed."""
+    import torch
+    import torch.distributed as dist
+    for dtype in _dtypes():
+        parts = [_data(r, (WORLD * 513,), dtype, seed=31) for r in range(WORLD)]
+        for factor in (0.25, torch.tensor([0.5], dtype=dtype, device=dev)):
+            f = factor if isinstance(factor, float) else float(factor.item())
+            scaled = [(p * f).to(dtype) for p in parts]
+            ref = _cpu_reduce(dist.ReduceOp.SUM, scaled, dtype)
+            op = dist._make_nccl_premul_sum(factor)
+            t = parts[rank].to(dev)
+            dist.all_reduce(t, op=op)
+            assert torch.equal(t.cpu(), ref), f"all_reduce PREMUL_SUM {dtype} {factor}"
+            out = torch.empty(513, dtype=dtype, device=dev)
+            inp = parts[rank].to(dev)
+            dist.reduce_scatter_tensor(out, inp, op=op)
+            assert torch.equal(out.cpu(), ref.view(WORLD, -1)[rank])
+            assert torch.equal(inp.cpu(), parts[rank]), "reduce_scatter changed its input"
+
+
+def check_all_to_all_unequal(rank, dev):
+    """all_to_all_single with split sizes (empty blocks too, rows of 2-D
+    tensors) and all_to_all with lists of any sizes: rank q's block for
+    rank r is rows of value 100 q + r."""
+    import torch
+    import torch.distributed as dist
+    def rows(q, r):
+        return [[0, 3], [5, 1]][q][r]
+    for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.uint8):
+        send = [rows(rank, r) for r in range(WORLD)]
+        recv = [rows(q, rank) for q in range(WORLD)]
+        inp = torch.cat([torch.full((send[r], 3), 100 * rank + r) for r in range(WORLD)])
+        out = torch.full((sum(recv), 3), -1).to(dtype).to(dev)
+        dist.all_to_all_single(out, inp.to(dtype).to(dev), recv, send)
+        want = torch.cat([torch.full((recv[q], 3), 100 * q + rank) for q in range(WORLD)])
+        assert torch.equal(out.cpu(), want.to(dtype)), f"all_to_all_single splits {dtype}"
+        ins = [torch.full((send[r] + 1, 2), 100 * rank + r).to(dtype).to(dev)
+               for r in range(WORLD)]
+        outs = [torch.empty((recv[q] + 1, 2), dtype=dtype, device=dev) for q in range(WORLD)]
+        dist.all_to_all(outs, ins)
+        for q in range(WORLD):
+            assert torch.equal(outs[q].cpu(), torch.full((recv[q] + 1, 2), 100 * q + rank)
+                               .to(dtype)), f"all_to_all {dtype} from {q}"
+
+
+def check_functional_collectives(rank, dev):
+    """torch.distributed._functional_collectives (what DTensor and compiled
+    code call): all_reduce, all_gather_tensor, reduce_scatter_tensor and
+    the coalesced forms, on the card."""
+    import torch
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as funcol
+    group = dist.group.WORLD
+    parts = [_data(r, (WORLD * 4, 6), torch.float32, seed=41) for r in range(WORLD)]
+    x = parts[rank].to(dev)
+    got = funcol.all_reduce(x, "sum", group)
+    assert torch.equal(got.cpu(), parts[0] + parts[1])
+    got = funcol.all_gather_tensor(x, 0, group)
+    assert torch.equal(got.cpu(), torch.cat(parts))
+    got = funcol.all_gather_tensor(x, 1, group)
+    assert torch.equal(got.cpu(), torch.cat(parts, 1))
+    got = funcol.reduce_scatter_tensor(x, "sum", 0, group)
+    assert torch.equal(got.cpu(), (parts[0] + parts[1]).chunk(WORLD)[rank])
+    ys = [x, x[:2].contiguous() * 3]
+    got = funcol.all_gather_into_tensor_coalesced(ys, group)
+    assert torch.equal(got[0].cpu(), torch.cat(parts))
+    assert torch.equal(got[1].cpu(), torch.cat([p[:2] * 3 for p in parts]))
+    got = funcol.reduce_scatter_tensor_coalesced(ys, "sum", [0, 0], group)
+    assert torch.equal(got[0].cpu(), (parts[0] + parts[1]).chunk(WORLD)[rank])
+    assert torch.equal(got[1].cpu(), (parts[0][:2] * 3 + parts[1][:2] * 3).chunk(WORLD)[rank])
+    # rank 0 sends 1 row to itself and 7 to rank 1, rank 1 3 and 5
+    got = funcol.all_to_all_single(x, [1, 3] if rank == 0 else [7, 5],
+                                   [1, 7] if rank == 0 else [3, 5], group)
+    want = torch.cat([parts[0][:1], parts[1][:3]]) if rank == 0 else \
+        torch.cat([parts[0][1:], parts[1][3:]])
+    assert torch.equal(got.cpu(), want)
+
+
 def check_send_recv_barrier(rank, dev):
     import torch
     import torch.distributed as dist
@@ -204,8 +357,9 @@ def check_errors(rank, dev):
     f64 = torch.ones(4, dtype=torch.float64).to(dev)  # storage only on the card
     raises(lambda: dist.all_reduce(f64),
            "allreduce", "Double")
-    raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64, device=dev)),
-           "allreduce", "Long")
+    raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64, device=dev),
+                                   op=dist.ReduceOp.AVG), "allreduce", "AVG", "Long")
+    raises(lambda: dist.gather(torch.ones(4, device=dev), None, dst=2), "gather", "root")
     raises(lambda: dist.all_reduce(torch.ones(4, 4, device=dev)[:, ::2]),
            "allreduce", "contiguous")
     raises(lambda: dist.all_reduce(torch.ones(4, device=dev), op=dist.ReduceOp.BAND),
@@ -453,10 +607,14 @@ def workers():
 
 
 ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
-            "check_broadcast_gather_scatter", "check_send_recv_barrier", "check_async_work",
-            "check_errors", "check_stats", "check_ddp_gpt", "check_fsdp2_mlp"]
+            "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
+            "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
+            "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
+            "check_ddp_gpt", "check_fsdp2_mlp"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
-             "check_broadcast_gather_scatter", "check_send_recv_barrier", "check_errors",
+             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
+             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
+             "check_send_recv_barrier", "check_errors",
              "check_stats_nodes", "check_ddp_gpt"]
 
 

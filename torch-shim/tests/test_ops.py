@@ -132,6 +132,19 @@ def test_reductions(dtype):
     assert xn.sum().item() == pytest.approx(x.float().sum().item(), rel=2e-2, abs=1e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8, torch.bool])
+def test_amax_amin_out(dtype):
+    """amax and amin with out= (c10d's MIN/MAX fold of integer tensors calls
+    them) on the card, as the CPU gives them."""
+    (x,), (xn,) = both((torch.randn(4, 5, 6) * 30).to(dtype))
+    for fn in (torch.amax, torch.amin):
+        for dim in [0, (1, 2)]:
+            want = fn(x, dim)
+            out = torch.empty(want.shape, dtype=dtype, device=N)
+            fn(xn, dim, out=out)
+            assert torch.equal(out.cpu(), want), (fn, dim)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_logsumexp(dtype):
     """logsumexp is one LOGSUMEXP reduction per dim: dims, keepdim and all,

@@ -155,6 +155,11 @@ at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
 at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   return extreme(NISA_RED_MIN, self, dim, keepdim);
 }
+at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
+                     at::Tensor& out) {
+  at::Tensor r = torch_neuron::amin(self, dim, keepdim);
+  return into(out, r);
+}
 at::Tensor max_all(const at::Tensor& self) {
   return extreme(NISA_RED_MAX, self, {}, false);
 }
@@ -490,6 +495,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("amax", amax);
   m.impl("amax.out", amax_out);
   m.impl("amin", amin);
+  m.impl("amin.out", amin_out);
   m.impl("max", max_all);
   m.impl("min", min_all);
   m.impl("max.dim", max_dim);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The c10d backend "neuron" (NeuronProcessGroup.h): all-to-all, send/recv,
-// barrier, and the cross-node paths that go through the world Gloo group
-// on host copies (each such step is counted in distributed_stats()).
+// The c10d backend "neuron" (NeuronProcessGroup.h): the all-to-alls (equal
+// blocks or any), send/recv, barrier, and the cross-node paths that go
+// through the world Gloo group on host copies (each such step is counted
+// in distributed_stats()).
 #include <ATen/ATen.h>
 
 #include "NeuronProcessGroup.h"
@@ -22,9 +23,8 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::cross_broadcast(
                    tensors, {}, opts.timeout);
 }
 
-c10::intrusive_ptr<c10d::Work> NeuronBackend::cross_allgather(
-    std::vector<at::Tensor> blocks, const at::Tensor& input, c10d::OpType type,
-    std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout) {
+void NeuronBackend::cross_allgather(std::vector<at::Tensor> blocks, const at::Tensor& input,
+                                    std::chrono::milliseconds timeout) {
   std::vector<at::Tensor> hin{host_copy(input, false)};
   std::vector<std::vector<at::Tensor>> hout(1);
   for (int r = 0; r < size_; r++)
@@ -36,8 +36,54 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::cross_allgather(
     blocks[r].view({-1}).copy_(hout[0][r].view({-1}));
     count_gloo(hout[0][r]);
   }
-  return finish_on(device_stream(dev_), type, "all_gather", std::move(outputs),
-                   {input}, timeout);
+}
+
+// Gloo reduces integers with every op but AVG and PREMUL_SUM, and no bool:
+// a bool goes as uint8 with MAX (any) or MIN (all).
+void NeuronBackend::cross_allreduce(const at::Tensor& t, c10d::ReduceOp op) {
+  at::Tensor h = host_copy(t, false);
+  c10d::AllreduceOptions o;
+  o.reduceOp = op;
+  o.timeout = timeout_;
+  if (h.scalar_type() == at::kBool) {
+    h = h.to(at::kByte);
+    bool any = op.op_ == c10d::ReduceOp::SUM || op.op_ == c10d::ReduceOp::MAX ||
+               op.op_ == c10d::ReduceOp::BOR;
+    if (op.op_ != c10d::ReduceOp::BXOR)
+      o.reduceOp = any ? c10d::ReduceOp::MAX : c10d::ReduceOp::MIN;
+  }
+  std::vector<at::Tensor> v{h};
+  world_->allreduce(v, o)->wait();
+  t.copy_(h.to(t.scalar_type()));
+  count_gloo(h);
+}
+
+// Bytes of one row (dim 0's index) of @t.
+static uint64_t row_bytes(const at::Tensor& t) {
+  return t.dim() == 0 || t.size(0) == 0 ? 0 : bytes_of(t) / static_cast<uint64_t>(t.size(0));
+}
+
+void NeuronBackend::issue_alltoallv(const at::Tensor& out, const at::Tensor& in,
+                                    const std::vector<uint64_t>& send,
+                                    const std::vector<uint64_t>& recv,
+                                    std::chrono::milliseconds timeout) {
+  nrn_stream* s = device_stream(dev_);
+  if (multinode()) {
+    std::vector<int64_t> ss(send.begin(), send.end()), rs(recv.begin(), recv.end());
+    at::Tensor hin = host_copy(in, false).view({-1}).view(at::kByte);
+    at::Tensor hout = at::empty({static_cast<int64_t>(bytes_of(out))},
+                                hin.options());
+    c10d::AllToAllOptions o;
+    o.timeout = timeout_of(timeout);
+    world_->alltoall_base(hout, hin, rs, ss, o)->wait();
+    out.view({-1}).view(at::kByte).copy_(hout);
+    count_gloo(hout);
+    return;
+  }
+  Span si = span_of(in), so = span_of(out);
+  NEURON_CHECK(nrn_all_to_allv(comm_, s, si.buf, si.off, send.data(), so.buf, so.off,
+                               recv.data(), NISA_U8));
+  count_card(in);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall_base(
@@ -46,35 +92,91 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall_base(
   const char* name = "all_to_all_single";
   check_tensor(input, name);
   check_tensor(output, name);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type() &&
-              output.numel() == input.numel(), "neuron: ", name, ": the output "
-              "must have the input's dtype and size");
-  TORCH_CHECK(input.numel() % size_ == 0, "neuron: ", name, ": ", input.numel(),
-              " elements do not split into ", size_, " equal blocks");
-  auto equal = [&](const std::vector<int64_t>& splits) {
-    for (int64_t v : splits)
-      if (v != splits[0])
-        return false;
-    return splits.empty() || static_cast<int>(splits.size()) == size_;
-  };
-  TORCH_CHECK(equal(output_splits) && equal(input_splits), "neuron: ", name,
-              ": unequal split sizes are not supported (the card exchanges "
-              "equal blocks)");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
+              ": the output must have the input's dtype");
   nrn_stream* s = device_stream(dev_);
-  if (multinode()) {
-    at::Tensor hin = host_copy(input, false), hout = at::empty_like(hin);
-    c10d::AllToAllOptions o;
-    o.timeout = timeout_of(opts.timeout);
-    world_->alltoall_base(hout, hin, output_splits, input_splits, o)->wait();
-    output.copy_(hout);
-    count_gloo(hout);
-  } else if (input.numel() > 0) {
-    Span si = span_of(input), so = span_of(output);
-    NEURON_CHECK(nrn_all_to_all(comm_, s, si.buf, si.off, so.buf, so.off,
-                                bytes_of(input) / size_, NISA_U8));
-    count_card(input);
+  if (output_splits.empty() && input_splits.empty()) {
+    TORCH_CHECK(output.numel() == input.numel(), "neuron: ", name, ": the output must "
+                "have the input's size");
+    TORCH_CHECK(input.numel() % size_ == 0, "neuron: ", name, ": ", input.numel(),
+                " elements do not split into ", size_, " equal blocks");
+    if (!multinode() && input.numel() > 0) {
+      Span si = span_of(input), so = span_of(output);
+      NEURON_CHECK(nrn_all_to_all(comm_, s, si.buf, si.off, so.buf, so.off,
+                                  bytes_of(input) / size_, NISA_U8));
+      count_card(input);
+    } else if (input.numel() > 0) {
+      std::vector<uint64_t> eq(size_, bytes_of(input) / size_);
+      issue_alltoallv(output, input, eq, eq, opts.timeout);
+    }
+    return finish_on(s, c10d::OpType::ALLTOALL_BASE, name, {output}, {input},
+                     opts.timeout);
   }
+  // Split sizes count rows (dim 0); an empty list means equal rows.
+  auto bytes = [&](const at::Tensor& t, const std::vector<int64_t>& splits,
+                   const char* which) {
+    std::vector<uint64_t> b(size_);
+    int64_t rows = t.dim() ? t.size(0) : 1, sum = 0;
+    TORCH_CHECK(splits.empty() || static_cast<int>(splits.size()) == size_, "neuron: ",
+                name, ": ", which, " has ", splits.size(), " split sizes for ", size_,
+                " ranks");
+    TORCH_CHECK(!splits.empty() || rows % size_ == 0, "neuron: ", name, ": ", rows,
+                " rows of the ", which, " do not split into ", size_, " equal blocks");
+    for (int q = 0; q < size_; q++) {
+      int64_t v = splits.empty() ? rows / size_ : splits[q];
+      TORCH_CHECK(v >= 0, "neuron: ", name, ": negative split size ", v);
+      b[q] = static_cast<uint64_t>(v) * row_bytes(t);
+      sum += v;
+    }
+    TORCH_CHECK(sum == rows, "neuron: ", name, ": the ", which, "'s split sizes add "
+                "up to ", sum, " rows, it has ", rows);
+    return b;
+  };
+  TORCH_CHECK(input.dim() > 0 && output.dim() > 0 &&
+              input.numel() / std::max<int64_t>(input.size(0), 1) ==
+                  output.numel() / std::max<int64_t>(output.size(0), 1),
+              "neuron: ", name, ": the input's and the output's rows (dim 0) must "
+              "have the same size");
+  std::vector<uint64_t> send = bytes(input, input_splits, "input");
+  std::vector<uint64_t> recv = bytes(output, output_splits, "output");
+  issue_alltoallv(output, input, send, recv, opts.timeout);
   return finish_on(s, c10d::OpType::ALLTOALL_BASE, name, {output}, {input},
+                   opts.timeout);
+}
+
+// all_to_all with lists: input q to rank q, output q from it, of any sizes
+// (and dtypes: bytes move), packed into one buffer each way.
+c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllToAllOptions& opts) {
+  const char* name = "all_to_all";
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_ &&
+              static_cast<int>(inputs.size()) == size_, "neuron: ", name, ": ",
+              inputs.size(), " inputs and ", outputs.size(), " outputs, expected ",
+              size_, " of each (one per rank)");
+  std::vector<uint64_t> send(size_), recv(size_);
+  std::vector<at::Tensor> ins, keep;
+  int64_t nout = 0;
+  for (int q = 0; q < size_; q++) {
+    check_tensor(inputs[q], name);
+    check_tensor(outputs[q], name);
+    send[q] = bytes_of(inputs[q]);
+    recv[q] = bytes_of(outputs[q]);
+    nout += static_cast<int64_t>(recv[q]);
+    ins.push_back(inputs[q].reshape({-1}).view(at::kByte));
+  }
+  at::Tensor in = at::cat(ins);
+  at::Tensor out = at::empty({nout}, in.options());
+  issue_alltoallv(out, in, send, recv, opts.timeout);
+  int64_t o = 0;
+  for (int q = 0; q < size_; q++) {
+    int64_t b = static_cast<int64_t>(recv[q]);
+    outputs[q].view({-1}).view(at::kByte).copy_(out.narrow(0, o, b));
+    o += b;
+  }
+  keep.push_back(in);
+  keep.push_back(out);
+  return finish_on(device_stream(dev_), c10d::OpType::ALLTOALL, name, outputs, keep,
                    opts.timeout);
 }
 

@@ -1,57 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The c10d backend "neuron" (NeuronProcessGroup.h): argument checks, the
-// collectives within a node over nrn_comm, and the hierarchical all-reduce.
-// The other collectives' cross-node paths are in NeuronExchange.cpp.
+// all-reduce (hierarchical across nodes), all-gather and reduce-scatter and
+// their coalesced forms. The rooted collectives are in NeuronRooted.cpp,
+// the all-to-alls, point to point and the cross-node paths in
+// NeuronExchange.cpp, the reductions in NeuronReduceOps.cpp.
 #include "NeuronProcessGroup.h"
 
 #include <ATen/ATen.h>
 
 namespace torch_neuron {
-namespace {
-
-const char* reduce_name(c10d::ReduceOp op) {
-  switch (op.op_) {
-    case c10d::ReduceOp::SUM: return "SUM";
-    case c10d::ReduceOp::AVG: return "AVG";
-    case c10d::ReduceOp::PRODUCT: return "PRODUCT";
-    case c10d::ReduceOp::MIN: return "MIN";
-    case c10d::ReduceOp::MAX: return "MAX";
-    case c10d::ReduceOp::BAND: return "BAND";
-    case c10d::ReduceOp::BOR: return "BOR";
-    case c10d::ReduceOp::BXOR: return "BXOR";
-    case c10d::ReduceOp::PREMUL_SUM: return "PREMUL_SUM";
-    default: return "UNUSED";
-  }
-}
-
-nrn_reduce_op to_nrn(c10d::ReduceOp op, const char* name) {
-  switch (op.op_) {
-    case c10d::ReduceOp::SUM: return NRN_REDUCE_SUM;
-    case c10d::ReduceOp::AVG: return NRN_REDUCE_AVG;
-    case c10d::ReduceOp::PRODUCT: return NRN_REDUCE_PROD;
-    case c10d::ReduceOp::MIN: return NRN_REDUCE_MIN;
-    case c10d::ReduceOp::MAX: return NRN_REDUCE_MAX;
-    default:
-      TORCH_CHECK(false, "neuron: ", name, " does not support ReduceOp.",
-                  reduce_name(op), " (the card reduces with SUM, AVG, PRODUCT, "
-                  "MIN and MAX)");
-  }
-}
-
-// The card reduces float32, bfloat16 and float16 only.
-nisa_dtype reduce_dtype(const at::Tensor& t, const char* name, c10d::ReduceOp op) {
-  switch (t.scalar_type()) {
-    case at::kFloat: return NISA_F32;
-    case at::kBFloat16: return NISA_BF16;
-    case at::kHalf: return NISA_F16;
-    default:
-      TORCH_CHECK(false, "neuron: ", name, " with ReduceOp.", reduce_name(op),
-                  " does not support dtype ", t.scalar_type(), " (the card "
-                  "reduces float32, bfloat16 and float16)");
-  }
-}
-
-}  // namespace
 
 Span span_of(const at::Tensor& t) {
   DeviceSpan sp = storage_span(t.storage());
@@ -144,12 +101,29 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
 }
 
 void NeuronBackend::issue_allreduce(const at::Tensor& t, c10d::ReduceOp op,
-                                    const char* name) {
-  nisa_dtype dt = reduce_dtype(t, name, op);
-  nrn_reduce_op rop = to_nrn(op, name);
+                                    const char* name, std::vector<at::Tensor>& keep) {
+  check_reduction(t, op, name);
   if (t.numel() == 0)
     return;
   nrn_stream* s = device_stream(dev_);
+  premultiply(t, op, /*in_place=*/true);
+  if (!link_reduces(t, op)) {
+    if (multinode()) {
+      cross_allreduce(t, op);
+      return;
+    }
+    // Every rank's tensor, then the fold, on each card.
+    at::Tensor blocks = at::empty({size_, t.numel()}, t.options());
+    Span si = span_of(t), so = span_of(blocks);
+    NEURON_CHECK(nrn_all_gather(comm_, s, si.buf, si.off, so.buf, so.off, bytes_of(t),
+                                NISA_U8));
+    count_card(blocks);
+    fold_blocks(blocks, op, t);
+    keep.push_back(blocks);
+    return;
+  }
+  nisa_dtype dt = link_dtype(t);
+  nrn_reduce_op rop = link_op(op);
   Span sp = span_of(t);
   uint64_t n = static_cast<uint64_t>(t.numel());
   if (!multinode()) {
@@ -167,7 +141,8 @@ void NeuronBackend::issue_allreduce(const at::Tensor& t, c10d::ReduceOp op,
     at::Tensor h = host_copy(t, true);
     std::vector<at::Tensor> v{h};
     c10d::AllreduceOptions o;
-    o.reduceOp = avg ? c10d::ReduceOp(c10d::ReduceOp::SUM) : op;
+    o.reduceOp = avg || op.op_ == c10d::ReduceOp::PREMUL_SUM
+                     ? c10d::ReduceOp(c10d::ReduceOp::SUM) : op;
     o.timeout = timeout_;
     leaders_->allreduce(v, o)->wait();
     if (avg)
@@ -181,23 +156,29 @@ void NeuronBackend::issue_allreduce(const at::Tensor& t, c10d::ReduceOp op,
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
-  for (auto& t : tensors)
+  std::vector<at::Tensor> keep;
+  for (auto& t : tensors) {
     check_tensor(t, "allreduce");
+    check_reduction(t, opts.reduceOp, "allreduce");
+  }
   for (auto& t : tensors)
-    issue_allreduce(t, opts.reduceOp, "allreduce");
+    issue_allreduce(t, opts.reduceOp, "allreduce", keep);
   return finish_on(device_stream(dev_), c10d::OpType::ALLREDUCE, "allreduce",
-                   tensors, {}, opts.timeout);
+                   tensors, keep, opts.timeout);
 }
 
 // DDP's buckets: one collective per tensor, one Work for them all.
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
-  for (auto& t : tensors)
+  std::vector<at::Tensor> keep;
+  for (auto& t : tensors) {
     check_tensor(t, "allreduce_coalesced");
+    check_reduction(t, opts.reduceOp, "allreduce_coalesced");
+  }
   for (auto& t : tensors)
-    issue_allreduce(t, opts.reduceOp, "allreduce_coalesced");
+    issue_allreduce(t, opts.reduceOp, "allreduce_coalesced", keep);
   return finish_on(device_stream(dev_), c10d::OpType::ALLREDUCE_COALESCED,
-                   "allreduce_coalesced", tensors, {}, opts.timeout);
+                   "allreduce_coalesced", tensors, keep, opts.timeout);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::broadcast(
@@ -221,28 +202,50 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::broadcast(
   return finish_on(s, c10d::OpType::BROADCAST, "broadcast", tensors, {}, opts.timeout);
 }
 
-c10::intrusive_ptr<c10d::Work> NeuronBackend::_allgather_base(
-    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
-  check_tensor(input, "all_gather_into_tensor");
-  check_tensor(output, "all_gather_into_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: "
-              "all_gather_into_tensor: output dtype ", output.scalar_type(),
-              " differs from the input's ", input.scalar_type());
-  TORCH_CHECK(output.numel() == input.numel() * size_, "neuron: "
-              "all_gather_into_tensor: the output has ", output.numel(),
-              " elements, expected ", input.numel() * size_, " (world size x input)");
-  if (multinode())
-    return cross_allgather(output.reshape({size_, -1}).unbind(0), input,
-                           c10d::OpType::_ALLGATHER_BASE, {output}, opts.timeout);
-  nrn_stream* s = device_stream(dev_);
+void NeuronBackend::issue_allgather(const at::Tensor& output, const at::Tensor& input,
+                                    const char* name, std::chrono::milliseconds timeout,
+                                    std::vector<at::Tensor>& keep) {
+  check_tensor(input, name);
+  check_tensor(output, name);
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
+              ": output dtype ", output.scalar_type(), " differs from the input's ",
+              input.scalar_type());
+  TORCH_CHECK(output.numel() == input.numel() * size_, "neuron: ", name,
+              ": the output has ", output.numel(), " elements, expected ",
+              input.numel() * size_, " (world size x input)");
+  keep.push_back(input);
+  if (multinode()) {
+    cross_allgather(output.reshape({size_, -1}).unbind(0), input, timeout);
+    return;
+  }
   if (input.numel() > 0) {
     Span in = span_of(input), out = span_of(output);
-    NEURON_CHECK(nrn_all_gather(comm_, s, in.buf, in.off, out.buf, out.off,
-                                bytes_of(input), NISA_U8));
+    NEURON_CHECK(nrn_all_gather(comm_, device_stream(dev_), in.buf, in.off, out.buf,
+                                out.off, bytes_of(input), NISA_U8));
     count_card(output);
   }
-  return finish_on(s, c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor",
-                   {output}, {input}, opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
+  std::vector<at::Tensor> keep;
+  issue_allgather(output, input, "all_gather_into_tensor", opts.timeout, keep);
+  return finish_on(device_stream(dev_), c10d::OpType::_ALLGATHER_BASE,
+                   "all_gather_into_tensor", {output}, keep, opts.timeout);
+}
+
+// Functional collectives' (DTensor's) coalesced all-gathers: one per pair.
+c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  const char* name = "all_gather_into_tensor_coalesced";
+  TORCH_CHECK(outputs.size() == inputs.size(), "neuron: ", name, ": ", outputs.size(),
+              " outputs for ", inputs.size(), " inputs");
+  std::vector<at::Tensor> keep;
+  for (size_t i = 0; i < inputs.size(); i++)
+    issue_allgather(outputs[i], inputs[i], name, opts.timeout, keep);
+  return finish_on(device_stream(dev_), c10d::OpType::COALESCED, name, outputs, keep,
+                   opts.timeout);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
@@ -260,9 +263,11 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
                 o.numel() == in.numel(), "neuron: all_gather: every output must "
                 "have the input's device, dtype and size");
   }
-  if (multinode())
-    return cross_allgather(outputs[0], in, c10d::OpType::ALLGATHER, outputs[0],
-                           opts.timeout);
+  if (multinode()) {
+    cross_allgather(outputs[0], in, opts.timeout);
+    return finish_on(device_stream(dev_), c10d::OpType::ALLGATHER, "all_gather",
+                     outputs[0], {in}, opts.timeout);
+  }
   // Gather into one buffer, then copy the blocks out on the same stream.
   at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
   nrn_stream* s = device_stream(dev_);
@@ -280,9 +285,9 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
                    opts.timeout);
 }
 
-c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
-    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
-  const char* name = "reduce_scatter_tensor";
+void NeuronBackend::issue_reduce_scatter(const at::Tensor& output, const at::Tensor& input,
+                                         c10d::ReduceOp op, const char* name,
+                                         std::vector<at::Tensor>& keep) {
   check_tensor(input, name);
   check_tensor(output, name);
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
@@ -291,24 +296,60 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
   TORCH_CHECK(input.numel() == output.numel() * size_, "neuron: ", name,
               ": the input has ", input.numel(), " elements, expected ",
               output.numel() * size_, " (world size x output)");
-  nisa_dtype dt = reduce_dtype(input, name, opts.reduceOp);
-  nrn_reduce_op rop = to_nrn(opts.reduceOp, name);
+  check_reduction(input, op, name);
+  keep.push_back(input);
+  if (output.numel() == 0)
+    return;
   nrn_stream* s = device_stream(dev_);
   if (multinode()) {
     // All-reduce a copy hierarchically, keep this rank's block.
     at::Tensor tmp = input.clone();
-    issue_allreduce(tmp, opts.reduceOp, name);
+    issue_allreduce(tmp, op, name, keep);
     output.view({-1}).copy_(tmp.view({size_, -1})[rank_]);
-    return finish_on(s, c10d::OpType::_REDUCE_SCATTER_BASE, name, {output},
-                     {input, tmp}, opts.timeout);
+    keep.push_back(tmp);
+    return;
   }
-  if (output.numel() > 0) {
-    Span si = span_of(input), so = span_of(output);
-    NEURON_CHECK(nrn_reduce_scatter(comm_, s, si.buf, si.off, so.buf, so.off,
-                                    static_cast<uint64_t>(output.numel()), dt, rop));
+  at::Tensor in = premultiply(input, op, /*in_place=*/false);
+  Span si = span_of(in), so = span_of(output);
+  keep.push_back(in);
+  if (!link_reduces(input, op)) {
+    // Block q of every rank to rank q (an all-to-all), then the fold.
+    at::Tensor blocks = at::empty({size_, output.numel()}, output.options());
+    Span sb = span_of(blocks);
+    NEURON_CHECK(nrn_all_to_all(comm_, s, si.buf, si.off, sb.buf, sb.off,
+                                bytes_of(output), NISA_U8));
     count_card(input);
+    fold_blocks(blocks, op, output);
+    keep.push_back(blocks);
+    return;
   }
-  return finish_on(s, c10d::OpType::_REDUCE_SCATTER_BASE, name, {output}, {input},
+  NEURON_CHECK(nrn_reduce_scatter(comm_, s, si.buf, si.off, so.buf, so.off,
+                                  static_cast<uint64_t>(output.numel()), link_dtype(input),
+                                  link_op(op)));
+  count_card(input);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  const char* name = "reduce_scatter_tensor";
+  std::vector<at::Tensor> keep;
+  issue_reduce_scatter(output, input, opts.reduceOp, name, keep);
+  return finish_on(device_stream(dev_), c10d::OpType::_REDUCE_SCATTER_BASE, name,
+                   {output}, keep, opts.timeout);
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  const char* name = "reduce_scatter_tensor_coalesced";
+  TORCH_CHECK(outputs.size() == inputs.size(), "neuron: ", name, ": ", outputs.size(),
+              " outputs for ", inputs.size(), " inputs");
+  std::vector<at::Tensor> keep;
+  for (size_t i = 0; i < inputs.size(); i++)
+    check_reduction(inputs[i], opts.reduceOp, name);
+  for (size_t i = 0; i < inputs.size(); i++)
+    issue_reduce_scatter(outputs[i], inputs[i], opts.reduceOp, name, keep);
+  return finish_on(device_stream(dev_), c10d::OpType::COALESCED, name, outputs, keep,
                    opts.timeout);
 }
 

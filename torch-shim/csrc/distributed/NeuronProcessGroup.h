@@ -68,9 +68,26 @@ class NeuronBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
       at::Tensor& output, at::Tensor& input,
       const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(
+      std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(
+      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(
+      std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+      const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall_base(
       at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
       std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst,
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
@@ -82,8 +99,23 @@ class NeuronBackend : public c10d::Backend {
   // The checks every tensor argument passes (named @op in errors).
   void check_tensor(const at::Tensor& t, const char* op) const;
   // All-reduce @t in place on the current stream: one nrn_all_reduce, or
-  // across nodes the hierarchical path.
-  void issue_allreduce(const at::Tensor& t, c10d::ReduceOp op, const char* name);
+  // across nodes the hierarchical path; what the links do not reduce is
+  // all-gathered and folded on the card. Temporaries the card still
+  // reads or writes are added to @keep.
+  void issue_allreduce(const at::Tensor& t, c10d::ReduceOp op, const char* name,
+                       std::vector<at::Tensor>& keep);
+  // The bodies of all_gather_into_tensor and reduce_scatter_tensor (checked
+  // arguments), for one pair or a coalesced list.
+  void issue_allgather(const at::Tensor& output, const at::Tensor& input, const char* name,
+                       std::chrono::milliseconds timeout, std::vector<at::Tensor>& keep);
+  void issue_reduce_scatter(const at::Tensor& output, const at::Tensor& input,
+                            c10d::ReduceOp op, const char* name,
+                            std::vector<at::Tensor>& keep);
+  // All-to-all of 1-byte elements, rank q's @send[q] bytes of @in to it and
+  // @recv[q] bytes from it into @out (both packed in rank order).
+  void issue_alltoallv(const at::Tensor& out, const at::Tensor& in,
+                       const std::vector<uint64_t>& send, const std::vector<uint64_t>& recv,
+                       std::chrono::milliseconds timeout);
   // A Work ending with what was issued on @s so far.
   c10::intrusive_ptr<c10d::Work> finish_on(nrn_stream* s, c10d::OpType type,
                                            const char* what,
@@ -95,11 +127,10 @@ class NeuronBackend : public c10d::Backend {
   // (NeuronExchange.cpp); they finish on the current stream's copies back.
   c10::intrusive_ptr<c10d::Work> cross_broadcast(std::vector<at::Tensor>& tensors,
                                                  const c10d::BroadcastOptions& opts);
-  c10::intrusive_ptr<c10d::Work> cross_allgather(std::vector<at::Tensor> blocks,
-                                                 const at::Tensor& input,
-                                                 c10d::OpType type,
-                                                 std::vector<at::Tensor> outputs,
-                                                 std::chrono::milliseconds timeout);
+  void cross_allgather(std::vector<at::Tensor> blocks, const at::Tensor& input,
+                       std::chrono::milliseconds timeout);
+  // @t gets op over every rank's @t through the world Gloo group.
+  void cross_allreduce(const at::Tensor& t, c10d::ReduceOp op);
   void count_gloo(const at::Tensor& host);
 
   c10::DeviceIndex dev_;
@@ -129,6 +160,23 @@ struct Span {
 Span span_of(const at::Tensor& t);
 uint64_t bytes_of(const at::Tensor& t);
 void count_card(const at::Tensor& t);
+
+// Reductions (NeuronReduceOps.cpp). The links reduce float32, bfloat16 and
+// float16 with SUM, AVG, PRODUCT, MIN and MAX (PREMUL_SUM is a multiply on
+// the card, then SUM); every other reduction the card computes -- integer
+// and bool tensors, BAND, BOR, BXOR -- is the ranks' blocks brought
+// together (gathered) and folded on the card.
+const char* reduce_name(c10d::ReduceOp op);
+bool link_reduces(const at::Tensor& t, c10d::ReduceOp op);
+nrn_reduce_op link_op(c10d::ReduceOp op);
+nisa_dtype link_dtype(const at::Tensor& t);
+// Fails, naming @name, for a (dtype, op) neither way reduces.
+void check_reduction(const at::Tensor& t, c10d::ReduceOp op, const char* name);
+// PREMUL_SUM's factor applied (in @t when @in_place, else in a new
+// tensor); @t itself for any other op.
+at::Tensor premultiply(const at::Tensor& t, c10d::ReduceOp op, bool in_place);
+// @out (numel m) = op over the n rows of @blocks ([n, m]), in rank order.
+void fold_blocks(const at::Tensor& blocks, c10d::ReduceOp op, const at::Tensor& out);
 
 // Host copy of @t for the cross-node path (float32 for a reduction's
 // 16-bit types, so that Gloo adds in float32), and back.
