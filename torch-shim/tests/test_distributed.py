@@ -284,6 +284,41 @@ def check_functional_collectives(rank, dev):
     assert torch.equal(got.cpu(), want)
 
 
+def check_compiled_collectives(rank, dev):
+    """torch.compile(backend="neuron") of a function with functional
+    collectives between matmuls: one dynamo graph (no break), cut at the
+    collectives into compiled kernels (split.py), the collectives issued
+    on the card's stream between them; the results equal eager's exactly,
+    and a second call launches the kernels without capturing again."""
+    import torch
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as funcol
+    import torch_neuron
+    group = dist.group.WORLD
+
+    def layer(x, w1, w2):
+        h = torch.relu(x @ w1)
+        h = funcol.all_reduce(h, "sum", group)
+        g = funcol.all_gather_tensor(h * 2, 0, group)
+        return funcol.reduce_scatter_tensor(torch.tanh(g @ w2), "sum", 0, group) + 1
+
+    g = torch.Generator().manual_seed(50 + rank)
+    x, w1, w2 = (torch.randn(s, generator=g).to(dev) for s in ((8, 16), (16, 32), (32, 4)))
+    want = layer(x, w1, w2)
+    torch._dynamo.reset()
+    torch_neuron.reset_compile_stats()
+    fn = torch.compile(layer, backend="neuron")
+    got = fn(x, w1, w2)
+    assert torch.equal(got.cpu(), want.cpu())
+    st = torch_neuron.compile_stats()
+    assert st["dynamo_graphs"] == 1, st
+    assert st["split_graphs"] == 1 and st["split_segments"] == 4, st
+    assert st["captures"] == 4 and st["eager_graphs"] == 0, st
+    x2 = x + 1
+    assert torch.equal(fn(x2, w1, w2).cpu(), layer(x2, w1, w2).cpu())
+    assert torch_neuron.compile_stats()["captures"] == 4
+
+
 def check_send_recv_barrier(rank, dev):
     import torch
     import torch.distributed as dist
@@ -609,7 +644,7 @@ def workers():
 ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
-            "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
+            "check_compiled_collectives", "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
              "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",

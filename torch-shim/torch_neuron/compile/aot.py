@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The dynamo backend: AOTAutograd, each forward/backward/inference ATen
-graph served by a GraphKernels (kernels.py)."""
+graph served by a GraphKernels (kernels.py), or, when it holds collectives,
+by one per segment between them (split.py)."""
 import itertools
 import threading
 
@@ -9,6 +10,7 @@ from torch._guards import CompileContext
 
 from . import device_interface, stats
 from .kernels import GraphKernels
+from .split import has_collectives, split_kernels
 
 device_interface.register()
 
@@ -33,6 +35,8 @@ def neuron_backend(gm, example_inputs, **kwargs):
 
     def compiler(kind):
         def compile_graph(fx, inputs):
+            if has_collectives(fx):
+                return split_kernels(fx, f"{kind} graph {n}")
             return GraphKernels(fx, f"{kind} graph {n}")
         return compile_graph
 

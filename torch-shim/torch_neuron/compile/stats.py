@@ -29,6 +29,8 @@ def _zero():
         "cache_load_ms": 0.0,      # disk cache read + deserialize time, total
         "eager_graphs": 0,         # graphs that fell back to eager neuron ops
         "eager_calls": 0,          # calls of those graphs
+        "split_graphs": 0,         # graphs cut at their collectives (split.py)
+        "split_segments": 0,       # their segments between collectives
     }
 
 
