@@ -7,6 +7,9 @@
  *              per rank: algbw = bytes / time, busbw = algbw * 2(N-1)/N
  *              (the NCCL tests' definition); the time spans issue to the
  *              last rank's sync.
+ *   alltoall   an all-to-all of the same bytes per rank (N blocks), one thread
+ *              per rank: busbw = algbw * (N-1)/N (the NCCL tests'
+ *              definition: the share of the data that leaves the card).
  *   link_copy  the same bytes from card 0 to card 1 over their link
  *              (nrn_send / nrn_recv).
  *   dma_h2d    the same bytes from a host buffer to card 0 (DMA engine).
@@ -25,9 +28,9 @@
 struct rank {
 	struct nrn_comm *comm;
 	struct nrn_stream *s;
-	struct nrn_buffer *buf;
-	int r;
-	int what;		/* 0: all-reduce, 1: link copy 0 -> 1 */
+	struct nrn_buffer *buf, *out;
+	int r, n;
+	int what;		/* 0: all-reduce, 1: link copy 0 -> 1, 2: all-to-all */
 	int ret;
 };
 
@@ -63,6 +66,9 @@ static int one(struct rank *R)
 	if (R->what == 0)
 		ret = nrn_all_reduce(R->comm, R->s, R->buf, 0, R->buf, 0, bytes / 4,
 				     NISA_F32, NRN_REDUCE_SUM);
+	else if (R->what == 2)
+		ret = nrn_all_to_all(R->comm, R->s, R->buf, 0, R->out, 0,
+				     bytes / 4 / (uint64_t)R->n, NISA_F32);
 	else if (R->r == 0)
 		ret = nrn_send(R->comm, R->s, R->buf, 0, bytes, 1);
 	else if (R->r == 1)
@@ -173,10 +179,12 @@ int main(int argc, char **argv)
 	if (ret)
 		goto fail;
 	for (int i = 0; i < n; i++) {
-		ranks[i] = (struct rank){ .comm = comms[i], .r = i };
+		ranks[i] = (struct rank){ .comm = comms[i], .r = i, .n = n };
 		ret = nrn_stream_create(devs[i], &ranks[i].s);
 		if (!ret)
 			ret = nrn_buffer_alloc(devs[i], bytes, NRN_MEM_DEVICE, &ranks[i].buf);
+		if (!ret)
+			ret = nrn_buffer_alloc(devs[i], bytes, NRN_MEM_DEVICE, &ranks[i].out);
 		if (ret)
 			goto fail;
 	}
@@ -188,6 +196,14 @@ int main(int argc, char **argv)
 	printf("{\"name\": \"allreduce_%dm_f32\", \"cards\": %d, \"runs\": %d, \"seconds\": %.6f, "
 	       "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f}\n", mib, n, runs, sec,
 	       bytes / sec / 1e9, bytes / sec / 1e9 * 2 * (n - 1) / n);
+	sec = run(ranks, n, 2);
+	if (sec < 0) {
+		ret = (int)sec;
+		goto fail;
+	}
+	printf("{\"name\": \"alltoall_%dm_f32\", \"cards\": %d, \"runs\": %d, \"seconds\": %.6f, "
+	       "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f}\n", mib, n, runs, sec,
+	       bytes / sec / 1e9, bytes / sec / 1e9 * (n - 1) / n);
 	sec = run(ranks, n, 1);
 	if (sec < 0) {
 		ret = (int)sec;
@@ -205,6 +221,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (int i = 0; i < n; i++) {
 		nrn_buffer_free(ranks[i].buf);
+		nrn_buffer_free(ranks[i].out);
 		nrn_stream_destroy(ranks[i].s);
 		nrn_comm_destroy(comms[i]);
 		nrn_device_close(devs[i]);
