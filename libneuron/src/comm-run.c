@@ -12,7 +12,9 @@
  * 2. Prologue on the stream: the local copies (or one 8-byte copy of the
  *    comm's tick buffer), after the stream's prior work and the previous
  *    collective's end; then a tick copy after it signals our timeline's
- *    ready point.
+ *    ready point. A local copy no link job touches (an all-to-all's own
+ *    block) is queued after that instead, so that it runs beside the
+ *    links.
  * 3. Our link jobs, in schedule order, each waiting for our previous
  *    point, the destination's ready point and the peer job it depends on.
  *    A peer's point is waited for as available (submitted, not done)
@@ -528,10 +530,13 @@ static int nrn_comm_run_locked(struct nrn_comm_ctx *x)
 		ret = nrn_comm_exchange_msgs(x);
 	if (!ret)
 		ret = nrn_stream_flush_locked(s);
-	/* Prologue: the ready point. */
-	for (i = 0; !ret && i < (x->sc.nlocal ? x->sc.nlocal : 1); i++)
-		ret = nrn_comm_stream_job(x, x->sc.nlocal ? &x->sc.local[i] : NULL,
-					  &done, i ? 0 : 1);
+	/* Prologue: the copies before the ready point (or a tick). */
+	for (i = 0, nin = 0; !ret && i < x->sc.nlocal; i++)
+		if (!x->sc.local[i].beside)
+			ret = nrn_comm_stream_job(x, &x->sc.local[i], &done, nin++ ? 0 : 1);
+	if (!ret && !nin)
+		ret = nrn_comm_stream_job(x, NULL, &done, 1);
+	nin = 0;
 	/*
 	 * The ready point is a job of its own after the prologue's: the
 	 * driver sees an in-fence's error one chain level deep, so a point
@@ -544,6 +549,10 @@ static int nrn_comm_run_locked(struct nrn_comm_ctx *x)
 		return ret;
 	c->point = base;
 	x->side[c->rank].base = base;
+	/* After the ready job on the stream's DMA queue, beside the links. */
+	for (i = 0; !ret && i < x->sc.nlocal; i++)
+		if (x->sc.local[i].beside)
+			ret = nrn_comm_stream_job(x, &x->sc.local[i], NULL, 0);
 	for (i = 0; i < x->sc.njobs && !ret; i++)
 		if (x->sc.jobs[i].rank == c->rank)
 			ret = nrn_comm_link_job(x, &x->sc.jobs[i]);

@@ -57,6 +57,15 @@ static void nrn_local(struct nrn_comm_sched *sc, int src_buf, uint64_t src_off,
 			.src_off = src_off, .dst_off = dst_off, .size = size };
 }
 
+/* A local copy that no link job touches: beside them (comm.h). */
+static void nrn_local_beside(struct nrn_comm_sched *sc, int src_buf, uint64_t src_off,
+			     int dst_buf, uint64_t dst_off, uint64_t size)
+{
+	nrn_local(sc, src_buf, src_off, dst_buf, dst_off, size);
+	if (size)
+		sc->local[sc->nlocal - 1].beside = true;
+}
+
 /* [start, end) of element block @b of @n over [0, len). */
 static uint64_t nrn_split(uint64_t len, int b, int n)
 {
@@ -278,8 +287,9 @@ static int nrn_sched_all_to_all(const struct nrn_comm *c, const struct nrn_comm_
 			ro += nrn_cnt(a, j, i);
 		}
 	}
-	nrn_local(sc, NRN_CB_SEND, soff[r][r] * es, NRN_CB_RECV, roff[r][r] * es,
-		  nrn_cnt(a, r, r) * es);
+	/* Our own block: no link job reads or writes it. */
+	nrn_local_beside(sc, NRN_CB_SEND, soff[r][r] * es, NRN_CB_RECV, roff[r][r] * es,
+			 nrn_cnt(a, r, r) * es);
 	for (int d = 1; d < n && ret >= -1; d++) {
 		uint64_t blk = 0;
 

@@ -89,9 +89,14 @@ struct nrn_comm_job {
 	uint32_t idx;			/* its index among @rank's jobs */
 };
 
-/* A local DMA copy done before the link jobs (stream order). */
+/*
+ * A local DMA copy, before the ready point (stream order), or @beside the
+ * link jobs, after it, when no link job touches its ranges (the all-to-
+ * alls' own block): the DMA engine copies while the links move.
+ */
 struct nrn_comm_local {
 	uint8_t src_buf, dst_buf;
+	bool beside;
 	uint64_t src_off, dst_off, size;
 };
 
