@@ -319,6 +319,25 @@ def check_compiled_collectives(rank, dev):
     assert torch_neuron.compile_stats()["captures"] == 4
 
 
+def check_dtensor_random(rank, dev):
+    """A random operator on a sharded DTensor runs on the card: DTensor's
+    RNG tracker gives each shard its offset in the card generator's
+    counter (the 16-byte seed/offset state), so with one counter per
+    element the shards together are the one-card draw of the whole."""
+    import torch
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+    from torch.distributed.tensor._random import manual_seed
+    mesh = init_device_mesh("neuron", (WORLD,))
+    manual_seed(7, mesh)
+    d = distribute_tensor(torch.zeros(8, 16, device=dev), mesh, [Shard(0)])
+    d.uniform_()
+    full = d.full_tensor().cpu()
+    g = torch.Generator(device=dev).manual_seed(7)
+    assert torch.equal(full, torch.rand(8, 16, generator=g, device=dev).cpu())
+    assert not torch.equal(full[:4], full[4:])
+
+
 def check_send_recv_barrier(rank, dev):
     import torch
     import torch.distributed as dist
@@ -687,7 +706,7 @@ def workers():
 ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
-            "check_compiled_collectives", "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
+            "check_compiled_collectives", "check_dtensor_random", "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",

@@ -17,9 +17,6 @@
 namespace torch_neuron {
 namespace {
 
-constexpr uint8_t kMagic[4] = {'N', 'R', 'N', 'G'};
-constexpr uint32_t kVersion = 1;
-
 void put_le(uint8_t* p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; i++)
     p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -64,10 +61,8 @@ c10::intrusive_ptr<c10::TensorImpl> NeuronGeneratorImpl::get_state() const {
   at::Tensor state = at::empty({static_cast<int64_t>(kStateSize)},
                                at::TensorOptions().dtype(at::kByte));
   uint8_t* p = state.data_ptr<uint8_t>();
-  std::copy(kMagic, kMagic + 4, p);
-  put_le(p + 4, kVersion, 4);
-  put_le(p + 8, seed_, 8);
-  put_le(p + 16, offset_, 8);
+  put_le(p, seed_, 8);
+  put_le(p + 8, offset_, 8);
   return state.getIntrusivePtr();
 }
 
@@ -78,13 +73,8 @@ void NeuronGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
               " bytes, got ", new_state.numel(), " (a state of another "
               "device's generator?)");
   const uint8_t* p = new_state.data_dtype_initialized<uint8_t>();
-  TORCH_CHECK(std::equal(kMagic, kMagic + 4, p), "neuron: not a neuron "
-              "generator's RNG state (wrong magic)");
-  uint64_t version = get_le(p + 4, 4);
-  TORCH_CHECK(version == kVersion, "neuron: RNG state version ", version,
-              " is not supported (this build reads version ", kVersion, ")");
-  seed_ = get_le(p + 8, 8);
-  offset_ = get_le(p + 16, 8);
+  seed_ = get_le(p, 8);
+  offset_ = get_le(p + 8, 8);
 }
 
 std::pair<uint64_t, uint64_t> NeuronGeneratorImpl::reserve(uint64_t n) {

@@ -23,7 +23,9 @@ struct NeuronGeneratorImpl final : c10::GeneratorImpl {
   uint64_t seed() override;  // a non-deterministic seed, set and returned
   void set_offset(uint64_t offset) override;
   uint64_t get_offset() const override;
-  // A CPU uint8 tensor of kStateSize bytes: magic, version, seed, offset.
+  // A CPU uint8 tensor of kStateSize bytes: seed, offset (little endian
+  // 64-bit each: torch.cuda's layout, which PyTorch's own code reads, e.g.
+  // DTensor's OffsetBasedRNGTracker).
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
   void set_state(const c10::TensorImpl& new_state) override;
 
@@ -32,7 +34,7 @@ struct NeuronGeneratorImpl final : c10::GeneratorImpl {
   std::pair<uint64_t, uint64_t> reserve(uint64_t n);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
-  static constexpr size_t kStateSize = 24;
+  static constexpr size_t kStateSize = 16;
 
  private:
   NeuronGeneratorImpl* clone_impl() const override;
