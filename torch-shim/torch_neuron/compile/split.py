@@ -12,6 +12,8 @@ current stream, after the previous segment's kernel and before the next's.
 No graph break: dynamo's graph stays one graph, and only the collectives
 are outside kernels.
 """
+import operator
+
 import torch
 from torch.fx.passes.split_module import split_module
 
@@ -28,6 +30,36 @@ def is_collective(node):
 
 def has_collectives(gm):
     return any(is_collective(n) for n in gm.graph.nodes)
+
+
+def drop_unused_collectives(gm):
+    """Remove collectives whose results nothing reads (their wait_tensor
+    unused too), then what only fed them; the number removed.
+
+    AOTAutograd's default partitioner recomputes forward values in the
+    backward graph, collectives included, and keeps them because
+    wait_tensor counts as a side effect: a TP backward issued every
+    forward collective again for nothing. Every rank compiles the same
+    graph, so every rank drops the same ones and the ranks' collectives
+    stay in step."""
+    removed = 0
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(list(gm.graph.nodes)):
+            if node.users:
+                continue
+            getitem = (node.op == "call_function" and node.target is operator.getitem
+                       and isinstance(node.args[0], torch.fx.Node)
+                       and is_collective(node.args[0]))
+            if is_collective(node) or getitem:
+                gm.graph.erase_node(node)
+                removed += is_collective(node)
+                changed = True
+    if removed:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return removed
 
 
 class _Segment(torch.nn.Module):
@@ -57,6 +89,7 @@ def _tuple_output(sub):
 def split_kernels(gm, name):
     """The boxed callable for @gm: its segments between collectives as
     kernels, the collectives eager."""
+    stats.add("dropped_collectives", drop_unused_collectives(gm))
     part = [0]
     prev = [None]
 

@@ -31,6 +31,7 @@ def _zero():
         "eager_calls": 0,          # calls of those graphs
         "split_graphs": 0,         # graphs cut at their collectives (split.py)
         "split_segments": 0,       # their segments between collectives
+        "dropped_collectives": 0,  # collectives nothing read, removed (split.py)
     }
 
 
