@@ -504,6 +504,57 @@ def check_tp_llama_compiled(rank, dev):
     _tp_compare(rank, dev, 3, compile=True)
 
 
+def check_dcp_tp_to_one_card(rank, dev):
+    """torch.distributed.checkpoint: the TP-sharded model and AdamW state of
+    both cards saved (each rank writes its shards; DCP's planning goes
+    through the object collectives, gather and scatter on the card), then
+    loaded into the unsplit model on each card alone (DCP reshards) and
+    trained on: the same losses as the TP training after the save."""
+    import tempfile
+    import torch
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    import torch.nn.functional as F
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    sys.path.insert(0, EXAMPLES)
+    import gpt2
+    import tp
+
+    def step(model, opt, batch):
+        x, y = (t.to(dev) for t in batch)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten(0, 1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    model, batch_of = tp.setup(dev)
+    tp.parallelize(model, tp.make_mesh("neuron", WORLD))
+    opt = gpt2.optimizer(model, lr=3e-3)
+    for s in range(2):
+        step(model, opt, batch_of(s))
+    path = [tempfile.mkdtemp(prefix="neuron-dcp-") if rank == 0 else None]
+    dist.broadcast_object_list(path, src=0)
+    msd, osd = get_state_dict(model, opt)
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=path[0])
+    after = [step(model, opt, batch_of(s)) for s in (2, 3)]
+
+    one, batch_one = tp.setup(dev)
+    opt1 = gpt2.optimizer(one, lr=3e-3)
+    for s in range(2):
+        batch_one(s)  # the same batches from here on
+    msd1, osd1 = get_state_dict(one, opt1)
+    dcp.load({"model": msd1, "optim": osd1}, checkpoint_id=path[0])
+    set_state_dict(one, opt1, model_state_dict=msd1, optim_state_dict=osd1)
+    got = [step(one, opt1, batch_one(s)) for s in (2, 3)]
+    worst = max(abs(u - v) / abs(v) for u, v in zip(got, after))
+    assert worst <= RTOL_TP, (got, after)
+    dist.barrier()
+    if rank == 0:
+        import shutil
+        shutil.rmtree(path[0])
+
+
 def check_stats(rank, dev):
     import torch
     import torch.distributed as dist
@@ -718,7 +769,8 @@ def workers():
 ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
-            "check_compiled_collectives", "check_dtensor_random", "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
+            "check_compiled_collectives", "check_dtensor_random", "check_dcp_tp_to_one_card",
+            "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
