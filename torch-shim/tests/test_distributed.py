@@ -555,6 +555,27 @@ def check_dcp_tp_to_one_card(rank, dev):
         shutil.rmtree(path[0])
 
 
+def check_moe_expert_parallel(rank, dev):
+    """examples/moe.py: a mixture-of-experts transformer with its 4 experts
+    split over the 2 cards, tokens dispatched to their expert's card and
+    back by differentiable all_to_all_single with unequal split sizes;
+    the losses equal the one-card training's within 1e-5, and it learns."""
+    import torch.distributed as dist
+    import torch_neuron.distributed as nd
+    sys.path.insert(0, EXAMPLES)
+    import moe
+    nd.reset_stats()
+    losses = moe.train(6, dev, 4, rank, WORLD)
+    assert nd.stats()["card_collectives"] > 0 and nd.stats()["gloo_collectives"] == 0
+    ref = moe.train(6, dev, 4)
+    worst = max(abs(u - v) / abs(v) for u, v in zip(losses, ref))
+    if rank == 0:
+        print(f"moe: largest relative loss difference {worst:.3g}", file=sys.stderr, flush=True)
+    assert worst <= RTOL_TP, (losses, ref)
+    assert losses[-1] < losses[0], f"did not train: {losses}"
+    dist.barrier()
+
+
 def check_stats(rank, dev):
     import torch
     import torch.distributed as dist
@@ -770,6 +791,7 @@ ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
             "check_compiled_collectives", "check_dtensor_random", "check_dcp_tp_to_one_card",
+            "check_moe_expert_parallel",
             "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled"]

@@ -132,6 +132,28 @@ def test_reductions(dtype):
     assert xn.sum().item() == pytest.approx(x.float().sum().item(), rel=2e-2, abs=1e-2)
 
 
+def test_bincount():
+    """bincount on the card (MoE routers count tokens per expert with it):
+    counts of any integer type, minlength, float32 weights, an empty
+    input; negative or 2-D inputs refused as on the CPU."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(0, 9, (500,), generator=g)
+    w = torch.rand(500, generator=g)
+    for t in (x, x.to(torch.uint8), x.int()):
+        for minlength in (0, 4, 20):
+            got = torch.bincount(t.to(N), minlength=minlength)
+            assert got.dtype == torch.int64
+            assert torch.equal(got.cpu(), torch.bincount(t, minlength=minlength))
+    got = torch.bincount(x.to(N), weights=w.to(N))
+    assert got.dtype == torch.float32
+    assert_close(got, torch.bincount(x, weights=w))
+    e = torch.empty(0, dtype=torch.long)
+    assert torch.equal(torch.bincount(e.to(N), minlength=3).cpu(), torch.bincount(e, minlength=3))
+    for bad in (torch.tensor([1, -1]), torch.tensor([[1]])):
+        with pytest.raises(RuntimeError, match="non-negative integral"):
+            torch.bincount(bad.to(N))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8, torch.bool])
 def test_amax_amin_out(dtype):
     """amax and amin with out= (c10d's MIN/MAX fold of integer tensors calls

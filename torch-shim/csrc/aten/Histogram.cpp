@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "NeuronOps.h"
+#include "NeuronScatter.h"
 
 namespace torch_neuron {
 namespace {
@@ -298,10 +299,45 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   return into(out, r);
 }
 
+// bincount: how often each value of a 1-D non-negative integer tensor
+// occurs (or the sum of its weights), as index_add of ones (the weights)
+// into max(input) + 1 bins (read back, as the CPU reads it) or minlength.
+// Float32 weights sum in float32; the CPU sums any other weights in
+// float64, which the card does not hold: those run on the CPU, loudly.
+at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights,
+                    int64_t minlength) {
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  TORCH_CHECK(self.dim() == 1 && at::isIntegralType(self.scalar_type(), false),
+              "bincount only supports 1-d non-negative integral inputs.");
+  bool weighted = weights.has_value() && weights->defined();
+  if (weighted) {
+    TORCH_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
+                "weights should be 1-d and have the same length as input");
+    if (weights->scalar_type() != at::kFloat) {
+      torch::jit::Stack stack{self, weights, minlength};
+      run_on_cpu("aten::bincount", "", &stack,
+                 "cannot sum weights other than float32 in float64 as the CPU does");
+      return stack[0].toTensor();
+    }
+  }
+  auto dtype = weighted ? at::kFloat : at::kLong;
+  if (self.numel() == 0)
+    return at::zeros({minlength}, self.options().dtype(dtype));
+  auto [lo, hi] = at::aminmax(self);
+  TORCH_CHECK(lo.item<int64_t>() >= 0, "bincount only supports 1-d non-negative integral "
+              "inputs.");
+  int64_t bins = std::max(hi.item<int64_t>() + 1, minlength);
+  at::Tensor out = at::zeros({bins}, self.options().dtype(dtype));
+  at::Tensor src = weighted ? *weights : at::ones({self.numel()}, out.options());
+  index_add_into(out, 0, self.to(at::kLong), src, 1);
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_neuron
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("bincount", torch_neuron::bincount);
   m.impl("histc", torch_neuron::histc);
   m.impl("histc.out", torch_neuron::histc_out);
   m.impl("histogram.bin_ct", torch_neuron::histogram_ct);
