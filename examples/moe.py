@@ -14,12 +14,14 @@ rank), differentiable (torch.distributed.nn.functional), card to card.
 
     torchrun --nproc-per-node 2 examples/moe.py --steps 6 --compare
     torchrun --nproc-per-node 2 examples/moe.py --device cpu --compare   (Gloo)
+    torchrun --nproc-per-node 2 examples/moe.py --steps 6 --bench        (ms per step)
 
 --compare also trains the same model with every expert on this rank's
 device on the whole batches and checks that every step's loss agrees
 within --rtol: the gradients are the same sums in another order.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -139,15 +141,17 @@ def setup(dev, experts, rank=0, world=1, group=None):
     return model, batch_of
 
 
-def train(steps, dev, experts=4, rank=0, world=1, group=None, quiet=True):
+def train(steps, dev, experts=4, rank=0, world=1, group=None, quiet=True, times=None):
     """The global batch's loss at each of @steps AdamW steps; world > 1:
-    expert-parallel over the default group (this rank's rows)."""
+    expert-parallel over the default group (this rank's rows). @times: a
+    list that gets each step's seconds but the first's."""
     model, batch_of = setup(dev, experts, rank, world, group)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     expert_params = {id(p) for p in model.moe.experts.parameters()}
     rows = BATCH // world
     losses = []
     for step in range(steps):
+        t0 = time.perf_counter()
         x, y = batch_of(step)
         x, y = (t[rank * rows:(rank + 1) * rows].to(dev) for t in (x, y))
         loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten(0, 1))
@@ -167,7 +171,9 @@ def train(steps, dev, experts=4, rank=0, world=1, group=None, quiet=True):
             dist.all_reduce(total, group=group)
             loss = total / world
         opt.step()
-        losses.append(loss.item())
+        losses.append(loss.item())  # waits for the card
+        if times is not None and step:
+            times.append(time.perf_counter() - t0)
         if not quiet:
             print(f"step {step:4d}  loss {losses[-1]:.6f}", flush=True)
     return losses
@@ -180,6 +186,9 @@ def main():
     p.add_argument("--experts", type=int, default=4)
     p.add_argument("--compare", action="store_true")
     p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--bench", action="store_true",
+                   help="print the ms per step (after the first) of the expert-parallel run "
+                        "and of one card as JSON (make bench)")
     a = p.parse_args()
     local = int(os.environ.get("LOCAL_RANK", 0))
     if a.device == "neuron":
@@ -191,11 +200,19 @@ def main():
         dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     t0 = time.perf_counter()
-    losses = train(a.steps, dev, a.experts, rank, world, quiet=a.compare or rank != 0)
+    times, one = [], []
+    losses = train(a.steps, dev, a.experts, rank, world, quiet=a.compare or rank != 0,
+                   times=times)
     if rank == 0:
         print(f"final loss {losses[-1]:.6f} (expert parallel, {world} ranks, "
               f"{a.steps} steps, {time.perf_counter() - t0:.1f} s)")
     ok = True
+    if a.bench:
+        train(a.steps, dev, a.experts, times=one)
+        if rank == 0:
+            ms = lambda t: sum(t) / len(t) * 1e3  # noqa: E731
+            print(json.dumps({f"moe_step_{world}cards_ms": ms(times),
+                              "moe_step_1card_ms": ms(one)}), flush=True)
     if a.compare and rank == 0:
         ref = train(a.steps, dev, a.experts)
         worst = 0.0

@@ -22,6 +22,7 @@ mesh of all the ranks the way PyTorch's Llama TP example splits them:
     torchrun --nproc-per-node 2 examples/tp.py --steps 20
     torchrun --nproc-per-node 2 examples/tp.py --steps 6 --compare
     torchrun --nproc-per-node 2 examples/tp.py --device cpu --compare   (Gloo)
+    torchrun --nproc-per-node 2 examples/tp.py --steps 6 --bench        (ms per step)
 
 Every rank builds the same seeded full model, then parallelize_module()
 keeps its part (rank 0's copy scattered, DTensor's distribute_tensor);
@@ -45,6 +46,7 @@ splits 15 + 14; DTensor pads the smaller part, so every collective moves
 the same size on each rank.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -183,6 +185,32 @@ def train_single(steps: int, dev, **kw):
     return train(steps, dev, None, **kw)
 
 
+class StepTimer:
+    """phases= for train(): the mean ms of a step (forward, backward and
+    optimizer; the device synchronized), the first step left out."""
+
+    def __init__(self, dev):
+        self.dev, self.t = dev, []
+
+    def __call__(self, step, name, fn):
+        if step >= 1 and name == "forward":
+            _sync(self.dev)
+            self.t0 = time.perf_counter()
+        out = fn()
+        if step >= 1 and name == "optimizer":
+            _sync(self.dev)
+            self.t.append(time.perf_counter() - self.t0)
+        return out
+
+    def ms(self):
+        return sum(self.t) / len(self.t) * 1e3 if self.t else float("nan")
+
+
+def _sync(dev):
+    if torch.device(dev).type == "neuron":
+        torch.neuron.synchronize()
+
+
 class Collectives:
     """phases= for train(): records, by the profiler, the collectives of
     each phase of the @steps given (-1: init_device_mesh and parallelize)
@@ -229,6 +257,9 @@ def main():
     p.add_argument("--compile", action="store_true", help="torch.compile the forward and loss")
     p.add_argument("--collectives", action="store_true",
                    help="print the collectives of parallelize_module() and of step 0")
+    p.add_argument("--bench", action="store_true",
+                   help="print the ms per step (after the first) of the TP run and of the "
+                        "whole model on one card as JSON (make bench)")
     a = p.parse_args()
 
     if a.device == "cpu":
@@ -238,7 +269,7 @@ def main():
         dist.init_process_group("neuron")
         dev = torch.device("neuron", torch.neuron.current_device())  # LOCAL_RANK's card
     rank, world = dist.get_rank(), dist.get_world_size()
-    rec = Collectives() if a.collectives else None
+    rec = Collectives() if a.collectives else (StepTimer(dev) if a.bench else None)
     t0 = time.perf_counter()
     losses = train_tp(a.steps, dev, a.device, rank, world, loss_parallel=a.loss_parallel,
                       compile=a.compile, quiet=a.compare or rank != 0, phases=rec)
@@ -246,7 +277,13 @@ def main():
     if rank == 0:
         print(f"final loss {losses[-1]:.6f} (tp+sp, {world} ranks, {a.steps} steps, {s:.1f} s)",
               flush=True)
-    if rec is not None:
+    if a.bench:
+        one = StepTimer(dev)
+        train_single(a.steps, dev, phases=one)
+        if rank == 0:
+            print(json.dumps({f"tp_llama_step_{world}cards_ms": rec.ms(),
+                              "tp_llama_step_1card_ms": one.ms()}), flush=True)
+    elif rec is not None:
         for r in range(world):  # one rank after the other
             if r == rank:
                 print(f"rank {rank}: collectives\n{rec.report()}", flush=True)
