@@ -42,6 +42,23 @@ CORPUS = (
 ) * 8
 
 
+def char_batches(ctx: int, batch: int, seed: int = 0):
+    """The corpus' vocabulary size and batch_of(step) -> (x, y), each
+    [batch, ctx] on the CPU: seeded random windows of the corpus, y the next
+    character of x. The same seed draws the same batches, in call order."""
+    chars = sorted(set(CORPUS))
+    data = torch.tensor([chars.index(c) for c in CORPUS], dtype=torch.long)
+    g = torch.Generator().manual_seed(seed)
+
+    def batch_of(step):
+        starts = torch.randint(0, len(data) - ctx - 1, (batch,), generator=g)
+        x = torch.stack([data[s:s + ctx] for s in starts])
+        y = torch.stack([data[s + 1:s + ctx + 1] for s in starts])
+        return x, y
+
+    return len(chars), batch_of
+
+
 _kernels = None
 
 

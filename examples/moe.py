@@ -126,18 +126,9 @@ class MoEModel(nn.Module):
 def setup(dev, experts, rank=0, world=1, group=None):
     """The seeded model (this rank's experts) on @dev and batch_of(step) ->
     the global batch (x, y) on the CPU."""
-    chars = sorted(set(gpt2.CORPUS))
-    data = torch.tensor([chars.index(c) for c in gpt2.CORPUS], dtype=torch.long)
+    vocab, batch_of = gpt2.char_batches(CTX, BATCH)
     torch.manual_seed(0)
-    model = MoEModel(len(chars), experts, rank, world, group).to(dev)
-    g = torch.Generator().manual_seed(0)
-
-    def batch_of(step):
-        starts = torch.randint(0, len(data) - CTX - 1, (BATCH,), generator=g)
-        x = torch.stack([data[s:s + CTX] for s in starts])
-        y = torch.stack([data[s + 1:s + CTX + 1] for s in starts])
-        return x, y
-
+    model = MoEModel(vocab, experts, rank, world, group).to(dev)
     return model, batch_of
 
 

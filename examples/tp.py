@@ -66,18 +66,9 @@ CTX, BATCH = 32, 8
 def setup(dev, seed: int = 0):
     """The seeded full model on @dev, and batch_of(step) -> (x, y) [B, T]
     on the CPU: the same for every rank and for the one-device run."""
-    chars = sorted(set(gpt2.CORPUS))
-    data = torch.tensor([chars.index(c) for c in gpt2.CORPUS], dtype=torch.long)
+    vocab, batch_of = gpt2.char_batches(CTX, BATCH, seed)
     torch.manual_seed(seed)
-    model = llama.Llama(len(chars), CTX, d=64, heads=4, kv_heads=2, layers=2).to(dev)
-    g = torch.Generator().manual_seed(seed)
-
-    def batch_of(step):
-        starts = torch.randint(0, len(data) - CTX - 1, (BATCH,), generator=g)
-        x = torch.stack([data[s:s + CTX] for s in starts])
-        y = torch.stack([data[s + 1:s + CTX + 1] for s in starts])
-        return x, y
-
+    model = llama.Llama(vocab, CTX, d=64, heads=4, kv_heads=2, layers=2).to(dev)
     return model, batch_of
 
 
