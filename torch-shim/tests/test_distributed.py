@@ -576,6 +576,36 @@ def check_moe_expert_parallel(rank, dev):
     dist.barrier()
 
 
+def check_pipeline(rank, dev):
+    """examples/pp.py: the MLP split in two pipeline stages, rank r = stage
+    r on its card, trained with ScheduleGPipe and with Schedule1F1B over 4
+    microbatches: the losses equal the unsplit model's on one card within
+    1e-5, and it learns. 1F1B has both ranks send to each other first
+    (fwd_sends + bwd_recvs against bwd_sends + fwd_recvs): the backend
+    issues queued sends and recvs in one order on both ranks."""
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, EXAMPLES)
+    import pp
+    # the crossed order by itself: each rank sends to the other first
+    mine = torch.full((1000,), float(rank + 1), device=dev)
+    got = torch.empty(1000, device=dev)
+    works = [dist.isend(mine, 1 - rank), dist.irecv(got, 1 - rank)]
+    works[-1].wait()  # issues both, in the order the other rank uses too
+    works[0].wait()
+    assert torch.equal(got.cpu(), torch.full((1000,), float(2 - rank)))
+    ref = pp.train_single(4, dev)
+    for schedule in ("gpipe", "1f1b"):
+        losses = pp.train_pp(4, dev, rank, WORLD, schedule, microbatches=4)
+        worst = max(abs(u - v) / abs(v) for u, v in zip(losses, ref))
+        if rank == 0:
+            print(f"pp {schedule}: largest relative loss difference {worst:.3g}",
+                  file=sys.stderr, flush=True)
+        assert worst <= RTOL_TP, (schedule, losses, ref)
+        assert losses[-1] < losses[0], f"{schedule} did not train: {losses}"
+    dist.barrier()
+
+
 def check_stats(rank, dev):
     import torch
     import torch.distributed as dist
@@ -794,7 +824,7 @@ ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_moe_expert_parallel",
             "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
-            "check_tp_llama", "check_tp_llama_compiled"]
+            "check_tp_llama", "check_tp_llama_compiled", "check_pipeline"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
              "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
              "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",

@@ -5,6 +5,9 @@
 // in distributed_stats()).
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include "NeuronProcessGroup.h"
 
 namespace torch_neuron {
@@ -89,6 +92,7 @@ void NeuronBackend::issue_alltoallv(const at::Tensor& out, const at::Tensor& in,
 c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall_base(
     at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
     std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) {
+  flush_p2p();
   const char* name = "all_to_all_single";
   check_tensor(input, name);
   check_tensor(output, name);
@@ -149,6 +153,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall_base(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllToAllOptions& opts) {
+  flush_p2p();
   const char* name = "all_to_all";
   TORCH_CHECK(static_cast<int>(outputs.size()) == size_ &&
               static_cast<int>(inputs.size()) == size_, "neuron: ", name, ": ",
@@ -187,16 +192,12 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::send(std::vector<at::Tensor>& tens
               "destination rank ", dst, " (this is rank ", rank_, " of ", size_, ")");
   at::Tensor& t = tensors[0];
   check_tensor(t, "send");
+  if (!multinode())
+    return queue_p2p(true, t, dst);
   nrn_stream* s = device_stream(dev_);
-  if (multinode()) {
-    std::vector<at::Tensor> h{host_copy(t, false)};
-    world_->send(h, dst, tag)->wait();
-    count_gloo(h[0]);
-  } else if (t.numel() > 0) {
-    Span sp = span_of(t);
-    NEURON_CHECK(nrn_send(comm_, s, sp.buf, sp.off, bytes_of(t), dst));
-    count_card(t);
-  }
+  std::vector<at::Tensor> h{host_copy(t, false)};
+  world_->send(h, dst, tag)->wait();
+  count_gloo(h[0]);
   return finish_on(s, c10d::OpType::SEND, "send", {}, {t}, std::chrono::milliseconds(0));
 }
 
@@ -208,23 +209,136 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::recv(std::vector<at::Tensor>& tens
               "; receiving from any source is not supported)");
   at::Tensor& t = tensors[0];
   check_tensor(t, "recv");
+  if (!multinode())
+    return queue_p2p(false, t, src);
   nrn_stream* s = device_stream(dev_);
-  if (multinode()) {
-    std::vector<at::Tensor> h{at::empty(t.sizes(), t.options().device(at::kCPU))};
-    world_->recv(h, src, tag)->wait();
-    t.copy_(h[0]);
-    count_gloo(h[0]);
-  } else if (t.numel() > 0) {
-    Span sp = span_of(t);
-    NEURON_CHECK(nrn_recv(comm_, s, sp.buf, sp.off, bytes_of(t), src));
-    count_card(t);
-  }
+  std::vector<at::Tensor> h{at::empty(t.sizes(), t.options().device(at::kCPU))};
+  world_->recv(h, src, tag)->wait();
+  t.copy_(h[0]);
+  count_gloo(h[0]);
   return finish_on(s, c10d::OpType::RECV, "recv", {t}, {}, std::chrono::milliseconds(0));
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::queue_p2p(bool send, at::Tensor& t,
+                                                        int peer) {
+  auto w = c10::make_intrusive<PendingWork>(
+      rank_, send ? c10d::OpType::SEND : c10d::OpType::RECV, p2p_);
+  std::lock_guard<std::mutex> g(p2p_->m);
+  int src = send ? rank_ : peer, dst = send ? peer : rank_;
+  uint64_t seq = p2p_->seq[{src, dst}]++;
+  p2p_->ops.push_back({send, src, dst, seq, t, device_stream(dev_), w});
+  return w;
+}
+
+void NeuronBackend::issue_p2p_locked() {
+  auto ops = std::move(p2p_->ops);
+  p2p_->ops.clear();
+  // One total order over every pair's ops, the same on both ends of each
+  // pair: each pair's ops in the order of their calls (seq within each
+  // direction), the two directions interleaved alike on both sides.
+  auto key = [](const P2PQueue::Op& o) {
+    return std::make_tuple(o.seq, std::min(o.src, o.dst), std::max(o.src, o.dst), o.src);
+  };
+  std::stable_sort(ops.begin(), ops.end(), [&](const P2PQueue::Op& a,
+                                               const P2PQueue::Op& b) {
+    return key(a) < key(b);
+  });
+  for (size_t i = 0; i < ops.size(); i++) {
+    P2PQueue::Op& op = ops[i];
+    const char* name = op.send ? "send" : "recv";
+    try {
+      if (op.t.numel() > 0) {
+        Span sp = span_of(op.t);
+        int rc = op.send ? nrn_send(comm_, op.s, sp.buf, sp.off, bytes_of(op.t), op.dst)
+                         : nrn_recv(comm_, op.s, sp.buf, sp.off, bytes_of(op.t), op.src);
+        TORCH_CHECK_WITH(DistBackendError, rc >= 0, "neuron: ", name, " ",
+                         op.send ? "to" : "from", " rank ", op.send ? op.dst : op.src,
+                         " failed: ", nrn_strerror(rc));
+        count_card(op.t);
+      }
+      std::vector<at::Tensor> out, keep;
+      (op.send ? keep : out).push_back(op.t);
+      op.work->issued(finish_on(op.s, op.send ? c10d::OpType::SEND : c10d::OpType::RECV,
+                                name, out, keep, std::chrono::milliseconds(0)));
+    } catch (...) {
+      // This op and the ones after it are never issued: their Works fail.
+      auto e = std::current_exception();
+      for (size_t j = i; j < ops.size(); j++)
+        ops[j].work->failed(e);
+      throw;
+    }
+  }
+}
+
+bool PendingWork::isCompleted() {
+  return real()->isCompleted();
+}
+
+bool PendingWork::isSuccess() const {
+  std::lock_guard<std::mutex> g(m_);
+  return !err_ && real_ && real_->isSuccess();
+}
+
+std::exception_ptr PendingWork::exception() const {
+  std::lock_guard<std::mutex> g(m_);
+  if (err_)
+    return err_;
+  return real_ ? real_->exception() : nullptr;
+}
+
+std::vector<at::Tensor> PendingWork::result() {
+  return real()->result();
+}
+
+void PendingWork::synchronize() {
+  real()->synchronize();
+}
+
+bool PendingWork::wait(std::chrono::milliseconds timeout) {
+  return real()->wait(timeout);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> PendingWork::getFuture() {
+  return real()->getFuture();
+}
+
+void PendingWork::issued(c10::intrusive_ptr<c10d::Work> w) {
+  std::lock_guard<std::mutex> g(m_);
+  real_ = std::move(w);
+}
+
+void PendingWork::failed(std::exception_ptr e) {
+  std::lock_guard<std::mutex> g(m_);
+  err_ = e;
+}
+
+c10::intrusive_ptr<c10d::Work> PendingWork::real() {
+  {
+    std::lock_guard<std::mutex> g(m_);
+    if (real_)
+      return real_;
+  }
+  // An error of the flush belongs to the op that failed; this Work's own
+  // error (if the flush failed before it) is rethrown below.
+  try {
+    q_->flush();
+  } catch (...) {
+    std::lock_guard<std::mutex> g(m_);
+    if (!err_ && !real_)
+      throw;
+  }
+  std::lock_guard<std::mutex> g(m_);
+  if (err_)
+    std::rethrow_exception(err_);
+  TORCH_CHECK_WITH(DistBackendError, real_.defined(), "neuron: ", c10d::opTypeToString(opType_),
+                   ": never issued");
+  return real_;
 }
 
 // Work issued after it (on this stream) and the host's wait() start once
 // every rank has reached the barrier.
 c10::intrusive_ptr<c10d::Work> NeuronBackend::barrier(const c10d::BarrierOptions& opts) {
+  flush_p2p();
   nrn_stream* s = device_stream(dev_);
   NEURON_CHECK(nrn_barrier(comm_, s));
   if (multinode()) {

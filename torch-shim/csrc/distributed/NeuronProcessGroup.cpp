@@ -61,9 +61,29 @@ NeuronBackend::NeuronBackend(int rank, int size, c10::DeviceIndex dev,
   NEURON_CHECK(nrn_comm_init_rank(device(dev), layout_.local_size,
                                   layout_.local_rank, &id, ns, &comm_));
   done_ = std::make_unique<CompletionQueue>();
+  p2p_ = std::make_shared<P2PQueue>();
+  p2p_->flush_locked = [this] { issue_p2p_locked(); };
 }
 
 NeuronBackend::~NeuronBackend() {
+  {
+    // Sends and recvs never waited for are not issued now (their partner
+    // may be gone): their Works fail.
+    std::lock_guard<std::mutex> g(p2p_->m);
+    p2p_->flush_locked = nullptr;
+    for (auto& op : p2p_->ops) {
+      try {
+        TORCH_CHECK_WITH(DistBackendError, false, "neuron: ", op.send ? "send to" :
+                         "recv from", " rank ", op.send ? op.dst : op.src, ": the "
+                         "process group was destroyed before it was issued (a send or "
+                         "recv is issued when its Work is waited for, or before the "
+                         "next collective)");
+      } catch (...) {
+        op.work->failed(std::current_exception());
+      }
+    }
+    p2p_->ops.clear();
+  }
   done_.reset();  // completes the works in flight
   if (comm_)
     nrn_comm_destroy(comm_);
@@ -156,6 +176,7 @@ void NeuronBackend::issue_allreduce(const at::Tensor& t, c10d::ReduceOp op,
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  flush_p2p();
   std::vector<at::Tensor> keep;
   for (auto& t : tensors) {
     check_tensor(t, "allreduce");
@@ -170,6 +191,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce(
 // DDP's buckets: one collective per tensor, one Work for them all.
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  flush_p2p();
   std::vector<at::Tensor> keep;
   for (auto& t : tensors) {
     check_tensor(t, "allreduce_coalesced");
@@ -183,6 +205,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allreduce_coalesced(
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  flush_p2p();
   TORCH_CHECK(opts.rootTensor == 0, "neuron: broadcast: one tensor per rank");
   TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "neuron: broadcast: "
               "root rank ", opts.rootRank, " is not a rank of ", size_);
@@ -228,6 +251,7 @@ void NeuronBackend::issue_allgather(const at::Tensor& output, const at::Tensor& 
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
+  flush_p2p();
   std::vector<at::Tensor> keep;
   issue_allgather(output, input, "all_gather_into_tensor", opts.timeout, keep);
   return finish_on(device_stream(dev_), c10d::OpType::_ALLGATHER_BASE,
@@ -238,6 +262,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::_allgather_base(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
+  flush_p2p();
   const char* name = "all_gather_into_tensor_coalesced";
   TORCH_CHECK(outputs.size() == inputs.size(), "neuron: ", name, ": ", outputs.size(),
               " outputs for ", inputs.size(), " inputs");
@@ -251,6 +276,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather_into_tensor_coalesced(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
+  flush_p2p();
   TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1, "neuron: all_gather: "
               "one input tensor and one output list per rank");
   at::Tensor& in = inputs[0];
@@ -331,6 +357,7 @@ void NeuronBackend::issue_reduce_scatter(const at::Tensor& output, const at::Ten
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  flush_p2p();
   const char* name = "reduce_scatter_tensor";
   std::vector<at::Tensor> keep;
   issue_reduce_scatter(output, input, opts.reduceOp, name, keep);
@@ -341,6 +368,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::_reduce_scatter_base(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
+  flush_p2p();
   const char* name = "reduce_scatter_tensor_coalesced";
   TORCH_CHECK(outputs.size() == inputs.size(), "neuron: ", name, ": ", outputs.size(),
               " outputs for ", inputs.size(), " inputs");
@@ -356,6 +384,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce_scatter_tensor_coalesced(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
+  flush_p2p();
   TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1, "neuron: reduce_scatter: "
               "one output tensor and one input list per rank");
   TORCH_CHECK(static_cast<int>(inputs[0].size()) == size_, "neuron: reduce_scatter: "

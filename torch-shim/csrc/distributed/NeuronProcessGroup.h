@@ -13,6 +13,13 @@
 // through Gloo on host copies of every rank's tensors. The cross-node
 // parts run on the calling thread (the returned Work waits only for the
 // final card work) and are counted in distributed_stats().
+//
+// On one node send and recv are not issued when called: libneuron's
+// nrn_send/nrn_recv block at issue until the partner issues the matching
+// call, so two ranks that each first send to the other (a pipeline
+// schedule's batched sends and receives) would both fail. They are queued
+// (P2PQueue) and issued when one of their Works is waited for or polled,
+// or before any other collective, in an order every rank agrees on.
 // docs/distributed.md describes the design and its limits.
 #pragma once
 
@@ -20,7 +27,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,6 +45,57 @@ struct NodeLayout {
   int nnodes = 1;
   int local_rank = 0;
   int local_size = 1;
+};
+
+class PendingWork;
+
+// The send/recv ops a backend has not issued yet. Shared with their
+// Works, which may outlive the backend (flush_locked is then empty).
+struct P2PQueue {
+  struct Op {
+    bool send;
+    int src, dst;
+    uint64_t seq;  // among the ops from src to dst
+    at::Tensor t;
+    nrn_stream* s;  // the caller's stream at the call
+    c10::intrusive_ptr<PendingWork> work;
+  };
+  std::mutex m;
+  std::vector<Op> ops;
+  std::map<std::pair<int, int>, uint64_t> seq;
+  // Issues ops (m held).
+  std::function<void()> flush_locked;
+  void flush() {
+    std::lock_guard<std::mutex> g(m);
+    if (flush_locked)
+      flush_locked();
+  }
+};
+
+// The Work of a queued send or recv: waiting for it, polling it or asking
+// for its Future issues the queue first, then it is the issued op's Work.
+class PendingWork : public c10d::Work {
+ public:
+  PendingWork(int rank, c10d::OpType type, std::shared_ptr<P2PQueue> q)
+      : c10d::Work(rank, type), q_(std::move(q)) {}
+  bool isCompleted() override;
+  bool isSuccess() const override;
+  std::exception_ptr exception() const override;
+  std::vector<at::Tensor> result() override;
+  void synchronize() override;
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  // Called by the flush (queue lock held).
+  void issued(c10::intrusive_ptr<c10d::Work> w);
+  void failed(std::exception_ptr e);
+
+ private:
+  // Flushes the queue; the issued Work, or throws the op's error.
+  c10::intrusive_ptr<c10d::Work> real();
+  std::shared_ptr<P2PQueue> q_;
+  mutable std::mutex m_;
+  c10::intrusive_ptr<c10d::Work> real_;
+  std::exception_ptr err_;
 };
 
 class NeuronBackend : public c10d::Backend {
@@ -96,6 +157,14 @@ class NeuronBackend : public c10d::Backend {
 
  private:
   bool multinode() const { return layout_.nnodes > 1; }
+  // Issues the queued sends and recvs (every collective calls it first).
+  void flush_p2p() { p2p_->flush(); }
+  // The flush (queue lock held): the ops sorted by (seq, lower rank,
+  // higher rank, src) -- one order on every rank -- each issued as one
+  // nrn_send/nrn_recv on its caller's stream.
+  void issue_p2p_locked();
+  // Queues a send (@send) or recv of @t, @peer the other rank.
+  c10::intrusive_ptr<c10d::Work> queue_p2p(bool send, at::Tensor& t, int peer);
   // The checks every tensor argument passes (named @op in errors).
   void check_tensor(const at::Tensor& t, const char* op) const;
   // All-reduce @t in place on the current stream: one nrn_all_reduce, or
@@ -140,6 +209,7 @@ class NeuronBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> leaders_;
   c10::intrusive_ptr<c10d::Backend> world_;
   std::unique_ptr<CompletionQueue> done_;
+  std::shared_ptr<P2PQueue> p2p_;
 };
 
 // Process-wide counters of the backend (torch_neuron.distributed.stats()).

@@ -23,6 +23,7 @@ void check_root(int64_t root, int size, const char* name) {
 // defined; here it is the input, untouched).
 c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce(std::vector<at::Tensor>& tensors,
                                                      const c10d::ReduceOptions& opts) {
+  flush_p2p();
   const char* name = "reduce";
   TORCH_CHECK(tensors.size() == 1 && opts.rootTensor == 0, "neuron: ", name,
               ": one tensor per rank");
@@ -71,6 +72,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::reduce(std::vector<at::Tensor>& te
 c10::intrusive_ptr<c10d::Work> NeuronBackend::gather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::GatherOptions& opts) {
+  flush_p2p();
   const char* name = "gather";
   check_root(opts.rootRank, size_, name);
   TORCH_CHECK(inputs.size() == 1, "neuron: ", name, ": one input tensor per rank");
@@ -120,6 +122,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::gather(
 c10::intrusive_ptr<c10d::Work> NeuronBackend::scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
+  flush_p2p();
   const char* name = "scatter";
   check_root(opts.rootRank, size_, name);
   TORCH_CHECK(outputs.size() == 1, "neuron: ", name, ": one output tensor per rank");
