@@ -85,7 +85,6 @@ def train_pp(steps: int, dev, rank: int, world: int, schedule: str = "gpipe",
 
     sched = getattr(pipelining, SCHEDULES[schedule])(stage, microbatches, loss_fn=loss_fn)
     opt = torch.optim.SGD(module.parameters(), lr=LR, momentum=0.9)
-    last = rank == world - 1
     losses = []
     for x, y in batches(steps, batch, seed):
         t0 = time.perf_counter()
@@ -102,7 +101,6 @@ def train_pp(steps: int, dev, rank: int, world: int, schedule: str = "gpipe",
         losses.append(loss.item())
         if times is not None:
             times.append(time.perf_counter() - t0)
-    assert last or rank == 0
     return losses
 
 
