@@ -606,6 +606,26 @@ def check_pipeline(rank, dev):
     dist.barrier()
 
 
+def check_fsdp_over_tp_refused(rank, dev):
+    """FSDP2 of tensor-parallel (DTensor) parameters fails loudly on the card
+    (its unsharded weights came out wrong: docs/distributed.md, Limits)
+    instead of training on wrong numbers."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    sys.path.insert(0, EXAMPLES)
+    import tp
+    model, _ = tp.setup(dev)
+    mesh = tp.make_mesh("neuron", WORLD)
+    tp.parallelize(model, mesh)
+    try:
+        fully_shard(model.layers[0], mesh=mesh)
+    except NotImplementedError as e:
+        assert "FSDP2 over a tensor-parallel" in str(e), e
+    else:
+        raise AssertionError("fully_shard of DTensor parameters was not refused")
+    dist.barrier()
+
+
 def check_stats(rank, dev):
     import torch
     import torch.distributed as dist
@@ -821,7 +841,7 @@ ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
             "check_compiled_collectives", "check_dtensor_random", "check_dcp_tp_to_one_card",
-            "check_moe_expert_parallel",
+            "check_moe_expert_parallel", "check_fsdp_over_tp_refused",
             "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled", "check_pipeline"]

@@ -46,9 +46,37 @@ def _gloo_group(store, prefix, rank, size, timeout):
     return pg
 
 
+def _refuse_fsdp_over_tp():
+    """FSDP2 (fully_shard) of a DTensor (tensor-parallel) parameter on the
+    card fails loudly: its unsharded weights come out wrong today
+    (docs/distributed.md, Limits), and a wrong answer must not be silent."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_param
+    from torch.distributed.tensor import DTensor
+
+    cls = _fsdp_param.FSDPParam
+    if getattr(cls, "_neuron_checked", False):
+        return
+    init = cls.__init__
+
+    def checked_init(self, param, module_info, mesh_info, *args, **kwargs):
+        if isinstance(param, DTensor) and param.device.type == _NAME:
+            raise NotImplementedError(
+                f"neuron: FSDP2 over a tensor-parallel (DTensor) parameter "
+                f"({module_info.param_name} of {type(module_info.module).__name__}) "
+                f"is not supported: its unsharded weights come out wrong on the card "
+                f"(docs/distributed.md, Limits). Use tensor parallelism with a plain "
+                f"data-parallel split instead")
+        init(self, param, module_info, mesh_info, *args, **kwargs)
+
+    cls.__init__ = checked_init
+    cls._neuron_checked = True
+
+
 def _create(store, rank, size, timeout):
     """Backend.register_backend's creator: (store, rank, size, timeout)."""
     from torch._C._distributed_c10d import ProcessGroup
+
+    _refuse_fsdp_over_tp()
 
     if not torch.neuron.is_available():
         raise RuntimeError("neuron: init_process_group(\"neuron\") needs a neuron card")
