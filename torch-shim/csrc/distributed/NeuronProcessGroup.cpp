@@ -225,17 +225,24 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::broadcast(
   return finish_on(s, c10d::OpType::BROADCAST, "broadcast", tensors, {}, opts.timeout);
 }
 
+// The checks of a pair whose @whole side is world size x the @block side.
+void NeuronBackend::check_blocks(const at::Tensor& whole, const at::Tensor& block,
+                                 const char* whole_name, const char* block_name,
+                                 const char* name) const {
+  check_tensor(whole, name);
+  check_tensor(block, name);
+  TORCH_CHECK(whole.scalar_type() == block.scalar_type(), "neuron: ", name, ": ",
+              whole_name, " dtype ", whole.scalar_type(), " differs from the ", block_name,
+              "'s ", block.scalar_type());
+  TORCH_CHECK(whole.numel() == block.numel() * size_, "neuron: ", name, ": the ",
+              whole_name, " has ", whole.numel(), " elements, expected ",
+              block.numel() * size_, " (world size x ", block_name, ")");
+}
+
 void NeuronBackend::issue_allgather(const at::Tensor& output, const at::Tensor& input,
                                     const char* name, std::chrono::milliseconds timeout,
                                     std::vector<at::Tensor>& keep) {
-  check_tensor(input, name);
-  check_tensor(output, name);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
-              ": output dtype ", output.scalar_type(), " differs from the input's ",
-              input.scalar_type());
-  TORCH_CHECK(output.numel() == input.numel() * size_, "neuron: ", name,
-              ": the output has ", output.numel(), " elements, expected ",
-              input.numel() * size_, " (world size x input)");
+  check_blocks(output, input, "output", "input", name);
   keep.push_back(input);
   if (multinode()) {
     cross_allgather(output.reshape({size_, -1}).unbind(0), input, timeout);
@@ -314,14 +321,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::allgather(
 void NeuronBackend::issue_reduce_scatter(const at::Tensor& output, const at::Tensor& input,
                                          c10d::ReduceOp op, const char* name,
                                          std::vector<at::Tensor>& keep) {
-  check_tensor(input, name);
-  check_tensor(output, name);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "neuron: ", name,
-              ": output dtype ", output.scalar_type(), " differs from the input's ",
-              input.scalar_type());
-  TORCH_CHECK(input.numel() == output.numel() * size_, "neuron: ", name,
-              ": the input has ", input.numel(), " elements, expected ",
-              output.numel() * size_, " (world size x output)");
+  check_blocks(input, output, "input", "output", name);
   check_reduction(input, op, name);
   keep.push_back(input);
   if (output.numel() == 0)

@@ -167,6 +167,9 @@ class NeuronBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> queue_p2p(bool send, at::Tensor& t, int peer);
   // The checks every tensor argument passes (named @op in errors).
   void check_tensor(const at::Tensor& t, const char* op) const;
+  // check_tensor of both, the same dtype, @whole world size x @block elements.
+  void check_blocks(const at::Tensor& whole, const at::Tensor& block, const char* whole_name,
+                    const char* block_name, const char* name) const;
   // All-reduce @t in place on the current stream: one nrn_all_reduce, or
   // across nodes the hierarchical path; what the links do not reduce is
   // all-gathered and folded on the card. Temporaries the card still
