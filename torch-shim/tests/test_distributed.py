@@ -446,7 +446,12 @@ def check_ddp_gpt(rank, dev):
 
 
 def check_fsdp2_mlp(rank, dev):
+    import torch_neuron
+    torch_neuron.reset_fallback_stats()
     _train_compare(rank, dev, "mlp", "fsdp", 8)
+    # FSDP2's copy operators (fsdp::*) run on the card, not the CPU
+    fsdp_on_cpu = {k: v for k, v in torch_neuron.fallback_stats().items() if "fsdp" in k}
+    assert not fsdp_on_cpu, fsdp_on_cpu
 
 
 # Tensor parallelism (examples/tp.py) splits each matrix product's sum in
@@ -606,23 +611,20 @@ def check_pipeline(rank, dev):
     dist.barrier()
 
 
-def check_fsdp_over_tp_refused(rank, dev):
-    """FSDP2 of tensor-parallel (DTensor) parameters fails loudly on the card
-    (its unsharded weights came out wrong: docs/distributed.md, Limits)
-    instead of training on wrong numbers."""
+def check_unordered_mesh_refused(rank, dev):
+    """A neuron DeviceMesh listing a dimension's ranks out of order fails
+    loudly: PyTorch's groups sort their ranks while DTensor takes the mesh
+    coordinate for the group rank, so shards would land on the wrong ranks
+    (with FSDP2 over TP: training on wrong weights)."""
     import torch.distributed as dist
-    from torch.distributed.fsdp import fully_shard
-    sys.path.insert(0, EXAMPLES)
-    import tp
-    model, _ = tp.setup(dev)
-    mesh = tp.make_mesh("neuron", WORLD)
-    tp.parallelize(model, mesh)
+    from torch.distributed.device_mesh import DeviceMesh
     try:
-        fully_shard(model.layers[0], mesh=mesh)
-    except NotImplementedError as e:
-        assert "FSDP2 over a tensor-parallel" in str(e), e
+        DeviceMesh("neuron", [1, 0])
+    except ValueError as e:
+        assert "lists the ranks [1, 0] out of order" in str(e), e
     else:
-        raise AssertionError("fully_shard of DTensor parameters was not refused")
+        raise AssertionError("DeviceMesh('neuron', [1, 0]) was not refused")
+    assert DeviceMesh("neuron", [0, 1]).get_coordinate() == [rank]
     dist.barrier()
 
 
@@ -841,7 +843,7 @@ ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
             "check_compiled_collectives", "check_dtensor_random", "check_dcp_tp_to_one_card",
-            "check_moe_expert_parallel", "check_fsdp_over_tp_refused",
+            "check_moe_expert_parallel", "check_unordered_mesh_refused",
             "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled", "check_pipeline"]

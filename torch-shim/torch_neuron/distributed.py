@@ -46,37 +46,81 @@ def _gloo_group(store, prefix, rank, size, timeout):
     return pg
 
 
-def _refuse_fsdp_over_tp():
-    """FSDP2 (fully_shard) of a DTensor (tensor-parallel) parameter on the
-    card fails loudly: its unsharded weights come out wrong today
-    (docs/distributed.md, Limits), and a wrong answer must not be silent."""
-    from torch.distributed.fsdp._fully_shard import _fsdp_param
-    from torch.distributed.tensor import DTensor
+def _refuse_unordered_mesh():
+    """A "neuron" DeviceMesh whose ranks along some dimension are not in
+    ascending order fails loudly. PyTorch makes each dimension's process
+    group with new_group(), which sorts the ranks, while DTensor takes a
+    rank's mesh coordinate for its rank in that group: in the mesh
+    [[0, 1], [3, 2]], rank 3 is the first of its row but the second of its
+    group, so distribute_tensor() gives it the second shard while its
+    placement says the first, and FSDP2 over such a TP mesh trains on
+    wrong weights (PyTorch 2.6, with any backend)."""
+    from torch.distributed.device_mesh import DeviceMesh
 
-    cls = _fsdp_param.FSDPParam
-    if getattr(cls, "_neuron_checked", False):
+    if getattr(DeviceMesh, "_neuron_checked", False):
         return
-    init = cls.__init__
+    init = DeviceMesh.__init__
 
-    def checked_init(self, param, module_info, mesh_info, *args, **kwargs):
-        if isinstance(param, DTensor) and param.device.type == _NAME:
-            raise NotImplementedError(
-                f"neuron: FSDP2 over a tensor-parallel (DTensor) parameter "
-                f"({module_info.param_name} of {type(module_info.module).__name__}) "
-                f"is not supported: its unsharded weights come out wrong on the card "
-                f"(docs/distributed.md, Limits). Use tensor parallelism with a plain "
-                f"data-parallel split instead")
-        init(self, param, module_info, mesh_info, *args, **kwargs)
+    def checked_init(self, device_type, mesh, *args, **kwargs):
+        if device_type == _NAME:
+            t = mesh.detach().cpu() if isinstance(mesh, torch.Tensor) else torch.tensor(mesh)
+            for d in range(t.dim()):
+                rows = t.movedim(d, -1).reshape(-1, t.size(d))
+                bad = [r.tolist() for r in rows if not bool((r[1:] > r[:-1]).all())]
+                if bad:
+                    raise ValueError(
+                        f"neuron: DeviceMesh {t.tolist()}: dimension {d} lists the ranks "
+                        f"{bad[0]} out of order; PyTorch's process groups sort their "
+                        f"ranks, so DTensor would place shards on the wrong ranks. "
+                        f"List every dimension's ranks in ascending order (on a ring of "
+                        f"4 cards, a 2 x 2 mesh needs the mesh link topology: "
+                        f"docs/distributed.md, Limits)")
+        init(self, device_type, mesh, *args, **kwargs)
 
-    cls.__init__ = checked_init
-    cls._neuron_checked = True
+    DeviceMesh.__init__ = checked_init
+    DeviceMesh._neuron_checked = True
+
+
+def _register_fsdp_copies():
+    """FSDP2's copy operators (fsdp::all_gather_copy_in, split_with_sizes_copy,
+    chunk_cat) on the card: PyTorch registers its own device-generic
+    implementations of them for CPU and CUDA only, so on a neuron tensor
+    they fell back to the CPU (a copy each way per parameter group, every
+    step). The same functions, registered for PrivateUse1, run ATen's
+    operators on the card instead.
+
+    The two that write FSDP2's all-gather outputs keep those tensors'
+    version counters as the CPU fallback's copy-back did: the backward's
+    all-gather rewrites the unsharded parameters with the values the
+    forward saved (the optimizer has not stepped yet), and a version bump
+    there would fail the backward ("modified by an inplace operation")."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_collectives as fc
+
+    if getattr(fc, "_neuron_registered", False):
+        return
+
+    def keeping_versions(fn):
+        def impl(*args, out):
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            versions = [t._version for t in outs]
+            fn(*args, out=out)
+            for t, v in zip(outs, versions):
+                torch._C._autograd._unsafe_set_version_counter(t, v)
+        return impl
+
+    fc.lib.impl("all_gather_copy_in", fc.all_gather_copy_in_cuda, "PrivateUse1")
+    fc.lib.impl("split_with_sizes_copy", keeping_versions(fc.split_with_sizes_copy),
+                "PrivateUse1")
+    fc.lib.impl("chunk_cat", keeping_versions(fc.chunk_cat), "PrivateUse1")
+    fc._neuron_registered = True
 
 
 def _create(store, rank, size, timeout):
     """Backend.register_backend's creator: (store, rank, size, timeout)."""
     from torch._C._distributed_c10d import ProcessGroup
 
-    _refuse_fsdp_over_tp()
+    _refuse_unordered_mesh()
+    _register_fsdp_copies()
 
     if not torch.neuron.is_available():
         raise RuntimeError("neuron: init_process_group(\"neuron\") needs a neuron card")
