@@ -23,6 +23,18 @@ mesh of all the ranks the way PyTorch's Llama TP example splits them:
     torchrun --nproc-per-node 2 examples/tp.py --steps 6 --compare
     torchrun --nproc-per-node 2 examples/tp.py --device cpu --compare   (Gloo)
     torchrun --nproc-per-node 2 examples/tp.py --steps 6 --bench        (ms per step)
+    torchrun --nproc-per-node 4 examples/tp.py --dp 2 --compare          (FSDP2 x TP)
+
+--dp N makes the mesh 2-D, (dp, tp) = (N, world // N) from
+init_device_mesh: TP + SP within each row of the mesh as above, and FSDP2
+(fully_shard) of every block and of the model over its columns, each
+column's ranks taking their share of the batch's rows; the vocabulary is
+padded to a multiple of the ranks (FSDP2 over TP shards evenly only), in
+the one-card run of --compare too. On the card every
+row and column must be a group of linked cards: on 4 cards that is the
+`mesh` link topology (scripts/vm --topology mesh), whose every pair of
+cards is linked; a ring of 4 has no 2 x 2 mesh with both dimensions in
+rank order, which DTensor needs (docs/distributed.md, Limits).
 
 Every rank builds the same seeded full model, then parallelize_module()
 keeps its part (rank 0's copy scattered, DTensor's distribute_tensor);
@@ -63,10 +75,14 @@ import llama  # noqa: E402
 CTX, BATCH = 32, 8
 
 
-def setup(dev, seed: int = 0):
+def setup(dev, seed: int = 0, vocab_multiple: int = 1):
     """The seeded full model on @dev, and batch_of(step) -> (x, y) [B, T]
-    on the CPU: the same for every rank and for the one-device run."""
+    on the CPU: the same for every rank and for the one-device run.
+    @vocab_multiple: the vocabulary padded up to a multiple of it (rows no
+    token uses), as FSDP2 over TP needs: it shards the embedding's and the
+    head's vocabulary dimension over every rank, evenly only."""
     vocab, batch_of = gpt2.char_batches(CTX, BATCH, seed)
+    vocab = -(-vocab // vocab_multiple) * vocab_multiple
     torch.manual_seed(seed)
     model = llama.Llama(vocab, CTX, d=64, heads=4, kv_heads=2, layers=2).to(dev)
     return model, batch_of
@@ -114,21 +130,41 @@ def parallelize(model, mesh, loss_parallel: bool = False):
     return model
 
 
-def make_mesh(device_type: str, world: int):
+def make_mesh(device_type: str, world: int, dp: int = 1):
+    """The 1-D mesh of all @world ranks, or with @dp > 1 the 2-D (dp, tp)
+    mesh of @dp rows of world // dp ranks."""
     from torch.distributed.device_mesh import init_device_mesh
-    return init_device_mesh(device_type, (world,))
+    if dp == 1:
+        return init_device_mesh(device_type, (world,))
+    assert world % dp == 0, f"--dp {dp} does not divide {world} ranks"
+    return init_device_mesh(device_type, (dp, world // dp), mesh_dim_names=("dp", "tp"))
+
+
+def shard_data_parallel(model, dp_mesh):
+    """FSDP2 over @dp_mesh of the TP-split @model: each block, then the rest."""
+    from torch.distributed.fsdp import fully_shard
+    for blk in model.layers:
+        fully_shard(blk, mesh=dp_mesh)
+    fully_shard(model, mesh=dp_mesh)
+    return model
 
 
 def train(steps: int, dev, mesh=None, loss_parallel: bool = False, compile: bool = False,
-          lr: float = 3e-3, quiet: bool = True, phases=None):
+          lr: float = 3e-3, quiet: bool = True, phases=None, vocab_multiple: int = 1):
     """The losses of @steps AdamW steps from the seeded model; @mesh: split
-    over it (TP + SP), None: the whole model on @dev. @phases(step, name,
-    fn) -> fn's result wraps each phase ("parallelize" once, then "forward",
-    "backward", "optimizer" each step): --collectives' profiler."""
-    model, batch_of = setup(dev)
+    over it (TP + SP; a 2-D mesh: TP over "tp", FSDP2 and the batch over
+    "dp"), None: the whole model on @dev. @phases(step, name, fn) -> fn's
+    result wraps each phase ("parallelize" once, then "forward",
+    "backward", "optimizer" each step): --collectives' profiler.
+    @vocab_multiple: as for setup()."""
+    model, batch_of = setup(dev, vocab_multiple=vocab_multiple)
     run = phases or (lambda step, name, fn: fn())
+    dp_mesh = mesh["dp"] if mesh is not None and mesh.ndim == 2 else None
     if mesh is not None:
-        run(-1, "parallelize", lambda: parallelize(model, mesh, loss_parallel))
+        tp_mesh = mesh["tp"] if dp_mesh is not None else mesh
+        run(-1, "parallelize", lambda: parallelize(model, tp_mesh, loss_parallel))
+    if dp_mesh is not None:
+        run(-1, "fully_shard", lambda: shard_data_parallel(model, dp_mesh))
     opt = gpt2.optimizer(model, lr=lr)
     lp = nullcontext
     if loss_parallel and mesh is not None:
@@ -144,7 +180,11 @@ def train(steps: int, dev, mesh=None, loss_parallel: bool = False, compile: bool
         forward_loss = torch.compile(forward_loss, backend=backend)
     losses = []
     for step in range(steps):
-        x, y = (t.to(dev) for t in batch_of(step))
+        x, y = batch_of(step)
+        if dp_mesh is not None:  # this column's rows of the batch
+            rows = x.shape[0] // dp_mesh.size()
+            x, y = (t[dp_mesh.get_local_rank() * rows:][:rows] for t in (x, y))
+        x, y = x.to(dev), y.to(dev)
         loss = run(step, "forward", lambda: forward_loss(x, y))
 
         def backward():
@@ -155,19 +195,25 @@ def train(steps: int, dev, mesh=None, loss_parallel: bool = False, compile: bool
         run(step, "optimizer", opt.step)
         if hasattr(loss, "full_tensor"):  # loss_parallel: a replicated DTensor
             loss = loss.full_tensor()
+        if dp_mesh is not None:  # the whole batch's: the mean of the columns'
+            loss = loss.detach().clone()
+            dist.all_reduce(loss, group=dp_mesh.get_group())
+            loss = loss / dp_mesh.size()
         losses.append(loss.item())
         if not quiet:
             print(f"step {step:4d}  loss {losses[-1]:.6f}", flush=True)
     return losses
 
 
-def train_tp(steps: int, dev, mesh_device_type: str, rank: int, world: int, **kw):
+def train_tp(steps: int, dev, mesh_device_type: str, rank: int, world: int, dp: int = 1,
+             **kw):
     """The losses of TP + SP training over all @world ranks (the default
-    process group); every rank gets the same (the whole batch's)."""
+    process group; @dp > 1: FSDP2 x TP); every rank gets the same (the
+    whole batch's)."""
     assert dist.get_world_size() == world and dist.get_rank() == rank
     run = kw.get("phases") or (lambda step, name, fn: fn())
     return train(steps, dev, run(-1, "init_device_mesh",
-                                 lambda: make_mesh(mesh_device_type, world)), **kw)
+                                 lambda: make_mesh(mesh_device_type, world, dp)), **kw)
 
 
 def train_single(steps: int, dev, **kw):
@@ -246,12 +292,16 @@ def main():
     p.add_argument("--loss-parallel", action="store_true",
                    help="cross-entropy on the vocabulary-split logits (loss_parallel())")
     p.add_argument("--compile", action="store_true", help="torch.compile the forward and loss")
+    p.add_argument("--dp", type=int, default=1,
+                   help="a 2-D mesh: FSDP2 over this many rows of TP ranks (default 1: TP only)")
     p.add_argument("--collectives", action="store_true",
                    help="print the collectives of parallelize_module() and of step 0")
     p.add_argument("--bench", action="store_true",
                    help="print the ms per step (after the first) of the TP run and of the "
                         "whole model on one card as JSON (make bench)")
     a = p.parse_args()
+    if a.dp > 1 and (a.compile or a.collectives or a.bench):
+        p.error("--dp takes neither --compile, --collectives nor --bench")
 
     if a.device == "cpu":
         dist.init_process_group("gloo")
@@ -262,11 +312,13 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     rec = Collectives() if a.collectives else (StepTimer(dev) if a.bench else None)
     t0 = time.perf_counter()
-    losses = train_tp(a.steps, dev, a.device, rank, world, loss_parallel=a.loss_parallel,
-                      compile=a.compile, quiet=a.compare or rank != 0, phases=rec)
+    pad = {"vocab_multiple": world} if a.dp > 1 else {}
+    losses = train_tp(a.steps, dev, a.device, rank, world, a.dp, loss_parallel=a.loss_parallel,
+                      compile=a.compile, quiet=a.compare or rank != 0, phases=rec, **pad)
     s = time.perf_counter() - t0
     if rank == 0:
-        print(f"final loss {losses[-1]:.6f} (tp+sp, {world} ranks, {a.steps} steps, {s:.1f} s)",
+        mode = f"fsdp2 {a.dp} x tp+sp {world // a.dp}" if a.dp > 1 else "tp+sp"
+        print(f"final loss {losses[-1]:.6f} ({mode}, {world} ranks, {a.steps} steps, {s:.1f} s)",
               flush=True)
     if a.bench:
         one = StepTimer(dev)
@@ -281,7 +333,7 @@ def main():
             dist.barrier()
     ok = True
     if a.compare:
-        ref = train_single(a.steps, dev, compile=a.compile)
+        ref = train_single(a.steps, dev, compile=a.compile, **pad)
         worst = max(abs(u - v) / abs(v) for u, v in zip(losses, ref))
         ok = worst <= a.rtol and losses[-1] < losses[0]
         if rank == 0:
