@@ -764,6 +764,14 @@ int nrn_send(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
 int nrn_recv(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
 	     uint64_t off, uint64_t bytes, int peer);
 /*
+ * nrn_recv() from whichever linked rank sends to this one first; *@src is
+ * set to it. Waits up to the communicator's timeout (-ETIMEDOUT), e.g.
+ * while every other rank waits in another collective; -ENOLINK when no
+ * rank is linked to this one. @bytes must be the sender's (-EINVAL).
+ */
+int nrn_recv_any(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
+		 uint64_t off, uint64_t bytes, int *src);
+/*
  * Work issued on @s after it waits until every rank has issued its barrier
  * and the work each rank issued on its stream before it is done.
  */

@@ -351,6 +351,22 @@ NRN_EXPORT int nrn_recv(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buf
 	return nrn_p2p(c, s, buf, off, bytes, peer, c ? c->rank : -1);
 }
 
+NRN_EXPORT int nrn_recv_any(struct nrn_comm *c, struct nrn_stream *s, struct nrn_buffer *buf,
+			    uint64_t off, uint64_t bytes, int *src)
+{
+	int ret = nrn_check(c, s, NISA_U8, bytes), q;
+
+	if (ret || !src)
+		return ret ? ret : -EINVAL;
+	if (!nrn_range_ok(c, buf, off, bytes, 1))
+		return -EINVAL;
+	ret = nrn_comm_probe_send(c, &q);
+	if (ret)
+		return ret;
+	*src = q;
+	return nrn_p2p(c, s, buf, off, bytes, q, c->rank);
+}
+
 NRN_EXPORT int nrn_barrier(struct nrn_comm *c, struct nrn_stream *s)
 {
 	struct nrn_comm_call a = { .coll = NRN_COLL_BARRIER };

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -599,6 +600,77 @@ static int nrn_comm_plan(struct nrn_comm_ctx *x)
 		if (x->a->coll == NRN_COLL_BARRIER || x->a->coll == NRN_COLL_ALL_TO_ALLV)
 			x->partner[q] |= q != c->rank;
 	return 0;
+}
+
+/*
+ * The rank whose next message to us is a send to us (or an abort), for
+ * nrn_recv_any(): the linked peers' sockets polled and their first
+ * message peeked, never taken (nrn_recv() then takes it). A peer whose
+ * next message is another collective's is not the sender: it is left out
+ * until the deadline, since it is waiting for us in that collective.
+ */
+int nrn_comm_probe_send(struct nrn_comm *c, int *srcp)
+{
+	int64_t deadline;
+	bool other[NRN_COMM_MAX_RANKS] = { false };
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	deadline = nrn_mono_ns() + c->timeout_ns;
+	ret = c->error;
+	while (!ret) {
+		struct pollfd pfd[NRN_COMM_MAX_RANKS];
+		int qs[NRN_COMM_MAX_RANKS], n = 0, linked = 0, r;
+		int64_t left = deadline - nrn_mono_ns();
+
+		for (int q = 0; q < c->nranks; q++) {
+			if (q == c->rank || c->link_of[q][c->rank] < 0)
+				continue;
+			linked++;
+			if (other[q])
+				continue;
+			pfd[n] = (struct pollfd){ .fd = c->peer[q].sock, .events = POLLIN };
+			qs[n++] = q;
+		}
+		if (!linked) {
+			ret = -ENOLINK;
+			break;
+		}
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		left = left < NRN_WAIT_SLICE_NS ? left : NRN_WAIT_SLICE_NS;
+		r = poll(pfd, (nfds_t)n, (int)(left / 1000000) + 1);
+		if (r < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		for (int i = 0; i < n && r > 0; i++) {
+			struct nrn_comm_msg m;
+			ssize_t k;
+
+			if (!pfd[i].revents)
+				continue;
+			k = recv(pfd[i].fd, &m, sizeof(m), MSG_PEEK | MSG_DONTWAIT);
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+				ret = -ECONNRESET;	/* its communicator is gone */
+				break;
+			}
+			if (k != (ssize_t)sizeof(m))
+				continue;
+			if (m.magic == NRN_MSG_ABORT ||
+			    (m.magic == NRN_MSG_MAGIC && m.coll == NRN_COLL_SEND &&
+			     m.root == qs[i] && m.peer == c->rank)) {
+				*srcp = qs[i];
+				pthread_mutex_unlock(&c->lock);
+				return 0;
+			}
+			other[qs[i]] = true;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ret;
 }
 
 int nrn_comm_run(struct nrn_comm *c, struct nrn_stream *s, struct nrn_comm_call *a)

@@ -158,6 +158,8 @@ int nrn_comm_schedule(const struct nrn_comm *c, const struct nrn_comm_call *call
 void nrn_comm_sched_fini(struct nrn_comm_sched *sc);
 
 /* comm-run.c: issue this rank's part of @call on @s. */
+/* nrn_recv_any()'s sender: the linked rank whose next message is a send to us. */
+int nrn_comm_probe_send(struct nrn_comm *c, int *srcp);
 int nrn_comm_run(struct nrn_comm *c, struct nrn_stream *s,
 		 struct nrn_comm_call *call);
 

@@ -53,6 +53,14 @@ static void t_bad_args(struct nrn_comm *c, struct nrn_stream *s, struct nrn_devi
 	t_check_ret(nrn_send(c, s, a, 0, 16, nrn_comm_rank(c)), -EINVAL);
 	t_check_ret(nrn_send(c, s, a, 0, 16, n), -EINVAL);
 	t_check_ret(nrn_recv(c, s, a, 4090, 16, 0), -EINVAL);
+	{
+		int src = -1;
+
+		t_check_ret(nrn_recv_any(c, s, a, 0, 16, NULL), -EINVAL);
+		t_check_ret(nrn_recv_any(c, s, a, 4090, 16, &src), -EINVAL);
+		t_check_ret(nrn_recv_any(NULL, s, a, 0, 16, &src), -EINVAL);
+		t_check(src == -1);
+	}
 	t_check_ret(nrn_barrier(NULL, s), -EINVAL);
 	t_check_ret(nrn_barrier(c, NULL), -EINVAL);
 	/* Rooted: a root among the ranks; reduce reduces what all-reduce does. */

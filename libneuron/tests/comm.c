@@ -8,7 +8,7 @@
  * offsets, from 1 element to 64 MiB (NRN_COMM_TEST_FULL=1: to 256 MiB);
  * the rooted ones (reduce, gather, scatter) from every root; all-to-all
  * of unequal blocks (empty ones too); stream order (a kernel before and
- * after the collective); send/recv.
+ * after the collective); send/recv, and recv from any source.
  * As processes a subset (bf16, two sizes, 16 MiB): see t_rank_main().
  */
 #include <errno.h>
@@ -314,6 +314,40 @@ static void t_send_recv(struct rank *R)
 }
 
 /*
+ * Receive from any source: ranks 1 and n - 1 (rank 0's ring neighbours)
+ * each send rank 0 their own data, rank 0 takes them in whichever order
+ * they come, each into the block of the rank nrn_recv_any() names.
+ */
+static void t_recv_any(struct rank *R)
+{
+	uint64_t count = MIB + 3;
+	int senders = R->n == 2 ? 1 : 2, got[2] = { -1, -1 };
+	struct nrn_buffer *a = t_dev_buf(R, count * 4 * 2);
+
+	T_UPLOAD(R, a, 0, NISA_F32, count, t_gen(NRN_REDUCE_PROD, R->r, i));
+	if (R->r == 0) {
+		for (int k = 0; k < senders; k++) {
+			int src = -1;
+
+			t_check_ret(nrn_recv_any(R->comm, R->s, a, (uint64_t)k * count * 4,
+						 count * 4, &src), 0);
+			got[k] = src;
+		}
+		/* each sender named once */
+		t_check(senders == 1 ? got[0] == 1 :
+			(got[0] == 1 && got[1] == R->n - 1) || (got[0] == R->n - 1 && got[1] == 1));
+	} else if (R->r == 1 || R->r == R->n - 1) {
+		t_check_ret(nrn_send(R->comm, R->s, a, 0, count * 4, 0), 0);
+	}
+	t_check_ret(nrn_barrier(R->comm, R->s), 0);
+	t_check_ret(nrn_stream_sync(R->s), 0);
+	for (int k = 0; R->r == 0 && k < senders; k++)
+		T_VERIFY(R, "recv_any", a, (uint64_t)k * count * 4, NISA_F32, count, false,
+			 t_gen(NRN_REDUCE_PROD, got[k] < 0 ? 0 : got[k], i));
+	nrn_buffer_free(a);
+}
+
+/*
  * Threads: the whole matrix and the large sizes. Processes (the same code
  * across address spaces: fd passing, separate files): bf16, two sizes,
  * 16 MiB -- the run stays within run-tests' 300 s on 4 cards under TCG.
@@ -353,6 +387,7 @@ static void *t_rank_main(void *p)
 	}
 	t_stream_order(R);
 	t_send_recv(R);
+	t_recv_any(R);
 	/* 64 MiB (and 256 MiB with NRN_COMM_TEST_FULL=1). */
 	t_all_reduce(R, NISA_F32, NRN_REDUCE_SUM, (R->big ? 16 : 4) * MIB, false);
 	if (R->big) {

@@ -348,10 +348,13 @@ def check_send_recv_barrier(rank, dev):
         dist.recv(back, src=1)
         assert torch.equal(back.cpu(), x * 2)
     else:
-        got = torch.empty(4096, device=dev)
+        # into a leaf that requires grad, as a pipeline stage's receive
+        # buffer is: the data arrives, and the tensor stays a leaf
+        got = torch.empty(4096, device=dev, requires_grad=True)
         dist.recv(got, src=0)
-        assert torch.equal(got.cpu(), x)
-        dist.send(got * 2, dst=0)
+        assert got.is_leaf and got.grad_fn is None
+        assert torch.equal(got.detach().cpu(), x)
+        dist.send(got.detach() * 2, dst=0)
     # barrier: rank 1 arrives 1 s late; rank 0 must wait for it
     if rank == 1:
         time.sleep(1.0)
@@ -359,6 +362,21 @@ def check_send_recv_barrier(rank, dev):
     dist.barrier()
     if rank == 0:
         assert time.monotonic() - t0 > 0.5, "barrier returned before rank 1 reached it"
+
+
+def check_recv_any_source(rank, dev):
+    """recv() with no source takes what the first sender sends and returns
+    its rank (over the links on one node; Gloo's recvAnysource across)."""
+    import torch
+    import torch.distributed as dist
+    x = _data(0, (3000,), torch.float32, seed=12)
+    if rank == 1:
+        dist.send(x.to(dev), dst=0)
+    else:
+        got = torch.empty(3000, device=dev)
+        assert dist.recv(got) == 1
+        assert torch.equal(got.cpu(), x)
+    dist.barrier()
 
 
 def check_async_work(rank, dev):
@@ -844,13 +862,14 @@ ONE_NODE = ["check_allreduce", "check_allreduce_coalesced_buckets",
             "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
             "check_compiled_collectives", "check_dtensor_random", "check_dcp_tp_to_one_card",
             "check_moe_expert_parallel", "check_unordered_mesh_refused",
-            "check_send_recv_barrier", "check_async_work", "check_errors", "check_stats",
+            "check_send_recv_barrier", "check_recv_any_source", "check_async_work",
+            "check_errors", "check_stats",
             "check_ddp_gpt", "check_fsdp2_mlp",
             "check_tp_llama", "check_tp_llama_compiled", "check_pipeline"]
 TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
              "check_broadcast_gather_scatter", "check_rooted", "check_integer_and_bitwise",
              "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
-             "check_send_recv_barrier", "check_errors",
+             "check_send_recv_barrier", "check_recv_any_source", "check_errors",
              "check_stats_nodes", "check_ddp_gpt"]
 
 

@@ -84,12 +84,24 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
   m.def("reset_distributed_stats() -> ()", &torch_neuron::reset_distributed_stats);
 }
 
-// c10d's collectives have kernels for PrivateUse1 but no autograd kernel,
-// and PyTorch 2.6 registers no autograd fallback for AutogradPrivateUse1
-// (it does for CPU, CUDA, XLA...): without these fallthroughs a collective
-// on a neuron tensor fails with "Could not run 'c10d::allreduce_' with
-// arguments from the 'Autogradneuron' backend". The collectives are not
-// differentiable, as on the other devices.
+namespace {
+
+// c10d's collectives have no autograd kernels; on a neuron tensor they
+// run as kernels do, below autograd: the backend's own ATen calls (copies
+// into the caller's tensors on the paths through host memory, the blocks
+// of a gather) then add no autograd history and bump no version counter,
+// as NCCL's writes into device memory do not; a receive into a leaf that
+// requires grad (a pipeline stage's buffer) works. The basic autograd
+// fallback (Fallback.cpp) only redispatches, which leaves autograd on for
+// the calls the backend makes.
+void below_autograd(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                    torch::jit::Stack* stack) {
+  at::AutoDispatchBelowADInplaceOrView guard;
+  op.redispatchBoxed(ks & c10::after_ADInplaceOrView_keyset, stack);
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(c10d, AutogradPrivateUse1, m) {
   for (const char* op : {"broadcast_", "allreduce_", "allreduce_coalesced_", "allgather_",
                          "_allgather_base_", "allgather_coalesced_",
@@ -98,13 +110,5 @@ TORCH_LIBRARY_IMPL(c10d, AutogradPrivateUse1, m) {
                          "alltoall_", "alltoall_base_", "barrier", "monitored_barrier_",
                          "send", "recv_", "recv_any_source_", "reduce_", "gather_",
                          "scatter_"})
-    m.impl(op, torch::CppFunction::makeFallthrough());
-}
-
-// The same for FSDP2's copy-in/out operators (defined in Python by
-// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, which gives
-// them a PrivateUse1 kernel but, on 2.6, no autograd kernel either).
-TORCH_LIBRARY_IMPL(fsdp, AutogradPrivateUse1, m) {
-  for (const char* op : {"all_gather_copy_in", "split_with_sizes_copy", "chunk_cat"})
-    m.impl(op, torch::CppFunction::makeFallthrough());
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&below_autograd>());
 }

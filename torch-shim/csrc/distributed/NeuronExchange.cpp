@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <tuple>
 
 #include "NeuronProcessGroup.h"
@@ -205,8 +206,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::recv(std::vector<at::Tensor>& tens
                                                    int src, int tag) {
   TORCH_CHECK(tensors.size() == 1, "neuron: recv: one tensor");
   TORCH_CHECK(src >= 0 && src < size_ && src != rank_, "neuron: recv: bad "
-              "source rank ", src, " (this is rank ", rank_, " of ", size_,
-              "; receiving from any source is not supported)");
+              "source rank ", src, " (this is rank ", rank_, " of ", size_, ")");
   at::Tensor& t = tensors[0];
   check_tensor(t, "recv");
   if (!multinode())
@@ -217,6 +217,42 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::recv(std::vector<at::Tensor>& tens
   t.copy_(h[0]);
   count_gloo(h[0]);
   return finish_on(s, c10d::OpType::RECV, "recv", {t}, {}, std::chrono::milliseconds(0));
+}
+
+c10::intrusive_ptr<c10d::Work> NeuronBackend::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                            int tag) {
+  TORCH_CHECK(tensors.size() == 1, "neuron: recv: one tensor");
+  at::Tensor& t = tensors[0];
+  check_tensor(t, "recv");
+  TORCH_CHECK(t.numel() > 0, "neuron: recv from any source: the tensor is empty, and "
+              "an empty send moves nothing to wait for (name the source rank)");
+  nrn_stream* s = device_stream(dev_);
+  int src = -1;
+  if (multinode()) {
+    std::vector<at::Tensor> h{at::empty(t.sizes(), t.options().device(at::kCPU))};
+    auto w = world_->recvAnysource(h, tag);
+    w->wait();
+    src = w->sourceRank();
+    t.copy_(h[0]);
+    count_gloo(h[0]);
+  } else {
+    // The queued ops first: a sender may be waiting for one of them.
+    flush_p2p();
+    Span sp = span_of(t);
+    int rc = nrn_recv_any(comm_, s, sp.buf, sp.off, bytes_of(t), &src);
+    TORCH_CHECK_WITH(DistBackendError, rc >= 0, "neuron: recv from any source failed: ",
+                     nrn_strerror(rc), rc == -ETIMEDOUT ? " (no linked rank sent to this "
+                     "one within the group's timeout)" : "");
+    {
+      // It took the sender's next op from it: counted as the sender counted
+      // its send, so both order their later ops between them alike.
+      std::lock_guard<std::mutex> g(p2p_->m);
+      p2p_->seq[{src, rank_}]++;
+    }
+    count_card(t);
+  }
+  return finish_on(s, c10d::OpType::RECVANYSOURCE, "recv", {t}, {},
+                   std::chrono::milliseconds(0), src);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::queue_p2p(bool send, at::Tensor& t,

@@ -106,7 +106,7 @@ void NeuronBackend::check_tensor(const at::Tensor& t, const char* op) const {
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
     nrn_stream* s, c10d::OpType type, const char* what, std::vector<at::Tensor> outputs,
-    std::vector<at::Tensor> keep, std::chrono::milliseconds timeout) {
+    std::vector<at::Tensor> keep, std::chrono::milliseconds timeout, int source) {
   nrn_event* ev = nullptr;
   NEURON_CHECK(nrn_event_create(device(dev_), &ev));
   int rc = nrn_event_record(ev, s);
@@ -115,7 +115,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
     NEURON_CHECK(rc);
   }
   auto w = c10::make_intrusive<NeuronWork>(rank_, type, what, ev, std::move(outputs),
-                                           std::move(keep), timeout_of(timeout));
+                                           std::move(keep), timeout_of(timeout), source);
   done_->push(w);
   return w;
 }

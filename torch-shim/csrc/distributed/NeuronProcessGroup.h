@@ -153,6 +153,10 @@ class NeuronBackend : public c10d::Backend {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
                                       int tag) override;
+  // recv from whichever rank sends to this one first (Work::sourceRank()
+  // names it): on one node after the queued sends and recvs are issued.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
  private:
@@ -188,12 +192,14 @@ class NeuronBackend : public c10d::Backend {
   void issue_alltoallv(const at::Tensor& out, const at::Tensor& in,
                        const std::vector<uint64_t>& send, const std::vector<uint64_t>& recv,
                        std::chrono::milliseconds timeout);
-  // A Work ending with what was issued on @s so far.
+  // A Work ending with what was issued on @s so far; @source: a receive's
+  // sender (Work::sourceRank()), -1 for the other ops.
   c10::intrusive_ptr<c10d::Work> finish_on(nrn_stream* s, c10d::OpType type,
                                            const char* what,
                                            std::vector<at::Tensor> outputs,
                                            std::vector<at::Tensor> keep,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           int source = -1);
   std::chrono::milliseconds timeout_of(std::chrono::milliseconds t) const;
   // Cross-node paths through the world Gloo group on host copies
   // (NeuronExchange.cpp); they finish on the current stream's copies back.

@@ -11,13 +11,14 @@ namespace torch_neuron {
 NeuronWork::NeuronWork(int rank, c10d::OpType type, std::string what,
                        nrn_event* ev, std::vector<at::Tensor> outputs,
                        std::vector<at::Tensor> keep,
-                       std::chrono::milliseconds timeout)
+                       std::chrono::milliseconds timeout, int source)
     : c10d::Work(rank, type),
       what_(std::move(what)),
       ev_(ev),
       outputs_(std::move(outputs)),
       keep_(std::move(keep)),
       timeout_(timeout),
+      source_(source),
       future_(c10::make_intrusive<c10::ivalue::Future>(
           c10::ListType::create(c10::TensorType::get()))) {}
 
@@ -32,6 +33,12 @@ c10::intrusive_ptr<c10::ivalue::Future> NeuronWork::getFuture() {
 
 std::vector<at::Tensor> NeuronWork::result() {
   return outputs_;
+}
+
+int NeuronWork::sourceRank() const {
+  TORCH_CHECK(source_ >= 0, "neuron: sourceRank() is the sender of a receive; "
+              "this Work is ", what_, "'s");
+  return source_;
 }
 
 void NeuronWork::complete() {

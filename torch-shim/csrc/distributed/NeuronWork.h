@@ -33,12 +33,14 @@ class NeuronWork : public c10d::Work {
   // @ev (owned; nullptr: the work is complete already) marks the end of
   // the collective @what on the card; @keep are the tensors it uses, held
   // until then; @outputs the Future's value.
+  // @source: a receive's sender, -1 for the other ops.
   NeuronWork(int rank, c10d::OpType type, std::string what, nrn_event* ev,
              std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
-             std::chrono::milliseconds timeout);
+             std::chrono::milliseconds timeout, int source = -1);
   ~NeuronWork() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   std::vector<at::Tensor> result() override;
+  int sourceRank() const override;
   // Wait for the card (up to the timeout), then complete; called by the
   // completion thread, or at once when there is no event.
   void complete();
@@ -49,6 +51,7 @@ class NeuronWork : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keep_;
   std::chrono::milliseconds timeout_;
+  int source_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
