@@ -68,17 +68,26 @@ stress-stall: stack
 # Two VMs joined by a QEMU network, 2 cards each: scripts/tests/cluster-test
 # (ping, a torchrun Gloo all_reduce, first failure wins), then the DDP GPT
 # example under torchrun over the 2 x 2 cards (links within a VM, TCP
-# between them) against one card (scripts/guest/cluster-ddp).
+# between them) against one card; then, one card a VM, the pipeline example
+# with a stage on each VM, GPipe and 1F1B (scripts/guest/cluster-torchrun).
 check-cluster: stack
 	@$(S)/tests/cluster-test
-	@$(S)/cluster --nodes 2 --cards 2 --timeout 2400 run -- scripts/guest/cluster-ddp
+	@$(S)/cluster --nodes 2 --cards 2 --timeout 2400 run -- \
+		scripts/guest/cluster-torchrun examples/ddp.py --model gpt --steps 8 --compare
+	@$(S)/cluster --nodes 2 --cards 1 --timeout 2400 run -- sh -c \
+		'for s in gpipe 1f1b; do scripts/guest/cluster-torchrun examples/pp.py \
+			--schedule $$s --steps 6 --compare || exit 1; done'
 
-# libneuron's collective tests at their full sizes (to 256 MiB) on 2, 3 and 4
-# cards (make check runs them to 64 MiB on 2), and the torchrun DDP example.
+# On rings of 2, 3 and 4 cards: libneuron's collective tests at their full
+# sizes (to 256 MiB; make check runs them to 64 MiB on 2), the torchrun DDP
+# and MoE examples, a DCP checkpoint saved on 2 cards loaded on all; then
+# FSDP2 x TP on 4 cards with every pair linked (scripts/guest/check-multicard).
 check-multicard: stack
 	@rc=0; for n in 2 3 4; do \
 		$(S)/vm --cards $$n --timeout 2400 run -- scripts/guest/check-multicard || rc=1; \
-	done; exit $$rc
+	done; \
+	$(S)/vm --cards 4 --topology mesh --timeout 2400 run -- scripts/guest/check-multicard 2d || rc=1; \
+	exit $$rc
 
 bench: stack
 	@$(S)/bench

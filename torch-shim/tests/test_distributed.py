@@ -534,22 +534,16 @@ def check_dcp_tp_to_one_card(rank, dev):
     loaded into the unsplit model on each card alone (DCP reshards) and
     trained on: the same losses as the TP training after the save."""
     import tempfile
-    import torch
     import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
-    import torch.nn.functional as F
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
     sys.path.insert(0, EXAMPLES)
     import gpt2
     import tp
+    from dcp import step as train_step  # examples/dcp.py
 
     def step(model, opt, batch):
-        x, y = (t.to(dev) for t in batch)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten(0, 1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss.item()
+        return train_step(model, opt, batch, dev)
 
     model, batch_of = tp.setup(dev)
     tp.parallelize(model, tp.make_mesh("neuron", WORLD))

@@ -186,6 +186,15 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::alltoall(
                    opts.timeout);
 }
 
+namespace {
+// The Gloo tag of every send and recv across nodes (see send()).
+constexpr int kP2PTag = 0;
+}  // namespace
+
+// Queued on one node and across nodes alike (issue_p2p_locked): both ends
+// issue a pair's ops in one agreed order, which 1F1B's crossed sends need
+// (Gloo's send waits for its receiver to post the matching recv). @tag is
+// not used: that order matches the ops.
 c10::intrusive_ptr<c10d::Work> NeuronBackend::send(std::vector<at::Tensor>& tensors,
                                                    int dst, int tag) {
   TORCH_CHECK(tensors.size() == 1, "neuron: send: one tensor");
@@ -193,13 +202,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::send(std::vector<at::Tensor>& tens
               "destination rank ", dst, " (this is rank ", rank_, " of ", size_, ")");
   at::Tensor& t = tensors[0];
   check_tensor(t, "send");
-  if (!multinode())
-    return queue_p2p(true, t, dst);
-  nrn_stream* s = device_stream(dev_);
-  std::vector<at::Tensor> h{host_copy(t, false)};
-  world_->send(h, dst, tag)->wait();
-  count_gloo(h[0]);
-  return finish_on(s, c10d::OpType::SEND, "send", {}, {t}, std::chrono::milliseconds(0));
+  return queue_p2p(true, t, dst);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::recv(std::vector<at::Tensor>& tensors,
@@ -209,14 +212,7 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::recv(std::vector<at::Tensor>& tens
               "source rank ", src, " (this is rank ", rank_, " of ", size_, ")");
   at::Tensor& t = tensors[0];
   check_tensor(t, "recv");
-  if (!multinode())
-    return queue_p2p(false, t, src);
-  nrn_stream* s = device_stream(dev_);
-  std::vector<at::Tensor> h{at::empty(t.sizes(), t.options().device(at::kCPU))};
-  world_->recv(h, src, tag)->wait();
-  t.copy_(h[0]);
-  count_gloo(h[0]);
-  return finish_on(s, c10d::OpType::RECV, "recv", {t}, {}, std::chrono::milliseconds(0));
+  return queue_p2p(false, t, src);
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::recvAnysource(std::vector<at::Tensor>& tensors,
@@ -226,30 +222,30 @@ c10::intrusive_ptr<c10d::Work> NeuronBackend::recvAnysource(std::vector<at::Tens
   check_tensor(t, "recv");
   TORCH_CHECK(t.numel() > 0, "neuron: recv from any source: the tensor is empty, and "
               "an empty send moves nothing to wait for (name the source rank)");
+  // The queued ops first: a sender may be waiting for one of them.
+  flush_p2p();
   nrn_stream* s = device_stream(dev_);
   int src = -1;
   if (multinode()) {
     std::vector<at::Tensor> h{at::empty(t.sizes(), t.options().device(at::kCPU))};
-    auto w = world_->recvAnysource(h, tag);
+    auto w = world_->recvAnysource(h, kP2PTag);
     w->wait();
     src = w->sourceRank();
     t.copy_(h[0]);
     count_gloo(h[0]);
   } else {
-    // The queued ops first: a sender may be waiting for one of them.
-    flush_p2p();
     Span sp = span_of(t);
     int rc = nrn_recv_any(comm_, s, sp.buf, sp.off, bytes_of(t), &src);
     TORCH_CHECK_WITH(DistBackendError, rc >= 0, "neuron: recv from any source failed: ",
                      nrn_strerror(rc), rc == -ETIMEDOUT ? " (no linked rank sent to this "
                      "one within the group's timeout)" : "");
-    {
-      // It took the sender's next op from it: counted as the sender counted
-      // its send, so both order their later ops between them alike.
-      std::lock_guard<std::mutex> g(p2p_->m);
-      p2p_->seq[{src, rank_}]++;
-    }
     count_card(t);
+  }
+  {
+    // It took the sender's next op from it: counted as the sender counted
+    // its send, so both order their later ops between them alike.
+    std::lock_guard<std::mutex> g(p2p_->m);
+    p2p_->seq[{src, rank_}]++;
   }
   return finish_on(s, c10d::OpType::RECVANYSOURCE, "recv", {t}, {},
                    std::chrono::milliseconds(0), src);
@@ -283,7 +279,22 @@ void NeuronBackend::issue_p2p_locked() {
     P2PQueue::Op& op = ops[i];
     const char* name = op.send ? "send" : "recv";
     try {
-      if (op.t.numel() > 0) {
+      if (op.t.numel() > 0 && multinode()) {
+        // Through the all-ranks Gloo group on a host copy; the copy back
+        // below autograd (a flush may run from a Work's wait()).
+        at::AutoDispatchBelowADInplaceOrView guard;
+        std::vector<at::Tensor> h{op.send ? host_copy(op.t, false)
+                                          : at::empty(op.t.sizes(),
+                                                      op.t.options().device(at::kCPU))};
+        if (op.send) {
+          world_->send(h, op.dst, kP2PTag)->wait();
+        } else {
+          world_->recv(h, op.src, kP2PTag)->wait();
+          op.t.copy_(h[0]);
+        }
+        count_gloo(h[0]);
+        op.s = device_stream(dev_);  // where the copy back went
+      } else if (op.t.numel() > 0) {
         Span sp = span_of(op.t);
         int rc = op.send ? nrn_send(comm_, op.s, sp.buf, sp.off, bytes_of(op.t), op.dst)
                          : nrn_recv(comm_, op.s, sp.buf, sp.off, bytes_of(op.t), op.src);
