@@ -79,8 +79,8 @@ check-cluster: stack
 			--schedule $$s --steps 6 --compare || exit 1; done'
 
 # On rings of 2, 3 and 4 cards: libneuron's collective tests at their full
-# sizes (to 256 MiB; make check runs them to 64 MiB on 2), the torchrun DDP
-# and MoE examples, a DCP checkpoint saved on 2 cards loaded on all; then
+# sizes (to 256 MiB; make check runs them to 64 MiB on 2), the torchrun DDP,
+# MoE and pipeline examples, a DCP checkpoint saved on 2 cards loaded on all; then
 # FSDP2 x TP on 4 cards with every pair linked (scripts/guest/check-multicard).
 check-multicard: stack
 	@rc=0; for n in 2 3 4; do \

@@ -15,6 +15,10 @@ rank), differentiable (torch.distributed.nn.functional), card to card.
     torchrun --nproc-per-node 2 examples/moe.py --steps 6 --compare
     torchrun --nproc-per-node 2 examples/moe.py --device cpu --compare   (Gloo)
     torchrun --nproc-per-node 2 examples/moe.py --steps 6 --bench        (ms per step)
+    torchrun --nproc-per-node 3 examples/moe.py --experts 12 --batch 12 --compare
+
+Every rank trains on an equal share of the global batch's rows, so --batch
+must be a multiple of the ranks (8 by default: 2 or 4 ranks; 12 for 3).
 
 --compare also trains the same model with every expert on this rank's
 device on the whole batches and checks that every step's loss agrees
@@ -123,23 +127,26 @@ class MoEModel(nn.Module):
         return self.head(self.nf(h))
 
 
-def setup(dev, experts, rank=0, world=1, group=None):
+def setup(dev, experts, rank=0, world=1, group=None, batch=BATCH):
     """The seeded model (this rank's experts) on @dev and batch_of(step) ->
-    the global batch (x, y) on the CPU."""
-    vocab, batch_of = gpt2.char_batches(CTX, BATCH)
+    the global batch (x, y) of @batch rows on the CPU."""
+    vocab, batch_of = gpt2.char_batches(CTX, batch)
     torch.manual_seed(0)
     model = MoEModel(vocab, experts, rank, world, group).to(dev)
     return model, batch_of
 
 
-def train(steps, dev, experts=4, rank=0, world=1, group=None, quiet=True, times=None):
+def train(steps, dev, experts=4, rank=0, world=1, group=None, quiet=True, times=None,
+          batch=BATCH):
     """The global batch's loss at each of @steps AdamW steps; world > 1:
-    expert-parallel over the default group (this rank's rows). @times: a
-    list that gets each step's seconds but the first's."""
-    model, batch_of = setup(dev, experts, rank, world, group)
+    expert-parallel over the default group (this rank's rows of the @batch;
+    every rank the same number). @times: a list that gets each step's
+    seconds but the first's."""
+    assert batch % world == 0, f"a batch of {batch} rows does not split over {world} ranks"
+    model, batch_of = setup(dev, experts, rank, world, group, batch)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     expert_params = {id(p) for p in model.moe.experts.parameters()}
-    rows = BATCH // world
+    rows = batch // world
     losses = []
     for step in range(steps):
         t0 = time.perf_counter()
@@ -175,6 +182,8 @@ def main():
     p.add_argument("--device", choices=["neuron", "cpu"], default="neuron")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--experts", type=int, default=4)
+    p.add_argument("--batch", type=int, default=BATCH,
+                   help="rows of the global batch, a multiple of the ranks (12 for 2, 3 or 4)")
     p.add_argument("--compare", action="store_true")
     p.add_argument("--rtol", type=float, default=1e-5)
     p.add_argument("--bench", action="store_true",
@@ -190,22 +199,25 @@ def main():
         dev = torch.device("cpu")
         dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if a.batch % world:
+        p.error(f"--batch {a.batch} does not split over {world} ranks (each trains on "
+                f"an equal share of the rows)")
     t0 = time.perf_counter()
     times, one = [], []
     losses = train(a.steps, dev, a.experts, rank, world, quiet=a.compare or rank != 0,
-                   times=times)
+                   times=times, batch=a.batch)
     if rank == 0:
         print(f"final loss {losses[-1]:.6f} (expert parallel, {world} ranks, "
               f"{a.steps} steps, {time.perf_counter() - t0:.1f} s)")
     ok = True
     if a.bench:
-        train(a.steps, dev, a.experts, times=one)
+        train(a.steps, dev, a.experts, times=one, batch=a.batch)
         if rank == 0:
             ms = lambda t: sum(t) / len(t) * 1e3  # noqa: E731
             print(json.dumps({f"moe_step_{world}cards_ms": ms(times),
                               "moe_step_1card_ms": ms(one)}), flush=True)
     if a.compare and rank == 0:
-        ref = train(a.steps, dev, a.experts)
+        ref = train(a.steps, dev, a.experts, batch=a.batch)
         worst = 0.0
         for i, (u, v) in enumerate(zip(losses, ref)):
             print(f"step {i}: ep {u:.8f} single {v:.8f}")
