@@ -75,16 +75,17 @@ import llama  # noqa: E402
 CTX, BATCH = 32, 8
 
 
-def setup(dev, seed: int = 0, vocab_multiple: int = 1):
-    """The seeded full model on @dev, and batch_of(step) -> (x, y) [B, T]
-    on the CPU: the same for every rank and for the one-device run.
-    @vocab_multiple: the vocabulary padded up to a multiple of it (rows no
-    token uses), as FSDP2 over TP needs: it shards the embedding's and the
-    head's vocabulary dimension over every rank, evenly only."""
+def setup(dev, seed: int = 0, vocab_multiple: int = 1, layers: int = 2):
+    """The seeded full model of @layers blocks on @dev, and batch_of(step)
+    -> (x, y) [B, T] on the CPU: the same for every rank and for the
+    one-device run. @vocab_multiple: the vocabulary padded up to a multiple
+    of it (rows no token uses), as FSDP2 over TP needs: it shards the
+    embedding's and the head's vocabulary dimension over every rank, evenly
+    only."""
     vocab, batch_of = gpt2.char_batches(CTX, BATCH, seed)
     vocab = -(-vocab // vocab_multiple) * vocab_multiple
     torch.manual_seed(seed)
-    model = llama.Llama(vocab, CTX, d=64, heads=4, kv_heads=2, layers=2).to(dev)
+    model = llama.Llama(vocab, CTX, d=64, heads=4, kv_heads=2, layers=layers).to(dev)
     return model, batch_of
 
 
@@ -150,14 +151,15 @@ def shard_data_parallel(model, dp_mesh):
 
 
 def train(steps: int, dev, mesh=None, loss_parallel: bool = False, compile: bool = False,
-          lr: float = 3e-3, quiet: bool = True, phases=None, vocab_multiple: int = 1):
+          lr: float = 3e-3, quiet: bool = True, phases=None, vocab_multiple: int = 1,
+          layers: int = 2):
     """The losses of @steps AdamW steps from the seeded model; @mesh: split
     over it (TP + SP; a 2-D mesh: TP over "tp", FSDP2 and the batch over
     "dp"), None: the whole model on @dev. @phases(step, name, fn) -> fn's
     result wraps each phase ("parallelize" once, then "forward",
     "backward", "optimizer" each step): --collectives' profiler.
-    @vocab_multiple: as for setup()."""
-    model, batch_of = setup(dev, vocab_multiple=vocab_multiple)
+    @vocab_multiple, @layers: as for setup()."""
+    model, batch_of = setup(dev, vocab_multiple=vocab_multiple, layers=layers)
     run = phases or (lambda step, name, fn: fn())
     dp_mesh = mesh["dp"] if mesh is not None and mesh.ndim == 2 else None
     if mesh is not None:
