@@ -29,7 +29,8 @@
 extern "C" {
 #endif
 
-#define NISA_ISA_VERSION		1
+/* 1: the first; 2: NISA_F64 (an element type; no encoding changed). */
+#define NISA_ISA_VERSION		2
 
 #define NISA_MAX_DIMS		4	/* dimensions of a tensor operand */
 /*
@@ -556,7 +557,8 @@ struct nisa_insn {
 #define NISA_DTYPES(X)							\
 	X(F32, f32, FLOAT) X(BF16, bf16, FLOAT) X(I32, i32, INT)	\
 	X(I64, i64, INT) X(BOOL, bool, INT) X(F16, f16, FLOAT)		\
-	X(U8, u8, INT) X(I8, i8, INT) X(I16, i16, INT)
+	X(U8, u8, INT) X(I8, i8, INT) X(I16, i16, INT)		\
+	X(F64, f64, FLOAT)
 
 /* Whether @dtype is a floating type (0 for an unknown type too). */
 static inline int nisa_dtype_is_float(unsigned int dtype)

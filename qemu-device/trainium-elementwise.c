@@ -397,6 +397,45 @@ static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
     trn_scatter_i64(&e->dst, start, n, buf->io, e->wrap);
 }
 
+/*
+ * The functions whose float32 result PyTorch computes in float32 steps
+ * (trn_un_round_dec(), trn_bin_floordiv(), trn_bin_div_trunc(),
+ * trn_bin_nextafter()), into a float64 destination: in float64, as its
+ * double kernels do. False for every other function.
+ */
+static bool trn_ew_f64_own(const TrnEw *e, const double *x, const double *y,
+                           double *o, uint64_t n)
+{
+    double (*bin)(double, double, double) = NULL;
+
+    if (e->op == NISA_INSN_UNARY && e->sub == NISA_UN_ROUND_DEC) {
+        for (uint64_t j = 0; j < n; j++) {
+            o[j] = trn_un_round_dec_f64(x[j], e->scalar, e->alpha);
+        }
+        return true;
+    }
+    if (e->op != NISA_INSN_BINARY) {
+        return false;
+    }
+    switch (e->sub) {
+    case NISA_BIN_FLOORDIV:
+        bin = trn_bin_floordiv_f64;
+        break;
+    case NISA_BIN_DIV_TRUNC:
+        bin = trn_bin_div_trunc_f64;
+        break;
+    case NISA_BIN_NEXTAFTER:
+        bin = trn_bin_nextafter_f64;
+        break;
+    default:
+        return false;
+    }
+    for (uint64_t j = 0; j < n; j++) {
+        o[j] = bin(x[j], y[j], e->alpha);
+    }
+    return true;
+}
+
 TRN_CLONES void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
                                  double *sbuf, double *o, uint64_t n)
 {
@@ -415,6 +454,9 @@ TRN_CLONES void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
 
         x = y;
         y = t;
+    }
+    if (e->dst.dtype == NISA_F64 && trn_ew_f64_own(e, x, y, o, n)) {
+        return;
     }
     switch (e->op) {
     case NISA_INSN_FILL:

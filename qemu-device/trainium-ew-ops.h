@@ -115,6 +115,13 @@ static inline double trn_un_round_dec(double x, double p, double q)
     return p >= 0 ? (double)(nearbyintf(v * ten) / ten)
                   : (double)(nearbyintf(v / ten) * ten);
 }
+/* The same in float64 (a float64 destination): PyTorch's double kernel. */
+static inline double trn_un_round_dec_f64(double x, double p, double q)
+{
+    double ten = pow(10.0, fabs(p));
+
+    return p >= 0 ? nearbyint(x * ten) / ten : nearbyint(x / ten) * ten;
+}
 static inline double trn_un_trunc(double x, double p, double q) { return trunc(x); }
 static inline double trn_un_frac(double x, double p, double q)
 {
@@ -338,6 +345,25 @@ static inline double trn_bin_floordiv(double x, double y, double a)
     fl = floorf(div);
     return div - fl > 0.5f ? fl + 1.0f : fl;
 }
+/* The same in float64 (a float64 destination). */
+static inline double trn_bin_floordiv_f64(double x, double y, double a)
+{
+    double mod, div, fl;
+
+    if (y == 0) {
+        return x / y;
+    }
+    mod = fmod(x, y);
+    div = (x - mod) / y;
+    if (mod != 0 && (y < 0) != (mod < 0)) {
+        div -= 1.0;
+    }
+    if (div == 0) {
+        return copysign(0.0, x / y);
+    }
+    fl = floor(div);
+    return div - fl > 0.5 ? fl + 1.0 : fl;
+}
 /* The sign of the divisor, as torch.remainder and Python's %. */
 static inline double trn_bin_rem(double x, double y, double a)
 {
@@ -348,6 +374,10 @@ static inline double trn_bin_rem(double x, double y, double a)
 static inline double trn_bin_div_trunc(double x, double y, double a)
 {
     return truncf((float)x / (float)y);
+}
+static inline double trn_bin_div_trunc_f64(double x, double y, double a)
+{
+    return trunc(x / y);
 }
 static inline double trn_bin_fmod(double x, double y, double a) { return fmod(x, y); }
 static inline double trn_bin_atan2(double x, double y, double a) { return atan2(x, y); }

@@ -154,6 +154,11 @@ static inline double trn_bin_nextafter(double x, double y, double a)
 {
     return nextafterf((float)x, (float)y);
 }
+/* The next float64 after x toward y (a float64 destination). */
+static inline double trn_bin_nextafter_f64(double x, double y, double a)
+{
+    return nextafter(x, y);
+}
 static inline double trn_bin_zeta(double x, double y, double a)
 {
     return trn_sf_zeta(x, y);

@@ -4,7 +4,8 @@
  *
  * Each batch entry's matrices are copied, through the element load/store
  * of trainium-tensor.c (so every floating dtype works), into column-major
- * float32 buffers, computed on there by one LAPACK (or BLAS) call, and
+ * float32 buffers (float64 ones, and LAPACK's d routines, when an operand
+ * is F64), computed on there by one LAPACK (or BLAS) call, and
  * stored back. Every dimension is a guest value: all are checked against
  * NISA_LINALG_MAX_DIM, and every shape against the subop's contract, before
  * anything is allocated or LAPACK sees it (LAPACK's own argument checks are
@@ -31,6 +32,13 @@ static bool la_is(const La *la, const TrnView *v, uint64_t r, uint64_t c)
 static bool la_floating(const TrnView *v)
 {
     return !trn_is_int(v->dtype);
+}
+
+/* In float64 (LAPACK's d routines): the destination or a source is F64. */
+static bool la_wide(const La *la)
+{
+    return la->d.dtype == NISA_F64 || la->s[0].dtype == NISA_F64 ||
+           la->s[1].dtype == NISA_F64 || la->s[2].dtype == NISA_F64;
 }
 
 static bool la_i32(const TrnView *v)
@@ -224,7 +232,8 @@ uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in)
     uint16_t op = le16_to_cpu(in->subop);
     uint32_t flags = le32_to_cpu(in->flags), err;
     static const struct nisa_tensor zero;
-    g_autofree float *a = NULL;
+    g_autofree void *a = NULL;
+    bool wide;
     const char *why;
     uint64_t work = 0, flops;
     La la = { .k = k, .flags = flags };
@@ -265,14 +274,16 @@ uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in)
         return trn_bad_insn(k, why);
     }
     /* Scratch: the matrices of one entry (bounded by the dimension cap). */
-    a = g_new(float, MAX(work, 1));
+    wide = la_wide(&la);
+    a = g_malloc(MAX(work, 1) * (wide ? sizeof(double) : sizeof(float)));
     flops = MAX(work, 1) * MAX(MIN(la.s[0].shape[2], la.s[0].shape[3]), 1);
     for (la.b0 = 0; la.b0 < la.s[0].shape[0]; la.b0++) {
         for (la.b1 = 0; la.b1 < la.s[0].shape[1]; la.b1++) {
             if (trn_tick(k, flops)) {
                 return NISA_ERR_ABORTED;
             }
-            err = trn_la_entry(&la, op, a);
+            err = wide ? trn_la_entry_f64(&la, op, a) :
+                         trn_la_entry_f32(&la, op, a);
             if (err) {
                 return err;
             }

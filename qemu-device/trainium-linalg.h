@@ -20,10 +20,11 @@ typedef struct La {
 } La;
 
 /*
- * One batch entry of a checked instruction. @a (as many floats as the
- * check asked for) receives src0's matrix, column-major with leading dim
- * m. Returns an NISA_ERR_*.
+ * One batch entry of a checked instruction, in float32 or (an F64
+ * operand) float64. @a (as many elements as the check asked for) receives
+ * src0's matrix, column-major with leading dim m. Returns an NISA_ERR_*.
  */
-uint32_t trn_la_entry(La *la, uint16_t op, float *a);
+uint32_t trn_la_entry_f32(La *la, uint16_t op, float *a);
+uint32_t trn_la_entry_f64(La *la, uint16_t op, double *a);
 
 #endif /* HW_MISC_TRAINIUM_LINALG_H */

@@ -1,9 +1,11 @@
 /*
- * Virtual Trainium accelerator: MATMUL, on OpenBLAS's sgemm.
+ * Virtual Trainium accelerator: MATMUL, on OpenBLAS's sgemm (dgemm for a
+ * float64 destination).
  *
  * dst[b] = src0[b] @ src1[b] (+ src2[b] with NISA_IF_BIAS) (+ dst[b] with
  * NISA_IF_ACCUMULATE), for the batch dimensions b (the first two of four;
- * broadcast by zero strides). Products accumulate in float32.
+ * broadcast by zero strides). Products accumulate in float32, or in
+ * float64 into a float64 destination.
  *
  * The work is split into tiles of at most TRN_TILE rows, columns and inner
  * length, so that every sgemm call is bounded (a reset waits for one call
@@ -106,51 +108,74 @@ typedef struct TrnMat {
     int ld;
 } TrnMat;
 
-/* Tile buffers, allocated once per instruction (3 MiB). */
+/* The same for dgemm (a float64 destination). */
+typedef struct TrnMatF64 {
+    const double *p;
+    CBLAS_TRANSPOSE trans;
+    int ld;
+} TrnMatF64;
+
+/*
+ * Tile buffers, allocated once per instruction (3 MiB; float64 ones for a
+ * float64 destination, 6 MiB, touched only then).
+ */
 typedef struct TrnTiles {
-    float a[TRN_TILE * TRN_TILE];
-    float b[TRN_TILE * TRN_TILE];
-    float c[TRN_TILE * TRN_TILE];
+    union {
+        struct {
+            float a[TRN_TILE * TRN_TILE];
+            float b[TRN_TILE * TRN_TILE];
+            float c[TRN_TILE * TRN_TILE];
+        } f;
+        struct {
+            double a[TRN_TILE * TRN_TILE];
+            double b[TRN_TILE * TRN_TILE];
+            double c[TRN_TILE * TRN_TILE];
+        } d;
+    };
     double x[TRN_CHUNK_ELEMS];
     double y[TRN_CHUNK_ELEMS];
 } TrnTiles;
 
 /*
  * The (rows x cols) block at (@r0, @c0) of the 2-D view @v, for BLAS: in
- * place if its strides allow, else packed into @buf.
+ * place if it is of @NISA_T and its strides allow, else converted and
+ * packed into @buf. TRN_MAT_FN(name, element type, its dtype, matrix).
  */
-static void trn_mat(const TrnView *v, uint64_t r0, uint64_t c0, uint64_t rows,
-                    uint64_t cols, float *buf, TrnMat *m)
-{
-    int64_t sr = v->stride[2], sc = v->stride[3];
-    uint8_t *data = v->data + ((int64_t)r0 * sr + (int64_t)c0 * sc) *
-                    (int64_t)v->esize;
-
-    if (v->dtype == NISA_F32) {
-        if (sc == 1 && sr >= (int64_t)MAX(cols, 1) && sr <= INT_MAX) {
-            m->p = (const float *)data;
-            m->trans = CblasNoTrans;
-            m->ld = (int)sr;
-            return;
-        }
-        if (sr == 1 && sc >= (int64_t)MAX(rows, 1) && sc <= INT_MAX) {
-            m->p = (const float *)data;
-            m->trans = CblasTrans;
-            m->ld = (int)sc;
-            return;
-        }
-    }
-    for (uint64_t r = 0; r < rows; r++) {
-        for (uint64_t c = 0; c < cols; c++) {
-            buf[r * cols + c] = (float)trn_load(
-                v->dtype, data + ((int64_t)r * sr + (int64_t)c * sc) *
-                          (int64_t)v->esize);
-        }
-    }
-    m->p = buf;
-    m->trans = CblasNoTrans;
-    m->ld = (int)MAX(cols, 1);
+#define TRN_MAT_FN(NAME, T, NISA_T, MAT)                                    \
+static void NAME(const TrnView *v, uint64_t r0, uint64_t c0, uint64_t rows, \
+                 uint64_t cols, T *buf, MAT *m)                             \
+{                                                                           \
+    int64_t sr = v->stride[2], sc = v->stride[3];                           \
+    uint8_t *data = v->data + ((int64_t)r0 * sr + (int64_t)c0 * sc) *       \
+                    (int64_t)v->esize;                                      \
+                                                                            \
+    if (v->dtype == NISA_T) {                                               \
+        if (sc == 1 && sr >= (int64_t)MAX(cols, 1) && sr <= INT_MAX) {      \
+            m->p = (const T *)data;                                         \
+            m->trans = CblasNoTrans;                                        \
+            m->ld = (int)sr;                                                \
+            return;                                                         \
+        }                                                                   \
+        if (sr == 1 && sc >= (int64_t)MAX(rows, 1) && sc <= INT_MAX) {      \
+            m->p = (const T *)data;                                         \
+            m->trans = CblasTrans;                                          \
+            m->ld = (int)sc;                                                \
+            return;                                                         \
+        }                                                                   \
+    }                                                                       \
+    for (uint64_t r = 0; r < rows; r++) {                                   \
+        for (uint64_t c = 0; c < cols; c++) {                               \
+            buf[r * cols + c] = (T)trn_load(                                \
+                v->dtype, data + ((int64_t)r * sr + (int64_t)c * sc) *      \
+                          (int64_t)v->esize);                               \
+        }                                                                   \
+    }                                                                       \
+    m->p = buf;                                                             \
+    m->trans = CblasNoTrans;                                                \
+    m->ld = (int)MAX(cols, 1);                                              \
 }
+TRN_MAT_FN(trn_mat, float, NISA_F32, TrnMat)
+TRN_MAT_FN(trn_mat_f64, double, NISA_F64, TrnMatF64)
 
 /* One batch entry of @v as a 2-D view. */
 static TrnView trn_batch(const TrnView *v, uint64_t b0, uint64_t b1)
@@ -179,12 +204,14 @@ static TrnView trn_block(const TrnView *v, uint64_t r0, uint64_t c0,
 }
 
 /*
- * dst = t (a dense tile, or 0) + bias + (dst if @acc), over the block.
- * float32 throughout and no @acc: in float32 (a sum of two floats rounded
- * once is the double sum rounded), through float buffers in @x and @y.
+ * dst = t (a dense tile: float @t, or double @td; or 0) + bias + (dst if
+ * @acc), over the block. float32 throughout and no @acc: in float32 (a sum
+ * of two floats rounded once is the double sum rounded), through float
+ * buffers in @x and @y.
  */
-static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
-                         const float *t, double *x, double *y)
+static void trn_epilogue_any(const TrnView *dst, const TrnView *bias, bool acc,
+                             const float *t, const double *td, double *x,
+                             double *y)
 {
     if (dst->dtype == NISA_F32 && !acc && (!bias || bias->dtype == NISA_F32)) {
         float *xf = (float *)x, *yf = (float *)y;
@@ -209,7 +236,7 @@ static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
         uint64_t n = MIN(TRN_CHUNK_ELEMS, dst->numel - s);
 
         for (uint64_t j = 0; j < n; j++) {
-            x[j] = t ? t[s + j] : 0;
+            x[j] = t ? t[s + j] : td ? td[s + j] : 0;
         }
         if (bias) {
             trn_gather(bias, s, n, y);
@@ -227,6 +254,47 @@ static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
     }
 }
 
+static void trn_epilogue(const TrnView *dst, const TrnView *bias, bool acc,
+                         const float *t, double *x, double *y)
+{
+    trn_epilogue_any(dst, bias, acc, t, NULL, x, y);
+}
+
+/*
+ * trn_matmul_tile() for a float64 destination: each operand converted to
+ * float64 (a float64 one used in place), dgemm, products accumulated in
+ * float64, then the epilogue.
+ */
+static uint32_t trn_matmul_tile_f64(TrnKernel *k, const TrnView *ab,
+                                    const TrnView *bb, const TrnView *cb,
+                                    const TrnView *biasb, bool acc,
+                                    uint64_t m0, uint64_t n0, uint64_t m,
+                                    uint64_t n, uint64_t K, TrnTiles *t)
+{
+    TrnView cblk = trn_block(cb, m0, n0, m, n);
+    TrnView bblk = biasb ? trn_block(biasb, m0, n0, m, n) : cblk;
+
+    for (uint64_t k0 = 0; k0 < K; k0 += TRN_TILE) {
+        uint64_t kk = MIN(TRN_TILE, K - k0);
+        TrnMatF64 am, bm;
+
+        if (k && trn_tick(k, m * n * kk)) {
+            return NISA_ERR_ABORTED;
+        }
+        trn_mat_f64(ab, m0, k0, m, kk, t->d.a, &am);
+        trn_mat_f64(bb, k0, n0, kk, n, t->d.b, &bm);
+        cblas_dgemm(CblasRowMajor, am.trans, bm.trans, (int)m, (int)n,
+                    (int)kk, 1.0, am.p, am.ld, bm.p, bm.ld, k0 ? 1.0 : 0.0,
+                    t->d.c, (int)n);
+    }
+    if (K == 0 && k && trn_tick(k, m * n)) {
+        return NISA_ERR_ABORTED;
+    }
+    trn_epilogue_any(&cblk, biasb ? &bblk : NULL, acc, NULL,
+                     K ? t->d.c : NULL, t->x, t->y);
+    return NISA_ERR_NONE;
+}
+
 /*
  * One (m x n) output tile at (@m0, @n0) of one batch entry: the inner
  * dimension in steps of TRN_TILE, each one bounded sgemm call, with a
@@ -239,12 +307,17 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
                                 uint64_t m0, uint64_t n0, uint64_t m,
                                 uint64_t n, uint64_t K, TrnTiles *t)
 {
-    TrnView cblk = trn_block(cb, m0, n0, m, n);
-    TrnView bblk = biasb ? trn_block(biasb, m0, n0, m, n) : cblk;
-    float *out = t->c;
+    TrnView cblk, bblk;
+    float *out = t->f.c;
     int ldc = (int)n;
     float beta = 0.0f;
 
+    if (cb->dtype == NISA_F64) {
+        return trn_matmul_tile_f64(k, ab, bb, cb, biasb, acc, m0, n0, m, n,
+                                   K, t);
+    }
+    cblk = trn_block(cb, m0, n0, m, n);
+    bblk = biasb ? trn_block(biasb, m0, n0, m, n) : cblk;
     if (direct) {
         out = (float *)cblk.data;
         ldc = (int)cb->stride[2];
@@ -271,14 +344,14 @@ static uint32_t trn_matmul_tile(TrnKernel *k, const TrnView *ab,
         if (k && trn_tick(k, m * n * kk)) {
             return NISA_ERR_ABORTED;
         }
-        trn_mat(ab, m0, k0, m, kk, t->a, &am);
-        trn_mat(bb, k0, n0, kk, n, t->b, &bm);
+        trn_mat(ab, m0, k0, m, kk, t->f.a, &am);
+        trn_mat(bb, k0, n0, kk, n, t->f.b, &bm);
         trn_sgemm(am.trans, bm.trans, m, n, kk, am.p, am.ld, bm.p, bm.ld,
                   beta, out, ldc);
         beta = 1.0f;
     }
     if (!direct) {
-        trn_epilogue(&cblk, biasb ? &bblk : NULL, acc, t->c, t->x, t->y);
+        trn_epilogue(&cblk, biasb ? &bblk : NULL, acc, t->f.c, t->x, t->y);
     }
     return NISA_ERR_NONE;
 }

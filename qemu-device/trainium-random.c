@@ -62,6 +62,8 @@ static unsigned trn_float_precision(uint8_t dtype)
         return 8;
     case NISA_F16:
         return 11;
+    case NISA_F64:
+        return 53;
     case NISA_I32:
     case NISA_I64:
     case NISA_BOOL:
@@ -93,8 +95,10 @@ static void trn_random_chunk(enum nisa_random dist, uint8_t dtype,
         trn_philox4x32_10(seed, counter + j, w);
         switch (dist) {
         case NISA_RNG_UNIFORM:
-            /* The top p bits: k * 2^-p, k < 2^p, exact in dtype. */
-            o[j] = (double)(w[0] >> (32 - p)) * ulp;
+            /* The top p bits: k * 2^-p, k < 2^p, exact in dtype (F64:
+             * the top 53 of w1 << 32 | w0). */
+            o[j] = p > 32 ? (double)(((uint64_t)w[1] << 32 | w[0]) >> (64 - p)) * ulp
+                          : (double)(w[0] >> (32 - p)) * ulp;
             break;
         case NISA_RNG_NORMAL: {
             double u1 = ((double)w[0] + 1.0) * 0x1p-32;  /* (0, 1] */

@@ -353,6 +353,13 @@ double trn_load(uint8_t dtype, const void *p)
         return *(const int8_t *)p;
     case NISA_I16:
         return (int16_t)lduw_le_p(p);
+    case NISA_F64: {
+        uint64_t u = ldq_le_p(p);
+        double d;
+
+        memcpy(&d, &u, 8);
+        return d;
+    }
     default:
         return *(const uint8_t *)p != 0;
     }
@@ -389,6 +396,13 @@ void trn_store(uint8_t dtype, void *p, double x)
     case NISA_I16:
         stw_le_p(p, (uint16_t)trn_to_small_int(x, 2147483648.0));
         break;
+    case NISA_F64: {
+        uint64_t u;
+
+        memcpy(&u, &x, 8);
+        stq_le_p(p, u);
+        break;
+    }
     default:
         *(uint8_t *)p = x != 0;
         break;
@@ -603,6 +617,9 @@ void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap)
         memcpy(p, &f, 4);
         break;
     }
+    case NISA_F64:
+        trn_store(dtype, p, (double)x);     /* one rounding */
+        break;
     default:
         trn_store(dtype, p, (double)(float)x);
         break;

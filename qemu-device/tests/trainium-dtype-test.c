@@ -1,10 +1,11 @@
 /*
- * qtest for the element types F16, U8, I8 and I16 of the virtual Trainium
- * card (docs/hardware.md, "Element types", "Numerics"): every binary16
- * pattern loaded exactly, float32 to binary16 rounding (ties to even,
- * overflow, subnormals, NaN), the small integers' sign or zero extension,
- * their wrapping stores from integers and floats, their exact integer
- * arithmetic, and RANDOM into them.
+ * qtest for the element types F16, U8, I8, I16 and F64 of the virtual
+ * Trainium card (docs/hardware.md, "Element types", "Numerics"): every
+ * binary16 pattern loaded exactly, float32 to binary16 rounding (ties to
+ * even, overflow, subnormals, NaN), the small integers' sign or zero
+ * extension, their wrapping stores from integers and floats, their exact
+ * integer arithmetic, RANDOM into them; float64 stored exactly, computed
+ * in float64 (elementwise, MATMUL on dgemm) and drawn with 53 bits.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -367,6 +368,169 @@ static void test_random(void)
     core_stop(c);
 }
 
+/*
+ * F64 is stored exactly: every bit pattern survives COPY F64 -> F64 (NaN
+ * payloads included: a COPY of one type moves its bits), and F64 -> F32
+ * rounds once, to nearest even.
+ */
+static void test_f64_copy(void)
+{
+    static const double vals[] = {
+        0.1, -0.0, 1.0 + 0x1p-52, 0x1p-1074, -0x1.fffffffffffffp1023,
+        INFINITY, 1.0 + 0x1p-24, 1.0 + 0x1p-24 + 0x1p-52, 1.0 + 3 * 0x1p-24,
+    };
+    enum { N = ARRAY_SIZE(vals) };
+    Core *c = core_start();
+    double out[N];
+    float f[N];
+
+    put(c, 0, 0, vals, sizeof(vals));
+    g_assert_cmphex(run1(c, copy(NISA_F64, NISA_F64, N)), ==, OK);
+    get(c, 1, 0, out, sizeof(out));
+    g_assert(memcmp(out, vals, sizeof(vals)) == 0);
+    g_assert_cmphex(run1(c, copy(NISA_F32, NISA_F64, N)), ==, OK);
+    get(c, 1, 0, f, sizeof(f));
+    for (unsigned i = 0; i < N; i++) {
+        if (f[i] != (float)vals[i]) {
+            g_error("f64 %a -> f32: got %a, want %a", vals[i], f[i], (float)vals[i]);
+        }
+    }
+    g_assert(f[6] == 1.0f && f[7] == 1.0f + 0x1p-23f && f[8] == 1.0f + 0x1p-22f);
+    core_stop(c);
+}
+
+/*
+ * F64 arithmetic is float64's: 0.1 + 0.2 is 0.30000000000000004, a
+ * quotient has float64's bits, floor division and round(decimals) are
+ * computed in float64 (not through float32), nextafter steps one float64
+ * ulp; an int64 beyond 2^24 converts exactly.
+ */
+static void test_f64_arith(void)
+{
+    Core *c = core_start();
+    double a[3] = { 0.1, 1.0, 1e10 + 3 }, b[3] = { 0.2, 3.0, 2.0 }, o[3];
+    double r[3] = { 0.123456789012, -2.5, 1234.5 };
+    int64_t big = (1LL << 40) + 1;
+    struct nisa_insn in;
+
+    binop(c, NISA_BIN_ADD, NISA_F64, a, b, o, 3);
+    g_assert(o[0] == 0.1 + 0.2 && o[0] != 0.3);
+    binop(c, NISA_BIN_DIV, NISA_F64, a, b, o, 3);
+    g_assert(o[1] == 1.0 / 3.0);
+    /* float32 would hold 1e10 + 3 as 1e10 and give 5e9 */
+    binop(c, NISA_BIN_FLOORDIV, NISA_F64, a, b, o, 3);
+    g_assert(o[2] == 5000000001.0 && o[1] == 0.0);
+    binop(c, NISA_BIN_DIV_TRUNC, NISA_F64, a, b, o, 3);
+    g_assert(o[2] == 5000000001.0);
+    binop(c, NISA_BIN_NEXTAFTER, NISA_F64, a, b, o, 3);
+    g_assert(o[1] == 1.0 + 0x1p-52);
+    in = (struct nisa_insn){ .opcode = NISA_INSN_UNARY, .subop = NISA_UN_ROUND_DEC,
+        .scalar = f64bits(10.0), .dst = tn(2, NISA_F64, 0, 3, 0, 0, 0),
+        .src = { tn(0, NISA_F64, 0, 3, 0, 0, 0) } };
+    put(c, 0, 0, r, sizeof(r));
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    g_assert(o[0] == nearbyint(0.123456789012 * 1e10) / 1e10);
+    g_assert(o[1] == -2.5 && o[2] == 1234.5);
+    in.scalar = f64bits(-1.0);          /* tens: half to even */
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    g_assert(o[0] == 0.0 && o[2] == 1230.0);
+    put(c, 0, 0, &big, 8);
+    g_assert_cmphex(run1(c, copy(NISA_F64, NISA_I64, 1)), ==, OK);
+    get(c, 1, 0, o, 8);
+    g_assert(o[0] == (double)big);
+    core_stop(c);
+}
+
+/*
+ * MATMUL into F64 accumulates in float64 (dgemm): [1 + 2^-30, 1] @ [1, 1]^T
+ * keeps the 2^-30 that a float32 product would drop; with a bias and
+ * ACCUMULATE, and from F32 operands (converted exactly).
+ */
+static void test_f64_matmul(void)
+{
+    Core *c = core_start();
+    enum { M = 3, K = 70, N = 5 };
+    double a[M * K], b[K * N], bias[M * N], o[M * N];
+    float af[M * K];
+    GRand *r = g_rand_new_with_seed(7);
+
+    for (unsigned i = 0; i < M * K; i++) {
+        a[i] = g_rand_double_range(r, -1, 1);
+        af[i] = (float)a[i];
+    }
+    for (unsigned i = 0; i < K * N; i++) {
+        b[i] = g_rand_double_range(r, -1, 1);
+    }
+    for (unsigned i = 0; i < M * N; i++) {
+        bias[i] = g_rand_double_range(r, -1, 1);
+    }
+    g_rand_free(r);
+    a[0] = 1.0 + 0x1p-30;
+    put(c, 0, 0, a, sizeof(a));
+    put(c, 1, 0, b, sizeof(b));
+    put(c, 3, 0, bias, sizeof(bias));
+    put(c, 2, 0, bias, sizeof(bias));   /* the accumulated old value */
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+        .flags = NISA_IF_BIAS | NISA_IF_ACCUMULATE,
+        .dst = tn(2, NISA_F64, 0, M, N, 0, 0),
+        .src = { tn(0, NISA_F64, 0, M, K, 0, 0), tn(1, NISA_F64, 0, K, N, 0, 0),
+                 tn(3, NISA_F64, 0, M, N, 0, 0) } }), ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (unsigned i = 0; i < M; i++) {
+        for (unsigned j = 0; j < N; j++) {
+            double w = 0;
+
+            for (unsigned k = 0; k < K; k++) {
+                w += a[i * K + k] * b[k * N + j];
+            }
+            w += 2 * bias[i * N + j];
+            g_assert_cmpfloat_with_epsilon(o[i * N + j], w, 1e-13);
+        }
+    }
+    /* float32 operands into float64: each product of two floats is exact. */
+    put(c, 0, 0, af, sizeof(af));
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_MATMUL,
+        .dst = tn(2, NISA_F64, 0, M, N, 0, 0),
+        .src = { tn(0, NISA_F32, 0, M, K, 0, 0), tn(1, NISA_F64, 0, K, N, 0, 0) } }),
+        ==, OK);
+    get(c, 2, 0, o, sizeof(o));
+    for (unsigned j = 0; j < N; j++) {
+        double w = 0;
+
+        for (unsigned k = 0; k < K; k++) {
+            w += (double)af[k] * b[k * N + j];
+        }
+        g_assert_cmpfloat_with_epsilon(o[j], w, 1e-13);
+    }
+    core_stop(c);
+}
+
+/* RANDOM uniform into F64: 53 random bits, on the 2^-53 grid, in [0, 1). */
+static void test_f64_random(void)
+{
+    Core *c = core_start();
+    enum { N = 4096 };
+    g_autofree double *d = g_new(double, N);
+    struct nisa_insn in = { .opcode = NISA_INSN_RANDOM, .subop = NISA_RNG_UNIFORM,
+        .scalar = 42, .dst = tn(1, NISA_F64, 0, N, 0, 0, 0) };
+    unsigned beyond_f32 = 0;
+    double sum = 0;
+
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 1, 0, d, N * 8);
+    for (unsigned i = 0; i < N; i++) {
+        g_assert(d[i] >= 0 && d[i] < 1);
+        g_assert(ldexp(d[i], 53) == floor(ldexp(d[i], 53)));
+        beyond_f32 += ldexp(d[i], 24) != floor(ldexp(d[i], 24));
+        sum += d[i];
+    }
+    g_assert_cmpuint(beyond_f32, >, N - 10);
+    g_assert_cmpfloat(fabs(sum / N - 0.5), <, 0.03);
+    core_stop(c);
+}
+
 /* An I16 operand at an odd byte offset is malformed; unknown dtype too. */
 static void test_refusals(void)
 {
@@ -392,6 +556,10 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/dtype/small-int-wrap-copy", test_small_int_wrap_copy);
     qtest_add_func("/trainium/dtype/small-int-arith", test_small_int_arith);
     qtest_add_func("/trainium/dtype/random", test_random);
+    qtest_add_func("/trainium/dtype/f64-copy", test_f64_copy);
+    qtest_add_func("/trainium/dtype/f64-arith", test_f64_arith);
+    qtest_add_func("/trainium/dtype/f64-matmul", test_f64_matmul);
+    qtest_add_func("/trainium/dtype/f64-random", test_f64_random);
     qtest_add_func("/trainium/dtype/refusals", test_refusals);
     return g_test_run();
 }

@@ -130,6 +130,60 @@ static void test_lu(void)
     core_stop(c);
 }
 
+/*
+ * F64 operands compute in float64 (LAPACK's d routines): the 6 x 6
+ * Hilbert matrix (condition number 1.5e7) solved through GETRF and GETRS,
+ * and factored by POTRF, to float64's accuracy -- in float32 the solution
+ * would be off by about 0.1.
+ */
+static void test_f64(void)
+{
+    Core *c = core_start();
+    enum { N = 6 };
+    double h[N * N], b[N], x[N], l[N * N];
+    struct nisa_tensor a = tn(0, NISA_F64, 0, N, N, 0, 0);
+    struct nisa_tensor lu = tn(0, NISA_F64, 0x400, N, N, 0, 0);
+    struct nisa_tensor piv = tn(0, NISA_I32, 0x3000, 1, N, 0, 0);
+    struct nisa_tensor info = tn(0, NISA_I32, 0x3100, 1, 1, 0, 0);
+    struct nisa_tensor rhs = tn(0, NISA_F64, 0x800, N, 1, 0, 0);
+    struct nisa_tensor sol = tn(0, NISA_F64, 0x900, N, 1, 0, 0);
+    struct nisa_insn k[2] = {
+        la(NISA_LA_GETRF, 0, lu, a, piv, info),
+        la(NISA_LA_GETRS, 0, sol, lu, piv, rhs),
+    };
+
+    for (int i = 0; i < N; i++) {
+        b[i] = 0;
+        for (int j = 0; j < N; j++) {
+            h[i * N + j] = 1.0 / (i + j + 1);
+            b[i] += h[i * N + j];       /* the solution is all ones */
+        }
+    }
+    put(c, 0, 0, h, sizeof(h));
+    put(c, 0, 0x800, b, sizeof(b));
+    g_assert_cmphex(run_kernel(c, k, 2), ==, OK);
+    g_assert_cmpint(geti(c, 0x3100), ==, 0);
+    get(c, 0, 0x900, x, sizeof(x));
+    for (int i = 0; i < N; i++) {
+        g_assert_cmpfloat_with_epsilon(x[i], 1.0, 1e-7);
+    }
+    /* POTRF: L L^T = H to float64's rounding. */
+    g_assert_cmphex(run1(c, la(NISA_LA_POTRF, 0, lu, a, info, none)), ==, OK);
+    g_assert_cmpint(geti(c, 0x3100), ==, 0);
+    get(c, 0, 0x400, l, sizeof(l));
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < N; j++) {
+            double v = 0;
+
+            for (int q = 0; q < N; q++) {
+                v += l[i * N + q] * l[j * N + q];
+            }
+            g_assert_cmpfloat_with_epsilon(v, h[i * N + j], 1e-15);
+        }
+    }
+    core_stop(c);
+}
+
 static void test_trsm(void)
 {
     Core *c = core_start();
@@ -470,6 +524,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/linalg/potrf", test_potrf);
     qtest_add_func("/trainium/linalg/lu", test_lu);
+    qtest_add_func("/trainium/linalg/f64", test_f64);
     qtest_add_func("/trainium/linalg/trsm", test_trsm);
     qtest_add_func("/trainium/linalg/qr", test_qr);
     qtest_add_func("/trainium/linalg/svd-eigh", test_svd_eigh);

@@ -71,6 +71,7 @@ enum nisa_dtype {
 	NISA_U8		= 6,
 	NISA_I8		= 7,
 	NISA_I16		= 8,
+	NISA_F64		= 9,	/* IEEE-754 binary64 */
 	NISA_NUM_DTYPES
 };
 
@@ -86,6 +87,7 @@ static inline unsigned int nisa_dtype_size(unsigned int dtype)
 	case NISA_I16:
 		return 2;
 	case NISA_I64:
+	case NISA_F64:
 		return 8;
 	case NISA_BOOL:
 	case NISA_U8:
@@ -98,7 +100,8 @@ static inline unsigned int nisa_dtype_size(unsigned int dtype)
 /* Whether a link copy may reduce elements of @dtype: the floating types. */
 static inline int nisa_link_reduces_dtype(unsigned int dtype)
 {
-	return dtype == NISA_F32 || dtype == NISA_BF16 || dtype == NISA_F16;
+	return dtype == NISA_F32 || dtype == NISA_BF16 || dtype == NISA_F16 ||
+	       dtype == NISA_F64;
 }
 
 /* A kernel's rights on a buffer-table slot. */
