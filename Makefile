@@ -97,10 +97,13 @@ fuzz: stack
 	@$(S)/fuzz
 
 # PyTorch's OpInfo and ModuleInfo samples, all of them (make check runs one
-# of each); results per op and module in build/sweep-full/.
+# of each); results per op and module in build/sweep-full/. SWEEP_DTYPE=
+# float64 sweeps the float64 samples (build/sweep-full-float64/).
+SWEEP_DTYPE ?= float32
 sweep: stack
 	@$(S)/vm --timeout 14400 run -- sh -c 'insmod /src/neuron.ko && \
-		python3 /src/torch-shim/tools/sweep.py --samples 1000 --out /src/build/sweep-full'
+		python3 /src/torch-shim/tools/sweep.py --samples 1000 --dtype $(SWEEP_DTYPE) \
+		--out /src/build/sweep-full$(if $(filter float32,$(SWEEP_DTYPE)),,-$(SWEEP_DTYPE))'
 
 shell: stack
 	@$(S)/vm shell

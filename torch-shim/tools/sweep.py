@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """PyTorch's own test samples as the measure of the "neuron" backend.
 
-Runs the OpInfo samples of ``op_db`` (forward, float32) and the ModuleInfo
-samples of ``module_db`` (forward and backward, float32) on the CPU and on
-"neuron", and sorts every op and module into one of:
+Runs the OpInfo samples of ``op_db`` (forward) and the ModuleInfo samples
+of ``module_db`` (forward and backward) on the CPU and on "neuron", in
+float32 (or --dtype float64), and sorts every op and module into one of:
 
   pass      every sample matches the CPU and nothing fell back to the CPU
   fallback  every sample matches, but some operator ran through the CPU
@@ -17,8 +17,15 @@ per op go to OUT (JSON); the summary lines are
   opinfo: N of M ops pass on neuron with no fallback (...)
   moduleinfo: N of M modules pass on neuron with no fallback (...)
 
+("opinfo float64: ..." and "moduleinfo float64: ..." with --dtype float64).
+
 Usage: sweep.py [--samples K] [--only ops|modules] [--filter REGEX]
-                [--item-timeout S] [--shards N] [--card I] --out DIR
+                [--dtype float32|float64] [--item-timeout S] [--shards N]
+                [--card I] --out DIR
+
+--dtype float64 sweeps the ops and modules that take float64, compared
+with the CPU's float64 at TOL_F64: far tighter than float32 is from it,
+so that an operator that computes narrower than float64 is a MISMATCH.
 
 --card I runs the samples on card I ("neuron" is then neuron:I): `make
 check` sweeps card 1 while its other tests use card 0.
@@ -54,6 +61,15 @@ NONDETERMINISTIC = (
     "svd_lowrank",
 )
 TOL = dict(rtol=1e-4, atol=1e-5)
+# float64 against the CPU's float64: a float32 step anywhere misses it by
+# about 1e-8; summation orders and 1-ulp functions stay far below.
+TOL_F64 = dict(rtol=1e-9, atol=1e-10)
+# The dtype swept (--dtype; the child sets it).
+DTYPE = "float32"
+
+
+def tol_for(t):
+    return TOL_F64 if t.dtype.is_floating_point and t.dtype.itemsize == 8 else TOL
 
 
 def tree_map(fn, x):
@@ -99,13 +115,15 @@ def compare(torch, want, got, exact_shape_only, device=DEV, exact=None, noise=No
                 continue
             try:
                 torch.testing.assert_close(b.detach().cpu(), a.detach(), equal_nan=True,
-                                           **(TOL if a.is_floating_point() else dict(rtol=0, atol=0)))
+                                           **(tol_for(a) if a.is_floating_point()
+                                              else dict(rtol=0, atol=0)))
             except AssertionError as e:
                 if not (x is not None and as_accurate(torch, a, b, x[n],
                                                       noise[n] if noise else 0.0)):
                     return str(e).splitlines()[0][:200]
         elif isinstance(a, float) and isinstance(b, float):
-            if not (a == b or abs(a - b) <= TOL["atol"] + TOL["rtol"] * abs(a)
+            tol = TOL_F64 if DTYPE == "float64" else TOL
+            if not (a == b or abs(a - b) <= tol["atol"] + tol["rtol"] * abs(a)
                     or (a != a and b != b)):
                 return f"{b} != {a}"
         elif type(a) is not type(b) or (not isinstance(a, float) and a != b):
@@ -114,12 +132,12 @@ def compare(torch, want, got, exact_shape_only, device=DEV, exact=None, noise=No
 
 
 def as_accurate(torch, cpu, card, exact, noise=0.0):
-    """card (float32) is as close to the float64 result exact as the CPU's
-    float32 is: within 4 times the CPU's largest error, or within noise
-    (the CPU's own largest error on inputs perturbed by half an ulp, for an
-    ill-conditioned sample), with NaNs and infinities where the CPU has
-    them."""
-    if not (cpu.dtype == torch.float32 and isinstance(exact, torch.Tensor)
+    """card is as close to the result exact (float64: from float64 for a
+    float32 result, from mpmath for a float64 one) as the CPU's is: within
+    4 times the CPU's largest error, or within noise (the CPU's own largest
+    error on inputs perturbed by half an ulp, for an ill-conditioned
+    sample), with NaNs and infinities where the CPU has them."""
+    if not (cpu.dtype in (torch.float32, torch.float64) and isinstance(exact, torch.Tensor)
             and exact.dtype == torch.float64 and exact.shape == cpu.shape):
         return False
     c, r = cpu.detach().double(), exact.detach()
@@ -134,7 +152,8 @@ def as_accurate(torch, cpu, card, exact, noise=0.0):
     scale = max(1.0, r[fin].abs().max().item())
     err_cpu = (c[fin] - r[fin]).abs().max().item()
     err_card = (d[fin] - r[fin]).abs().max().item()
-    return err_card <= max(4 * err_cpu, noise, 1e-6 * scale)
+    floor = 1e-6 if cpu.dtype == torch.float32 else 1e-14
+    return err_card <= max(4 * err_cpu, noise, floor * scale)
 
 
 def copied(torch, x, fn=lambda t: t.clone()):
@@ -185,6 +204,39 @@ def second_look(torch, call, sample, want, got, device, why):
     except Exception:  # noqa: BLE001 -- no float64 reference: why stands
         return why
     return compare(torch, want, got, False, device, exact, noise)
+
+
+# float64 ops whose exact result mpmath gives (40 digits), for the second
+# look of a float64 sample: PyTorch's CPU computes these Bessel functions
+# with Cephes' approximations (errors up to 2e-7 on its own samples), the
+# card with the C library's (1e-16).
+MPMATH_EXACT = {
+    "special.bessel_j0": lambda mp, x: mp.besselj(0, x),
+    "special.bessel_j1": lambda mp, x: mp.besselj(1, x),
+    "special.bessel_y0": lambda mp, x: mp.bessely(0, x),
+    "special.bessel_y1": lambda mp, x: mp.bessely(1, x),
+}
+
+
+def mpmath_look(torch, name, sample, want, got, why):
+    """why, or None if the float64 card result of unary op @name on sample
+    (pristine CPU inputs) is as close to mpmath's exact value as the
+    CPU's."""
+    import mpmath
+    mpmath.mp.dps = 40
+    x = sample[0]
+    if not (isinstance(x, torch.Tensor) and isinstance(want, torch.Tensor)
+            and x.shape == want.shape):
+        return why
+
+    def exact_of(v):
+        if v <= 0 and name.startswith("special.bessel_y"):
+            return float("nan")  # outside the domain: NaN/inf, compared as such
+        return float(MPMATH_EXACT[name](mpmath, v))
+    exact = torch.tensor([exact_of(v) for v in x.flatten().tolist()],
+                         dtype=torch.float64).reshape(x.shape)
+    exact = torch.where(exact.isnan(), want, exact)
+    return None if as_accurate(torch, want, got, exact) else why
 
 
 class Runner:
@@ -287,7 +339,7 @@ def dropout_sample(op, args, kwargs):
 def sweep_op(torch, runner, op, k):
     results = []
     random_op = op.name in NONDETERMINISTIC or op.name.split(".")[0] in NONDETERMINISTIC
-    samples, err = make_samples(torch, lambda: op.sample_inputs(DEV, torch.float32,
+    samples, err = make_samples(torch, lambda: op.sample_inputs(DEV, getattr(torch, DTYPE),
                                                                 requires_grad=False), k)
     if err:
         return [{"kind": "loud", "why": err, "fallback": []}]
@@ -309,9 +361,11 @@ def sweep_op(torch, runner, op, k):
             continue
         random = random_op or dropout_sample(op, args, kwargs)
         why = compare(torch, want, got, random, device)
-        if why and not random:
+        if why and not random and DTYPE == "float32":
             why = second_look(torch, lambda x: op(x[0], *x[1], **x[2]), pristine, want, got,
                               device, why)
+        elif why and DTYPE == "float64" and op.name in MPMATH_EXACT:
+            why = mpmath_look(torch, op.name, pristine, want, got, why)
         kind = "MISMATCH" if why else ("fallback" if fell else "pass")
         results.append({"kind": kind, "why": why, "fallback": fell})
     return results
@@ -320,7 +374,7 @@ def sweep_op(torch, runner, op, k):
 def sweep_module(torch, runner, mi, k):
     results = []
     inputs, err = make_samples(torch, lambda: mi.module_inputs_func(
-        mi, device=DEV, dtype=torch.float32, requires_grad=True, training=False), k)
+        mi, device=DEV, dtype=getattr(torch, DTYPE), requires_grad=True, training=False), k)
     if err:
         return [{"kind": "loud", "why": err, "fallback": []}]
     for mod_in in inputs:
@@ -350,7 +404,7 @@ def sweep_module(torch, runner, mi, k):
             results.append({"kind": "loud", "why": err, "fallback": fell})
             continue
         why = compare(torch, (want, want_grads), got, False)
-        if why:
+        if why and DTYPE == "float32":
             def call(x, m=m):
                 """The module (in float64 for float64 inputs) and its gradients."""
                 mc = copy.deepcopy(m)
@@ -380,7 +434,8 @@ def backward(torch, m, args, out):
 
 def items_of(torch, kinds):
     """(kind, name, item, function) of every op and module swept, in order:
-    the float32 OpInfos of op_db, then the float32 ModuleInfos of module_db."""
+    the OpInfos of op_db, then the ModuleInfos of module_db, that take DTYPE."""
+    dtype = getattr(torch, DTYPE)
     out = []
     if "ops" in kinds:
         from torch.testing._internal import common_utils
@@ -393,11 +448,11 @@ def items_of(torch, kinds):
         common_utils.extract_test_fn = core.extract_test_fn = lambda: None
         out += [("ops", op.name + (f".{op.variant_test_name}" if op.variant_test_name else ""),
                  op, sweep_op)
-                for op in op_db if torch.float32 in op.supported_dtypes("cpu")]
+                for op in op_db if dtype in op.supported_dtypes("cpu")]
     if "modules" in kinds:
         from torch.testing._internal.common_modules import module_db
         out += [("modules", m.name, m, sweep_module)
-                for m in module_db if torch.float32 in m.dtypes]
+                for m in module_db if dtype in m.dtypes]
     return out
 
 
@@ -406,6 +461,8 @@ def child(argv):
     finished item. One process goes through both kinds: `import torch` and
     the test modules cost a minute under TCG, per process."""
     a = parse(argv)
+    global DTYPE
+    DTYPE = a.dtype
     import torch
     import torch_neuron
     import warnings
@@ -456,6 +513,7 @@ def parse(argv):
                    help='the card that "neuron" means in the samples')
     p.add_argument("--progress")
     p.add_argument("--filter", help="only the ops/modules whose name matches this regex")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--python", default=shlex.quote(sys.executable),
                    help="the command that runs the children (make check: "
                         "scripts/guest/prefork.py's client)")
@@ -475,7 +533,7 @@ def drive(shard, a):
         subprocess.run(shlex.split(a.python) + [__file__, "--child", "--samples", str(a.samples),
                         "--start", str(start), "--item-timeout", str(a.item_timeout),
                         "--shard", str(shard), "--shards", str(a.shards),
-                        "--card", str(a.card), "--progress", progress]
+                        "--card", str(a.card), "--dtype", a.dtype, "--progress", progress]
                        + (["--only", a.only] if a.only else [])
                        + (["--filter", a.filter] if a.filter else []), check=False)
         last = None
@@ -515,6 +573,9 @@ def main():
     for kind in kinds_of(a):
         recs = [done[i] for i in sorted(done) if done[i]["set"] == kind]
         label, noun = {"ops": ("opinfo", "ops"), "modules": ("moduleinfo", "modules")}[kind]
+        if a.dtype != "float32":
+            label += " " + a.dtype  # its own line: "opinfo float64: ..."
+
         with open(os.path.join(a.out, f"{kind}.json"), "w") as f:
             json.dump(recs, f, indent=1)
         count = {k: sum(r["kind"] == k for r in recs)
