@@ -463,6 +463,11 @@ void trn_gather(const TrnView *v, uint64_t start, uint64_t n, double *out)
                     o[j] = f[(int64_t)j * (st)];                            \
                 }                                                           \
             }                                                               \
+        } else if (v->dtype == NISA_F64) {                                   \
+            const double *d = (const double *)(p);                          \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                o[j] = d[(int64_t)j * (st)];                                \
+            }                                                               \
         } else {                                                            \
             for (uint64_t j = 0; j < (cnt); j++) {                          \
                 o[j] = trn_load(v->dtype,                                   \
@@ -484,6 +489,11 @@ void trn_scatter(const TrnView *v, uint64_t start, uint64_t n,
             float *f = (float *)(p);                                        \
             for (uint64_t j = 0; j < (cnt); j++) {                          \
                 f[(int64_t)j * (st)] = trn_to_f32(s[j]);                    \
+            }                                                               \
+        } else if (v->dtype == NISA_F64) {                                   \
+            double *d = (double *)(p);                                      \
+            for (uint64_t j = 0; j < (cnt); j++) {                          \
+                d[(int64_t)j * (st)] = s[j];                                \
             }                                                               \
         } else {                                                            \
             for (uint64_t j = 0; j < (cnt); j++) {                          \

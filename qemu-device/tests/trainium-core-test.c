@@ -855,7 +855,7 @@ static void test_isolation(void)
           .dst = tn(0, NISA_F32, 0, 4, 0, 0, 0),
           .src = { tn(1, NISA_F32, 0, 5, 0, 0, 0) } }, NISA_ERR_BAD_INSN },
         { "bad dtype", { .opcode = NISA_INSN_FILL,
-          .dst = tn(0, 9, 0, 4, 0, 0, 0) }, NISA_ERR_BAD_INSN },
+          .dst = tn(0, NISA_NUM_DTYPES, 0, 4, 0, 0, 0) }, NISA_ERR_BAD_INSN },
         { "reserved field", { .opcode = NISA_INSN_NOP, .rsvd = 1 },
           NISA_ERR_BAD_INSN },
         { "matmul shapes", { .opcode = NISA_INSN_MATMUL,
