@@ -592,6 +592,28 @@ static inline const char *nisa_dtype_name(unsigned int dtype)
 	return dtype < NISA_NUM_DTYPES ? n[dtype] : "?";
 }
 
+/*
+ * The error codes' names (enum nisa_err, drm/neuron_card.h), in its order;
+ * a code missing here fails to compile (below).
+ */
+#define NISA_ERR_NAMES(X)						\
+	X("none") X("bad opcode") X("bad descriptor")			\
+	X("device memory out of range") X("host address not memory")	\
+	X("bad scatter-gather list") X("no such buffer slot")		\
+	X("slot access denied") X("operand outside its slot")		\
+	X("bad instruction") X("injected fault") X("aborted by a reset")	\
+	X("bad ring") X("index out of range") X("link down")		\
+	X("integer division by zero")
+
+/* @code's name; "unknown device error" for one that is not a code. */
+static inline const char *nisa_err_name(unsigned int code)
+{
+#define NISA_ERR_NAME_(s)	s,
+	static const char *const n[] = { NISA_ERR_NAMES(NISA_ERR_NAME_) };
+#undef NISA_ERR_NAME_
+	return code < NISA_NUM_ERRS ? n[code] : "unknown device error";
+}
+
 /* ---- What the tables say of one instruction (every layer asks here) ---- */
 
 /* @opcode's CLASS; NISA_CLASS_NONE for an unknown one. */
@@ -755,6 +777,12 @@ NISA_STATIC_ASSERT_((int)NISA_DT_POS_COUNT_ == (int)NISA_NUM_DTYPES,
 			    "NISA_DTYPES: " #NAME " out of the enum's order");
 NISA_DTYPES(NISA_DT_ORDER_)
 #undef NISA_DT_ORDER_
+
+/* NISA_ERR_NAMES names every error code. */
+#define NISA_ERR_COUNT_(s)	+1
+NISA_STATIC_ASSERT_(0 NISA_ERR_NAMES(NISA_ERR_COUNT_) == (int)NISA_NUM_ERRS,
+		    "NISA_ERR_NAMES: one name per error code");
+#undef NISA_ERR_COUNT_
 #undef NISA_STATIC_ASSERT_
 
 #endif /* NEURON_ISA_H */

@@ -378,6 +378,80 @@ void trn_ew_apply_i64(const TrnEw *e, const double *cond,
     }
 }
 
+/* An integer division (div, div_trunc, floor-divide, remainder, fmod). */
+static bool trn_ew_int_division(const TrnEw *e)
+{
+    if (!e->integer || e->op != NISA_INSN_BINARY) {
+        return false;
+    }
+    switch (e->sub) {
+    case NISA_BIN_DIV:
+    case NISA_BIN_DIV_TRUNC:
+    case NISA_BIN_FLOORDIV:
+    case NISA_BIN_REM:
+    case NISA_BIN_FMOD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool trn_ew_divides_by_zero(const TrnEw *e, const int64_t *const src[3],
+                            uint64_t n)
+{
+    const int64_t *y;
+
+    if (!trn_ew_int_division(e)) {
+        return false;
+    }
+    if (e->flags & NISA_IF_REVERSE) {
+        y = src[0];
+    } else if (e->flags & NISA_IF_SCALAR) {
+        return e->iscalar == 0;
+    } else {
+        y = src[1];
+    }
+    for (uint64_t j = 0; j < n; j++) {
+        if (y[j] == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * An integer division's divisors, read before anything is written:
+ * NISA_ERR_DIV_ZERO if one of them is 0 (the instruction then fails and
+ * writes nothing), NISA_ERR_ABORTED on a reset meanwhile.
+ */
+static uint32_t trn_ew_check_divisors(TrnKernel *k, const TrnEw *e,
+                                      TrnEwBufs *buf)
+{
+    const TrnView *v;
+
+    if (!trn_ew_int_division(e)) {
+        return NISA_ERR_NONE;
+    }
+    if (!(e->flags & NISA_IF_REVERSE) && (e->flags & NISA_IF_SCALAR)) {
+        return e->iscalar ? NISA_ERR_NONE : NISA_ERR_DIV_ZERO;
+    }
+    v = e->flags & NISA_IF_REVERSE ? &e->src[0] : &e->src[1];
+    for (uint64_t start = 0; start < v->numel; start += TRN_CHUNK_ELEMS) {
+        uint64_t n = MIN(TRN_CHUNK_ELEMS, v->numel - start);
+
+        if (trn_tick(k, n)) {
+            return NISA_ERR_ABORTED;
+        }
+        trn_gather_i64(v, start, n, buf->ib);
+        for (uint64_t j = 0; j < n; j++) {
+            if (buf->ib[j] == 0) {
+                return NISA_ERR_DIV_ZERO;
+            }
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
 /* One chunk of @n elements from @start, exactly on int64. */
 static void trn_ew_chunk_i64(TrnEw *e, TrnEwBufs *buf, uint64_t start,
                              uint64_t n)
@@ -660,6 +734,10 @@ uint32_t trn_ew_run(TrnKernel *k, TrnEw *e)
     }
 
     buf = g_new(TrnEwBufs, 1);
+    err = trn_ew_check_divisors(k, e, buf);
+    if (err) {
+        return err;
+    }
     for (uint64_t start = 0; start < e->dst.numel; start += TRN_CHUNK_ELEMS) {
         uint64_t n = MIN(TRN_CHUNK_ELEMS, e->dst.numel - start);
 

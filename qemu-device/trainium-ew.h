@@ -84,6 +84,12 @@ bool trn_ew_bitwise(const TrnEw *e);
  * SCALAR form. The int64 form likewise (e->integer), WHERE's condition
  * in @cond as doubles.
  */
+/*
+ * Whether integer division @e by the divisors of its @n elements (its
+ * operands @src, after the scalar and REVERSE) divides by zero.
+ */
+bool trn_ew_divides_by_zero(const TrnEw *e, const int64_t *const src[3],
+                            uint64_t n);
 void trn_ew_apply_f64(const TrnEw *e, const double *const src[3],
                       double *sbuf, double *o, uint64_t n);
 void trn_ew_apply_i64(const TrnEw *e, const double *cond,

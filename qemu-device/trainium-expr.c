@@ -48,6 +48,7 @@ typedef struct TrnExprRegs {
     double od[TRN_EXPR_BLOCK], sd[TRN_EXPR_BLOCK];
     int64_t oi[TRN_EXPR_BLOCK], si[TRN_EXPR_BLOCK];
     float f[NISA_EXPR_NUM_REGS][TRN_EXPR_BLOCK];  /* the float32 path's */
+    bool div_zero;        /* an integer step divided by zero */
 } TrnExprRegs;
 
 static bool trn_tensor_unset(const struct nisa_tensor *t)
@@ -315,6 +316,7 @@ static void trn_expr_block(const TrnExpr *x, TrnExprRegs *g, uint64_t start,
                                       g->i[st->src[2]] };
 
             trn_ew_apply_i64(e, g->d[st->src[0]], src, g->si, g->oi, n);
+            g->div_zero |= trn_ew_divides_by_zero(e, src, n);
         } else {
             const double *src[3] = { g->d[st->src[0]], g->d[st->src[1]],
                                      g->d[st->src[2]] };
@@ -724,14 +726,17 @@ uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
         TrnExprShare sh = { x, g_new0(TrnExprRegs *, workers) };
 
         sh.regs[0] = g;
+        g->div_zero = false;
         err = trn_pool_run(k, DIV_ROUND_UP(x->dst.numel, TRN_ITER_SHARE_PIECE),
                            trn_expr_piece, &sh);
         for (unsigned w = 1; w < workers; w++) {
+            g->div_zero |= sh.regs[w] && sh.regs[w]->div_zero;
             g_free(sh.regs[w]);
         }
         g_free(sh.regs);
-        return err;
+        return err ? err : g->div_zero ? NISA_ERR_DIV_ZERO : NISA_ERR_NONE;
     }
+    g->div_zero = false;
     for (uint64_t start = 0; start < x->dst.numel; start += TRN_EXPR_BLOCK) {
         uint64_t n = MIN(TRN_EXPR_BLOCK, x->dst.numel - start);
 
@@ -740,5 +745,6 @@ uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len)
         }
         trn_expr_range(x, g, start, start + n);
     }
-    return NISA_ERR_NONE;
+    /* What dst holds is then unspecified (docs/hardware.md, "Numerics"). */
+    return g->div_zero ? NISA_ERR_DIV_ZERO : NISA_ERR_NONE;
 }

@@ -266,14 +266,6 @@ NRN_EXPORT int nrn_insn_format(const struct nisa_insn *in, char *out, size_t siz
 
 NRN_EXPORT const char *nrn_device_error_name(unsigned int code)
 {
-	/* docs/hardware.md, "Error codes". */
-	static const char *const names[] = {
-		"none", "bad opcode", "bad descriptor", "device memory out of range",
-		"host address not memory", "bad scatter-gather list",
-		"no such buffer slot", "slot access denied",
-		"operand outside its slot", "bad instruction", "injected fault",
-		"aborted by a reset", "bad ring", "index out of range",
-	};
-
-	return code < NRN_ARRAY_SIZE(names) ? names[code] : "unknown device error";
+	/* docs/hardware.md, "Error codes"; named in isa/neuron_isa.h. */
+	return nisa_err_name(code);
 }

@@ -5,7 +5,8 @@
  * dimensions and a transposed input, bf16/f16/bool intermediates, eight
  * inputs and twelve steps issued 120 times (groups across batch
  * boundaries), a captured and compiled EXPR; malformed programs are
- * -EINVAL / -E2BIG; the disassembler prints programs.
+ * -EINVAL / -E2BIG; an integer division by zero fails the job; the
+ * disassembler prints programs.
  */
 #include <errno.h>
 #include <math.h>
@@ -314,6 +315,46 @@ static void test_errors(void)
 	nrn_buffer_free(b);
 }
 
+/*
+ * Integer division by zero fails the job with NISA_ERR_DIV_ZERO: an
+ * integer floor-divide step of an EXPR, and the unfused BINARY (which
+ * writes nothing); a divisor with no zero computes.
+ */
+static void test_int_div_zero(void)
+{
+	const int64_t sh[1] = { 4 };
+	const int64_t x[4] = { 7, -7, 9, 10 }, y[4] = { 2, 3, 0, 5 }, y1[4] = { 2, 3, 4, 5 };
+	int64_t out[4], keep[4] = { 1, 2, 3, 4 };
+	struct nrn_buffer *b;
+	struct nrn_tensor_desc tx, ty, to;
+	const struct nrn_tensor_desc *in[2] = { &tx, &ty };
+	struct nrn_expr e;
+
+	t_check_ret(nrn_buffer_alloc(dev, 4096, NRN_MEM_DEVICE, &b), 0);
+	nrn_tensor_contiguous(&tx, b, 0, NISA_I64, 1, sh);
+	nrn_tensor_contiguous(&ty, b, 64, NISA_I64, 1, sh);
+	nrn_tensor_contiguous(&to, b, 128, NISA_I64, 1, sh);
+	t_check_ret(nrn_stream_copy_h2d(s, b, 0, x, sizeof(x)), 0);
+	t_check_ret(nrn_stream_copy_h2d(s, b, 64, y, sizeof(y)), 0);
+	nrn_expr_init(&e);
+	t_check_ret(nrn_expr_binary(&e, NISA_BIN_FLOORDIV, 2, NISA_I64, 0, 1, 1.0), 0);
+	t_check_ret(nrn_expr_binary_scalar(&e, NISA_BIN_ADD, 3, NISA_I64, 2, 1, 1.0, 0), 0);
+	t_check_ret(nrn_op_expr(s, &to, in, 2, &e), 0);
+	t_check_ret(nrn_stream_sync(s), -EIO);
+	t_check(nrn_stream_device_error(s) == NISA_ERR_DIV_ZERO);
+	t_check_ret(nrn_stream_copy_h2d(s, b, 128, keep, sizeof(keep)), 0);
+	t_check_ret(nrn_op_binary(s, NISA_BIN_REM, &to, &tx, &ty, 1.0), 0);
+	t_check_ret(nrn_stream_sync(s), -EIO);
+	t_check(nrn_stream_device_error(s) == NISA_ERR_DIV_ZERO);
+	t_check_ret(nrn_stream_copy_d2h(s, out, b, 128, sizeof(out)), 0);
+	t_check(!memcmp(out, keep, sizeof(out)));
+	t_check_ret(nrn_stream_copy_h2d(s, b, 64, y1, sizeof(y1)), 0);
+	t_check_ret(nrn_op_expr(s, &to, in, 2, &e), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, out, b, 128, sizeof(out)), 0);
+	t_check(out[0] == 4 && out[1] == -2 && out[2] == 3 && out[3] == 3);
+	nrn_buffer_free(b);
+}
+
 /* The disassembler prints the program. */
 static void test_format(void)
 {
@@ -349,6 +390,7 @@ int main(void)
 	test_many_inputs_batches();
 	test_capture();
 	test_errors();
+	test_int_div_zero();
 	test_format();
 	t_check_ret(nrn_stream_sync(s), 0);
 	nrn_stream_destroy(s);

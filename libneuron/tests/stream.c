@@ -69,6 +69,9 @@ static void test_errors(void)
 	t_check_ret(nrn_stream_sync(a), -EIO);
 	t_check(nrn_stream_device_error(a) == NISA_ERR_BAD_INDEX);
 	t_check(strcmp(nrn_device_error_name(NISA_ERR_BAD_INDEX), "index out of range") == 0);
+	t_check(strcmp(nrn_device_error_name(NISA_ERR_PEER), "link down") == 0);
+	t_check(strcmp(nrn_device_error_name(NISA_ERR_DIV_ZERO), "integer division by zero") == 0);
+	t_check(strcmp(nrn_device_error_name(NISA_NUM_ERRS), "unknown device error") == 0);
 	/* Reported once; the stream works again. */
 	t_check_ret(nrn_stream_sync(a), 0);
 	t_check_ret(nrn_op_fill(a, &t, 9), 0);

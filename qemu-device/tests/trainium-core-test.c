@@ -121,8 +121,9 @@ static void test_elementwise(void)
 
 /*
  * Integer instructions compute exactly on int64 (docs/hardware.md,
- * "Numerics"), values above 2^53 included; division by zero gives 0 and
- * INT64_MIN / -1 wraps; bitwise functions take integers only.
+ * "Numerics"), values above 2^53 included; a division with a divisor of 0
+ * fails with DIV_ZERO and writes nothing; INT64_MIN / -1 wraps; bitwise
+ * functions take integers only.
  */
 static void test_integer_exact(void)
 {
@@ -131,7 +132,8 @@ static void test_integer_exact(void)
     const int64_t big = (1ll << 53) + 1;
     int64_t x[N] = { big, -big, INT64_MAX, INT64_MIN, 7, -7, 0, INT64_MIN };
     int64_t y[N] = { 3, big + 2, -1, -1, -2, 2, 5, 0 };
-    int64_t o[N];
+    int64_t y1[N] = { 3, big + 2, -1, -1, -2, 2, 5, 9 };
+    int64_t o[N], keep[N];
     uint8_t m[N];
     struct nisa_insn in;
 
@@ -139,16 +141,30 @@ static void test_integer_exact(void)
     put(c, 1, 0, y, sizeof(y));
     /* add .. rem; the later operators: trainium-elementwise-test.c */
     for (unsigned op = 0; op <= NISA_BIN_REM; op++) {
+        bool division = op == NISA_BIN_DIV || op == NISA_BIN_FLOORDIV ||
+                        op == NISA_BIN_REM;
+
         if (op == NISA_BIN_POW) {
             continue;
         }
+
         in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = op,
             .alpha = f64bits(1.0), .dst = tn(2, NISA_I64, 0, N, 0, 0, 0),
             .src = { tn(0, NISA_I64, 0, N, 0, 0, 0), tn(1, NISA_I64, 0, N, 0, 0, 0) } };
+        put(c, 1, 0, y, sizeof(y));
+        if (division) {
+            memset(keep, 0x5a, sizeof(keep));
+            put(c, 2, 0, keep, sizeof(keep));
+            g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_DIV_ZERO);
+            get(c, 2, 0, o, sizeof(o));
+            g_assert_cmpmem(o, sizeof(o), keep, sizeof(keep));
+            put(c, 1, 0, y1, sizeof(y1));
+        }
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, o, sizeof(o));
         for (int i = 0; i < N; i++) {
-            uint64_t a = x[i], b = y[i];
+            uint64_t a = x[i], b = division ? y1[i] : y[i];
+            int64_t yi = division ? y1[i] : y[i];
             int64_t w;
 
             switch (op) {
@@ -156,7 +172,7 @@ static void test_integer_exact(void)
             case NISA_BIN_SUB: w = (int64_t)(a - b); break;
             case NISA_BIN_MUL: w = (int64_t)(a * b); break;
             case NISA_BIN_DIV:
-                w = !y[i] ? 0 : y[i] == -1 ? (int64_t)(0 - a) : x[i] / y[i];
+                w = yi == -1 ? (int64_t)(0 - a) : x[i] / yi;
                 break;
             case NISA_BIN_MAX: w = MAX(x[i], y[i]); break;
             case NISA_BIN_MIN: w = MIN(x[i], y[i]); break;
@@ -164,26 +180,25 @@ static void test_integer_exact(void)
             case NISA_BIN_OR: w = x[i] | y[i]; break;
             case NISA_BIN_XOR: w = x[i] ^ y[i]; break;
             case NISA_BIN_FLOORDIV:
-                if (!y[i]) {
-                    w = 0;
-                } else if (y[i] == -1) {
+                if (yi == -1) {
                     w = (int64_t)(0 - a);
                 } else {
-                    w = x[i] / y[i] - (x[i] % y[i] && (x[i] < 0) != (y[i] < 0));
+                    w = x[i] / yi - (x[i] % yi && (x[i] < 0) != (yi < 0));
                 }
                 break;
             default: /* REM */
-                if (!y[i] || y[i] == -1) {
+                if (yi == -1) {
                     w = 0;
                 } else {
-                    w = x[i] % y[i];
-                    w += w && (w < 0) != (y[i] < 0) ? y[i] : 0;
+                    w = x[i] % yi;
+                    w += w && (w < 0) != (yi < 0) ? yi : 0;
                 }
                 break;
             }
             g_assert_cmpint(o[i], ==, w);
         }
     }
+    put(c, 1, 0, y, sizeof(y));
     /* neg, abs, bitwise not; comparisons */
     for (unsigned fn = NISA_UN_NEG; fn <= NISA_UN_BITNOT; fn++) {
         if (fn != NISA_UN_NEG && fn != NISA_UN_ABS && fn != NISA_UN_BITNOT) {

@@ -195,18 +195,77 @@ static void test_binary_values(void)
     core_stop(c);
 }
 
+/*
+ * Integer division by zero (div, div_trunc, floor-divide, remainder,
+ * fmod): DIV_ZERO, nothing written -- a divisor tensor with a 0, a scalar
+ * 0, the divisor on the left (REVERSE), an I32 one broadcast; a float
+ * division by zero is IEEE's, no error.
+ */
+static void test_integer_div_zero(void)
+{
+    Core *c = core_start();
+    const int32_t x[4] = { 7, -7, 3, 0 }, y[4] = { 2, 0, 5, 1 };
+    const unsigned ops[] = { NISA_BIN_DIV, NISA_BIN_DIV_TRUNC, NISA_BIN_FLOORDIV,
+                             NISA_BIN_REM, NISA_BIN_FMOD };
+    int32_t keep[4] = { 11, 12, 13, 14 }, o[4];
+    float f[2] = { 1, 0 }, fo[2];
+
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = ops[i],
+            .alpha = f64bits(1.0), .dst = tn(2, NISA_I32, 0, 4, 0, 0, 0),
+            .src = { tn(0, NISA_I32, 0, 4, 0, 0, 0), tn(1, NISA_I32, 0, 4, 0, 0, 0) } };
+
+        g_test_message("binary %u", ops[i]);
+        put(c, 2, 0, keep, sizeof(keep));
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_DIV_ZERO);
+        in.flags = NISA_IF_REVERSE;         /* y / x: x[3] is 0 */
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_DIV_ZERO);
+        in.flags = NISA_IF_SCALAR;          /* x / 0 */
+        in.src[1] = (struct nisa_tensor){ 0 };
+        in.scalar = f64bits(0.0);
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_DIV_ZERO);
+        get(c, 2, 0, o, sizeof(o));
+        g_assert_cmpmem(o, sizeof(o), keep, sizeof(keep));
+        in.scalar = f64bits(2.0);           /* a non-zero scalar runs */
+        g_assert_cmphex(run1(c, in), ==, OK);
+        in.flags = NISA_IF_SCALAR | NISA_IF_REVERSE;  /* 2 / x: x[3] is 0 */
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_DIV_ZERO);
+    }
+    /* a broadcast divisor (stride 0) of 0 */
+    put(c, 1, 12, &x[3], 4);
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+        .subop = NISA_BIN_FLOORDIV, .alpha = f64bits(1.0),
+        .dst = tn(2, NISA_I32, 0, 4, 0, 0, 0),
+        .src = { tn(0, NISA_I32, 0, 4, 0, 0, 0),
+                 { .slot = 1, .dtype = NISA_I32, .offset = 12, .ndim = 1,
+                   .shape = { 4 }, .strides = { 0 } } } }), ==,
+        OK | NISA_ERR_DIV_ZERO);
+    /* floats: 1 / 0 is inf, no error */
+    put(c, 0, 0, f, sizeof(f));
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+        .subop = NISA_BIN_DIV, .alpha = f64bits(1.0), .flags = NISA_IF_REVERSE,
+        .dst = tn(2, NISA_F32, 0, 2, 0, 0, 0),
+        .src = { tn(0, NISA_F32, 0, 2, 0, 0, 0), tn(0, NISA_F32, 0, 2, 0, 0, 0) } }),
+        ==, OK);
+    get(c, 2, 0, fo, sizeof(fo));
+    g_assert(fo[0] == 1 && isnan(fo[1]));
+    core_stop(c);
+}
+
 /* Integer forms: exact on int64, I32 results wrapped. */
 static void test_integer_forms(void)
 {
     Core *c = core_start();
     const int64_t x[] = { -7, 7, -7, INT64_MIN, 5, -1, 1, -8 };
-    const int64_t y[] = { 2, -2, 0, -1, 3, 63, 64, -1 };
+    const int64_t y[] = { 2, -2, 4, -1, 3, 63, 64, -1 };
     const struct { unsigned op; int64_t want[8]; } cases[] = {
-        { NISA_BIN_FMOD, { -1, 1, 0, 0, 2, -1, 1, 0 } },
-        { NISA_BIN_DIV_TRUNC, { -3, -3, 0, INT64_MIN, 1, 0, 0, 8 } },
-        { NISA_BIN_FLOORDIV, { -4, -4, 0, INT64_MIN, 1, -1, 0, 8 } },
-        { NISA_BIN_SHL, { -28, 0, -7, 0, 40, INT64_MIN, 0, 0 } },
-        { NISA_BIN_SHR, { -2, 0, -7, -1, 0, -1, 0, -1 } },
+        { NISA_BIN_FMOD, { -1, 1, -3, 0, 2, -1, 1, 0 } },
+        { NISA_BIN_DIV_TRUNC, { -3, -3, -1, INT64_MIN, 1, 0, 0, 8 } },
+        { NISA_BIN_FLOORDIV, { -4, -4, -2, INT64_MIN, 1, -1, 0, 8 } },
+        { NISA_BIN_SHL, { -28, 0, -112, 0, 40, INT64_MIN, 0, 0 } },
+        { NISA_BIN_SHR, { -2, 0, -1, -1, 0, -1, 0, -1 } },
     };
     int64_t o[8];
 
@@ -586,6 +645,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/elementwise/predicate-bool", test_predicate_bool);
     qtest_add_func("/trainium/elementwise/binary-values", test_binary_values);
     qtest_add_func("/trainium/elementwise/integer-forms", test_integer_forms);
+    qtest_add_func("/trainium/elementwise/integer-div-zero", test_integer_div_zero);
     qtest_add_func("/trainium/elementwise/logical", test_logical);
     qtest_add_func("/trainium/elementwise/refusals", test_refusals);
     qtest_add_func("/trainium/elementwise/special-unary", test_special_unary);

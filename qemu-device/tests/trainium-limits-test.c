@@ -160,7 +160,7 @@ static void test_reset_bound(void)
           .subop = NISA_BIN_POW, .dst = t4(2, NISA_BF16, 4, cube8, z),
           .src = { t4(0, NISA_F32, 4, cube8, z), t4(1, NISA_I64, 4, cube8, z) } } },
         { "integer binary of 2^40", { .opcode = NISA_INSN_BINARY,
-          .subop = NISA_BIN_FLOORDIV, .dst = t4(2, NISA_I64, 4, cube8, z),
+          .subop = NISA_BIN_MUL, .dst = t4(2, NISA_I64, 4, cube8, z),
           .src = { t4(0, NISA_I64, 4, cube8, z), t4(1, NISA_I32, 4, cube8, z) } } },
         { "normal random numbers into 2^40", { .opcode = NISA_INSN_RANDOM,
           .subop = NISA_RNG_NORMAL, .dst = t4(2, NISA_BF16, 4, cube8, z) } },

@@ -42,6 +42,8 @@ enum nisa_err {
 	NISA_ERR_RING		= 12,	/* ring base/size invalid or unreadable */
 	NISA_ERR_BAD_INDEX	= 13,	/* GATHER/SCATTER_ADD index out of range */
 	NISA_ERR_PEER		= 14,	/* link down: no peer card, or it went away */
+	NISA_ERR_DIV_ZERO	= 15,	/* integer division by zero */
+	NISA_NUM_ERRS
 };
 
 /*
