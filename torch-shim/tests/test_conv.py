@@ -152,7 +152,7 @@ def test_conv_module_layers():
 
 def test_conv_errors():
     """Unsupported dtypes and bad shapes fail loudly, naming the case."""
-    with pytest.raises(RuntimeError, match="float32, bfloat16 and float16"):
+    with pytest.raises(RuntimeError, match="float32, float64, bfloat16 and float16"):
         F.conv2d(torch.ones(1, 1, 4, 4, dtype=torch.int32).to(N),
                  torch.ones(1, 1, 3, 3, dtype=torch.int32).to(N))
     with pytest.raises(RuntimeError):

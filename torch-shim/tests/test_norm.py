@@ -128,7 +128,7 @@ def test_group_norm(groups, shape):
 
 
 def test_norm_errors():
-    with pytest.raises(RuntimeError, match="float32, bfloat16 and float16"):
+    with pytest.raises(RuntimeError, match="float32, float64, bfloat16 and float16"):
         F.batch_norm(torch.ones(2, 3, dtype=torch.int64).to(N), None, None, training=True)
 
 

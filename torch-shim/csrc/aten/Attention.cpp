@@ -4,7 +4,7 @@
 // are composed here from the card's matmul, softmax and elementwise kernels.
 //
 // Contract with the backward (what forward returns besides the output):
-//   logsumexp [B, H, L] float: log(sum(exp(scores))) per query row, -inf
+//   logsumexp [B, H, L] in acc_dtype(): log(sum(exp(scores))) per query row, -inf
 //     where every key is masked;
 //   philox_seed: the neuron generator's state (a CPU byte tensor) before the
 //     dropout mask was drawn (undefined without dropout), so backward redraws
@@ -36,7 +36,7 @@ double scale_of(const at::Tensor& q, std::optional<double> scale) {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
 }
 
-// The scaled scores q k^T with the causal and additive masks, float [B,H,L,S].
+// The scaled scores q k^T with the causal and additive masks, [B,H,L,S] in q's type.
 at::Tensor scores(const at::Tensor& q, const at::Tensor& k,
                   const at::Tensor& bias, bool is_causal, double scale) {
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)).mul_(scale);
@@ -87,8 +87,9 @@ sdpa_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   check_device(q, k);
   check_device(q, v);
   at::Tensor bias = attn_bias ? *attn_bias : at::Tensor();
-  at::Tensor qf = q.to(at::kFloat), kf = k.to(at::kFloat), vf = v.to(at::kFloat);
-  at::Tensor s = scores(qf, kf, bias.defined() ? bias.to(at::kFloat) : bias,
+  at::ScalarType acc = acc_dtype(q.scalar_type());
+  at::Tensor qf = q.to(acc), kf = k.to(acc), vf = v.to(acc);
+  at::Tensor s = scores(qf, kf, bias.defined() ? bias.to(acc) : bias,
                         is_causal, scale_of(q, scale));
   at::Tensor lse = s.logsumexp(-1);
   at::Tensor p = probs(s, lse);
@@ -112,9 +113,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_backward(
     double dropout_p, bool is_causal, const at::Tensor& philox_seed,
     const at::Tensor& philox_offset, std::optional<double> scale) {
   double sc = scale_of(q, scale);
-  at::Tensor qf = q.to(at::kFloat), kf = k.to(at::kFloat), vf = v.to(at::kFloat);
-  at::Tensor go = grad_out.to(at::kFloat);
-  at::Tensor bias = attn_bias.defined() ? attn_bias.to(at::kFloat) : attn_bias;
+  at::ScalarType acc = acc_dtype(q.scalar_type());
+  at::Tensor qf = q.to(acc), kf = k.to(acc), vf = v.to(acc);
+  at::Tensor go = grad_out.to(acc);
+  at::Tensor bias = attn_bias.defined() ? attn_bias.to(acc) : attn_bias;
   at::Tensor p = probs(scores(qf, kf, bias, is_causal, sc), lse);
   at::Tensor pd = p, keep;
   if (dropout_p > 0) {

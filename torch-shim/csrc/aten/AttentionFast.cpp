@@ -36,8 +36,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> transform_bias_rescale_qkv(
                        .view({B, T, 3, num_head, dh})
                        .permute({2, 0, 3, 1, 4})
                        .contiguous();
-  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<float>(dh)));
-  all.select(0, 0).mul_(static_cast<double>(scale));
+  // 1 / sqrt(dh) in the CPU's accumulation type: float, double for float64
+  double scale = acc_dtype(qkv.scalar_type()) == at::kDouble
+                     ? 1.0 / std::sqrt(static_cast<double>(dh))
+                     : static_cast<float>(1.0 / std::sqrt(static_cast<float>(dh)));
+  all.select(0, 0).mul_(scale);
   auto parts = all.view({3 * B, num_head, T, dh}).split(B, 0);
   return {parts[0], parts[1], parts[2]};
 }

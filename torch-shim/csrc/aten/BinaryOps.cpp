@@ -216,11 +216,13 @@ at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
   return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, wrapped(b)));
 }
 
-// nextafter: float32 on the card (the step is a float32 ulp).
+// nextafter: float32 or float64 on the card (the step is an ulp of the
+// destination's type).
 at::Tensor& sp_nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kFloat && at::result_type(a, b) == at::kFloat,
-              "neuron: nextafter is implemented for float32 only on the card, "
-              "not for '", at::result_type(a, b), "'");
+  at::ScalarType t = at::result_type(a, b);
+  TORCH_CHECK((t == at::kFloat || t == at::kDouble) && out.scalar_type() == t,
+              "neuron: nextafter is implemented for float32 and float64 only on the "
+              "card, not for '", t, "' into '", out.scalar_type(), "'");
   resize_out(out, at::infer_size(a.sizes(), b.sizes()));
   return binary_into(NISA_BIN_NEXTAFTER, a, b, 1.0, out);
 }

@@ -16,7 +16,8 @@
 // go in chunks whose columns stay within kColumnBudget elements. A
 // transposed convolution is the input gradient of the forward one (and its
 // backward the forward and weight-gradient paths). Products accumulate in
-// float32, also for bfloat16 tensors, rounded once at the end.
+// float32 (float64 for float64 tensors: acc_dtype()), also for bfloat16
+// tensors, rounded once at the end.
 #include "NeuronDesc.h"
 #include "NeuronWindows.h"
 
@@ -57,7 +58,7 @@ Geometry geometry(const at::Tensor& input, const at::Tensor& weight,
   TORCH_CHECK(weight.dim() == input.dim(), "neuron: convolution: weight of ",
               weight.dim(), " dims for an input of ", input.dim());
   TORCH_CHECK(card_float(input.scalar_type()),
-              "neuron: convolution supports float32, bfloat16 and float16, not ",
+              "neuron: convolution supports float32, float64, bfloat16 and float16, not ",
               input.scalar_type());
   TORCH_CHECK(weight.scalar_type() == input.scalar_type(), "neuron: convolution: "
               "input (", input.scalar_type(), ") and weight (", weight.scalar_type(),
@@ -85,8 +86,6 @@ at::IntArrayRef kernel_of(const at::Tensor& weight) {
 int64_t conv_out(int64_t in, int64_t k, const Geometry& g, int64_t i) {
   return (in + 2 * g.padding[i] - g.dilation[i] * (k - 1) - 1) / g.stride[i] + 1;
 }
-
-at::ScalarType acc_type() { return at::kFloat; }
 
 int64_t prod(at::IntArrayRef v) {
   int64_t n = 1;
@@ -239,7 +238,7 @@ nrn_tensor_desc batch_as_columns(const Card& card, const nrn_tensor_desc& t, con
 
 // Forward: x [N, C, *S], w [O, C/g, *K] -> [N, O, *out]. Per chunk of the
 // batch: the columns, one matmul [g, O/g, C/g*KK] @ [g, C/g*KK, n*L] (+ bias)
-// in float32, and one copy of its [O, n, L] into the output's [n, O, L].
+// in acc_dtype(), and one copy of its [O, n, L] into the output's [n, O, L].
 at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
                         const at::Tensor* bias, const Geometry& g) {
   int64_t N = x.size(0), C = x.size(1), O = w.size(0), nsp = g.nsp(), G = g.groups;
@@ -269,7 +268,8 @@ at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
   nrn_tensor_desc wm = contig(desc(wc), {G, og, cg * KK}), xd = desc(x), od = desc(out);
   int64_t nc = chunk_of(N, C * KK * L);
   Workspace ws;
-  int icol = ws.add(C * KK * nc * L, x.scalar_type()), iacc = ws.add(G * og * nc * L, acc_type());
+  int icol = ws.add(C * KK * nc * L, x.scalar_type()), iacc = ws.add(G * og * nc * L,
+                                                          acc_dtype(x.scalar_type()));
   int ipad = ws.add(padded_numel(x, nc, g), x.scalar_type());
   ws.alloc(x.device());
   nrn_tensor_desc colb = ws.part(icol), accb = ws.part(iacc), padb = ws.part(ipad), bd{};
@@ -313,8 +313,9 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
   at::Tensor go = go_in.contiguous();
   int64_t L = prod(out_sp), KK = prod(K), nc = chunk_of(N, C * KK * L);
   Workspace ws;
-  int igp = ws.add(prod(padded_shape), acc_type());
-  int icol = ws.add(go.numel() ? C * KK * nc * L : 0, acc_type());
+  at::ScalarType acc = acc_dtype(dtype);
+  int igp = ws.add(prod(padded_shape), acc);
+  int icol = ws.add(go.numel() ? C * KK * nc * L : 0, acc);
   int icols = ws.add(go.numel() ? O * nc * L : 0, go.scalar_type());
   ws.alloc(go.device());
   nrn_tensor_desc gpd = contig(ws.part(igp), padded_shape);
@@ -356,7 +357,7 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
 
 // Weight gradient: x [N, C, *S], go [N, O, *out] -> [O, C/g, *K]. Per chunk
 // of the batch: [g, O/g, n*L] @ [g, n*L, C/g*KK] (the columns transposed),
-// accumulated over the chunks in float32.
+// accumulated over the chunks in acc_dtype().
 at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
                             at::IntArrayRef wsizes, const Geometry& g) {
   int64_t N = x.size(0), C = x.size(1), O = wsizes[0], G = g.groups;
@@ -368,16 +369,17 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
   if (gw.numel() == 0)
     return gw;
   Card card(x);
-  bool f32 = x.scalar_type() == acc_type();
+  at::ScalarType acc = acc_dtype(x.scalar_type());
+  bool direct = x.scalar_type() == acc;  // accumulated in gw itself
   int64_t nc = chunk_of(N, C * KK * L), work = N * L != 0 ? 1 : 0;
   at::Tensor go = go_in.contiguous();
   Workspace ws;
-  int iacc = ws.add(f32 ? 0 : gw.numel(), acc_type());
+  int iacc = ws.add(direct ? 0 : gw.numel(), acc);
   int icol = ws.add(work * C * KK * nc * L, x.scalar_type());
   int icols = ws.add(work * O * nc * L, go.scalar_type());
   int ipad = ws.add(work * padded_numel(x, nc, g), x.scalar_type());
   ws.alloc(x.device());
-  nrn_tensor_desc accd = f32 ? desc(gw) : contig(ws.part(iacc), wsizes);
+  nrn_tensor_desc accd = direct ? desc(gw) : contig(ws.part(iacc), wsizes);
   if (N * L == 0) {
     card.fill(accd, 0.0);
   } else {
@@ -393,7 +395,7 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
       card.matmul(acc_m, batch_as_columns(card, god, colsb, n0, n, G), colt, nullptr, n0 > 0);
     }
   }
-  if (!f32)
+  if (!direct)
     card.copy(desc(gw), accd);
   return gw;
 }
@@ -402,9 +404,10 @@ at::Tensor bias_grad(const at::Tensor& go) {
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < go.dim(); d++)
     dims.push_back(d);
-  if (go.scalar_type() == acc_type())
+  at::ScalarType acc = acc_dtype(go.scalar_type());
+  if (go.scalar_type() == acc)
     return go.sum(dims);
-  return go.to(acc_type()).sum(dims).to(go.scalar_type());
+  return go.to(acc).sum(dims).to(go.scalar_type());
 }
 
 // A transposed convolution's output extents.

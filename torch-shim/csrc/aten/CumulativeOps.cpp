@@ -48,7 +48,7 @@ void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indic
 
 at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
   TORCH_CHECK(card_float(self.scalar_type()), "neuron: logcumsumexp takes a floating "
-              "tensor (float32, bfloat16, float16), got ", self.scalar_type());
+              "tensor (float32, float64, bfloat16, float16), got ", self.scalar_type());
   return scan(NISA_SCAN_LOGSUMEXP, self, dim, self.scalar_type());
 }
 at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {

@@ -63,7 +63,7 @@ void check_inplace(const at::Tensor& self, const char* op, bool floating_only) {
   TORCH_CHECK(is_neuron(self), "neuron: ", op, " expects a neuron tensor");
   TORCH_CHECK(is_float(self) || (!floating_only && supported_dtype(self.scalar_type())),
               "neuron: ", op, " is not supported for dtype ", self.scalar_type(),
-              " on the card (", floating_only ? "float32, bfloat16 and float16 are" :
+              " on the card (", floating_only ? "float32, float64, bfloat16 and float16 are" :
               NEURON_CARD_DTYPES, ")");
   at::assert_no_internal_overlap(self);
 }
@@ -71,6 +71,7 @@ void check_inplace(const at::Tensor& self, const char* op, bool floating_only) {
 double dtype_max(at::ScalarType t) {
   return t == at::kBFloat16 ? static_cast<double>(std::numeric_limits<c10::BFloat16>::max())
          : t == at::kHalf   ? static_cast<double>(std::numeric_limits<c10::Half>::max())
+         : t == at::kDouble ? std::numeric_limits<double>::max()
                             : static_cast<double>(std::numeric_limits<float>::max());
 }
 
@@ -87,6 +88,8 @@ double below16(double v) {
 
 // The largest value of float dtype @t below @v (for [from, to) ranges).
 double below(double v, at::ScalarType t) {
+  if (t == at::kDouble)
+    return std::nextafter(v, -INFINITY);
   if (t == at::kFloat) {
     float f = static_cast<float>(v);
     return static_cast<double>(f) < v ? f : std::nextafter(f, -INFINITY);
@@ -242,7 +245,8 @@ std::pair<int64_t, int64_t> random_bounds(const at::Tensor& self) {
       // floats: the integers the dtype holds exactly (the CPU warns and
       // rounds beyond them; the card refuses)
       at::ScalarType t = self.scalar_type();
-      int64_t m = int64_t{1} << (t == at::kFloat ? 24 : t == at::kHalf ? 11 : 8);
+      int64_t m = int64_t{1} << (t == at::kDouble ? 53 : t == at::kFloat ? 24
+                                 : t == at::kHalf ? 11 : 8);
       return {-m, m};
     }
   }
@@ -289,8 +293,10 @@ at::Tensor& random_full(at::Tensor& self, Gen gen) {
 
 // ---- bernoulli: u < p with u uniform in [0, 1) ----
 
-at::Tensor uniform_like(const at::Tensor& self, const Gen& gen) {
-  at::Tensor u = empty_neuron(self.sizes(), at::kFloat, self.device());
+// u of @self's shape, in float32 (24 random bits), or in float64 (53) when
+// @wide: self or p is float64.
+at::Tensor uniform_like(const at::Tensor& self, bool wide, const Gen& gen) {
+  at::Tensor u = empty_neuron(self.sizes(), wide ? at::kDouble : at::kFloat, self.device());
   draw(NISA_RNG_UNIFORM, u, gen);
   return u;
 }
@@ -300,7 +306,7 @@ at::Tensor& bernoulli_float_(at::Tensor& self, double p, Gen gen) {
   TORCH_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   if (self.numel() == 0)
     return self;
-  at::Tensor u = uniform_like(self, gen);
+  at::Tensor u = uniform_like(self, self.scalar_type() == at::kDouble, gen);
   nrn_tensor_desc o = desc(self), du = desc(u);
   NEURON_OP(nrn_op_compare_scalar(stream_for(self), NISA_CMP_LT, &o, &du, p));
   return self;
@@ -313,12 +319,11 @@ at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p_, Gen gen) {
               self.sizes());
   if (self.numel() == 0)
     return self;
-  // a float64 p (the card has no float64) is compared as float32
-  at::Tensor p = p_.to(self.device(), p_.scalar_type() == at::kDouble
-                                          ? at::kFloat : p_.scalar_type());
+  at::Tensor p = p_.to(self.device());
   TORCH_CHECK(p.amin().item<double>() >= 0.0 && p.amax().item<double>() <= 1.0,
               "bernoulli_ expects all elements of p to be in [0, 1]");
-  at::Tensor u = uniform_like(self, gen);
+  at::Tensor u = uniform_like(self, self.scalar_type() == at::kDouble ||
+                                        p.scalar_type() == at::kDouble, gen);
   nrn_tensor_desc o = desc(self), du = desc(u), dp = desc(p);
   NEURON_OP(nrn_op_compare(stream_for(self), NISA_CMP_LT, &o, &du, &dp));
   return self;
@@ -358,8 +363,9 @@ at::Tensor& geometric_(at::Tensor& self, double p, Gen gen) {
   TORCH_CHECK(p > 0 && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
   if (self.numel() == 0)
     return self;
-  bool direct = self.scalar_type() == at::kFloat;
-  at::Tensor w = direct ? self : empty_neuron(self.sizes(), at::kFloat, self.device());
+  at::ScalarType acc = acc_dtype(self.scalar_type());
+  bool direct = self.scalar_type() == acc;
+  at::Tensor w = direct ? self : empty_neuron(self.sizes(), acc, self.device());
   draw(NISA_RNG_UNIFORM, w, gen);
   scalar_op(NISA_BIN_SUB, w, w, 1.0, true);
   unary_op(NISA_UN_LOG, w, w);
@@ -379,9 +385,10 @@ at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, Gen gen) {
   TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
   if (self.numel() == 0)
     return self;
-  at::Tensor w = empty_neuron(self.sizes(), at::kFloat, self.device());
+  at::ScalarType acc = acc_dtype(self.scalar_type());
+  at::Tensor w = empty_neuron(self.sizes(), acc, self.device());
   draw(NISA_RNG_UNIFORM, w, gen);
-  at::Tensor s = empty_neuron(self.sizes(), at::kFloat, self.device());
+  at::Tensor s = empty_neuron(self.sizes(), acc, self.device());
   scalar_op(NISA_BIN_SUB, w, w, 0.5);
   scalar_op(NISA_BIN_MUL, w, w, 3.14159265358979323846);
   unary_op(NISA_UN_SIN, s, w);
@@ -437,14 +444,15 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
   at::Tensor out = empty_neuron({rows, num_samples}, at::kLong, self.device());
   if (rows == 0)
     return self.dim() == 1 ? out.squeeze(0) : out;
-  at::Tensor pf = p.to(at::kFloat);
+  at::ScalarType acc = acc_dtype(p.scalar_type());
+  at::Tensor pf = p.to(acc);
   at::Tensor bad = at::logical_or(at::logical_not(at::isfinite(pf)), pf.lt(0)).any();
   TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
   at::Tensor nonzero_per_row = pf.gt(0).sum(1, false, at::kLong);
   TORCH_CHECK(at::amin(nonzero_per_row, {0}).item<int64_t>() > 0,
               "invalid multinomial distribution (sum of probabilities <= 0)");
   if (replacement) {
-    at::Tensor cdf = scan(NISA_SCAN_SUM, pf, 1, at::kFloat);
+    at::Tensor cdf = scan(NISA_SCAN_SUM, pf, 1, acc);
     at::Tensor total = cdf.narrow(1, n - 1, 1);
     at::Tensor u = at::empty({rows, num_samples}, pf.options());
     u.uniform_(0, 1, gen);

@@ -14,14 +14,16 @@ namespace torch_neuron {
 namespace {
 
 // [NC, out] window starts along one dim of @in with pool size @k, from
-// samples u [NC] (float32).
+// samples u [NC] (float32, or float64 for a float64 input: acc_dtype()).
 at::Tensor starts(const at::Tensor& u, int64_t in, int64_t k, int64_t out) {
   const at::Device dev = u.device();
   at::TensorOptions lo = at::TensorOptions().dtype(at::kLong).device(dev);
   if (out == 1)
     return at::full({u.size(0), 1}, in - k, lo);
-  float alpha = static_cast<float>(in - k) / static_cast<float>(out - 1);
-  at::Tensor i = at::arange(out - 1, at::TensorOptions().dtype(at::kFloat).device(dev));
+  double alpha = u.scalar_type() == at::kDouble
+                     ? static_cast<double>(in - k) / static_cast<double>(out - 1)
+                     : static_cast<float>(in - k) / static_cast<float>(out - 1);
+  at::Tensor i = at::arange(out - 1, at::TensorOptions().dtype(u.scalar_type()).device(dev));
   at::Tensor a = at::floor((i.view({1, out - 1}) + u.view({-1, 1})) * alpha);
   at::Tensor b = at::floor(u * alpha).view({-1, 1});
   at::Tensor s = (a - b).to(at::kLong);
@@ -52,7 +54,8 @@ std::tuple<at::Tensor, at::Tensor> fractional_max_pool(const at::Tensor& input, 
     return {unbatched(empty_neuron(oshape, x.scalar_type(), x.device()), input, n),
             unbatched(empty_neuron(oshape, at::kLong, x.device()), input, n)};
   }
-  at::Tensor u = samples.narrow(0, 0, B).narrow(1, 0, C).to(at::kFloat).reshape({NC, n});
+  at::Tensor u = samples.narrow(0, 0, B).narrow(1, 0, C).to(acc_dtype(input.scalar_type()))
+                     .reshape({NC, n});
   // flat positions [NC, P, KK], P and KK row-major over the dims: built dim
   // by dim (at most 5 dims at a time, as the card's tensors allow).
   std::vector<int64_t> stride(n, 1);

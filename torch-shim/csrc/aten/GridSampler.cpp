@@ -20,7 +20,6 @@ namespace {
 
 using at::native::GridSamplerInterpolation;
 using at::native::GridSamplerPadding;
-constexpr at::ScalarType kAcc = at::kFloat;
 
 // A coordinate in pixels and d(pixel)/d(grid value).
 struct Coord {
@@ -34,7 +33,7 @@ Coord reflect(const at::Tensor& x, int64_t lo2, int64_t hi2) {
     return {at::zeros_like(x), at::zeros_like(x)};
   double mn = lo2 / 2.0, span = (hi2 - lo2) / 2.0;
   at::Tensor d = x - mn;
-  at::Tensor sign = 1.0 - d.lt(0).to(kAcc) * 2.0;
+  at::Tensor sign = 1.0 - d.lt(0).to(d.scalar_type()) * 2.0;
   at::Tensor a = d.abs();
   at::Tensor extra = at::fmod(a, span);
   at::Tensor flips = at::floor(a / span);
@@ -71,6 +70,7 @@ struct Setup {
   Coord x, y;
   int64_t padding;
   bool ac;
+  at::ScalarType acc;  // the type computed in: acc_dtype() of the input's
 };
 
 constexpr int64_t kBicubic = static_cast<int64_t>(GridSamplerInterpolation::Bicubic);
@@ -85,8 +85,9 @@ Setup setup(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
               interp);
   TORCH_CHECK(padding >= 0 && padding <= 2, "neuron: ", op, ": unknown padding mode ", padding);
   Setup s{input.size(0), input.size(1), input.size(2), input.size(3), grid.size(1),
-          grid.size(2), grid.size(1) * grid.size(2), {}, {}, padding, ac};
-  at::Tensor g = grid.to(kAcc).reshape({s.N, s.P, 2});
+          grid.size(2), grid.size(1) * grid.size(2), {}, {}, padding, ac,
+          acc_dtype(input.scalar_type())};
+  at::Tensor g = grid.to(s.acc).reshape({s.N, s.P, 2});
   // bicubic pads each of its 16 neighbours instead of the sampling point
   int64_t pad = interp == kBicubic ? 0 : padding;
   s.x = source(g.select(2, 0), s.W, pad, ac);
@@ -200,7 +201,7 @@ at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int6
   Setup s = setup(input, grid, interp, padding, ac, "grid_sampler_2d");
   if (s.N * s.C * s.P == 0)
     return at::zeros({s.N, s.C, s.Ho, s.Wo}, input.options());
-  at::Tensor planes = input.to(kAcc).reshape({s.N, s.C, s.H * s.W});
+  at::Tensor planes = input.to(s.acc).reshape({s.N, s.C, s.H * s.W});
   if (interp == kBicubic)
     return bicubic_forward(planes, s).view({s.N, s.C, s.Ho, s.Wo}).to(input.scalar_type());
   at::Tensor out;
@@ -223,13 +224,13 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(
               "grad_output ", grad.sizes(), " does not match the output [", s.N, ", ", s.C,
               ", ", s.Ho, ", ", s.Wo, "]");
   at::Tensor gi, gg;
-  at::Tensor g = grad.to(kAcc).reshape({s.N, s.C, s.P});
+  at::Tensor g = grad.to(s.acc).reshape({s.N, s.C, s.P});
   if (interp == kBicubic) {
-    at::Tensor acc = at::zeros({s.N, s.C, s.H * s.W}, input.options().dtype(kAcc));
+    at::Tensor acc = at::zeros({s.N, s.C, s.H * s.W}, input.options().dtype(s.acc));
     if (s.N * s.C * s.P == 0) {
       gg = mask[1] ? at::zeros(grid.sizes(), grid.options()) : at::Tensor();
     } else {
-      at::Tensor planes = input.to(kAcc).reshape({s.N, s.C, s.H * s.W});
+      at::Tensor planes = input.to(s.acc).reshape({s.N, s.C, s.H * s.W});
       bicubic_backward(g, planes, s, mask[0] ? &acc : nullptr, mask[1] ? &gg : nullptr);
       if (mask[1])
         gg = gg.view({s.N, s.Ho, s.Wo, 2}).to(grid.scalar_type());
@@ -240,7 +241,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(
   }
   std::vector<Tap> ts = taps(s, interp);
   if (mask[0]) {
-    at::Tensor acc = at::zeros({s.N, s.C, s.H * s.W}, input.options().dtype(kAcc));
+    at::Tensor acc = at::zeros({s.N, s.C, s.H * s.W}, input.options().dtype(s.acc));
     if (s.N * s.C * s.P != 0)
       for (const Tap& t : ts) {
         at::Tensor src = t.w.defined() ? g * t.w.unsqueeze(1) : g;
@@ -254,7 +255,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(
         s.N * s.C * s.P == 0) {
       gg = at::zeros(grid.sizes(), grid.options());
     } else {
-      at::Tensor planes = input.to(kAcc).reshape({s.N, s.C, s.H * s.W});
+      at::Tensor planes = input.to(s.acc).reshape({s.N, s.C, s.H * s.W});
       // sum over channels of value * grad at each tap: [N, P]
       std::vector<at::Tensor> vg;
       for (const Tap& t : ts)

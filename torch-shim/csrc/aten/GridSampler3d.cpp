@@ -24,7 +24,6 @@ namespace {
 
 using at::native::GridSamplerInterpolation;
 using at::native::GridSamplerPadding;
-constexpr at::ScalarType kAcc = at::kFloat;
 constexpr int64_t kBorder = static_cast<int64_t>(GridSamplerPadding::Border);
 constexpr int64_t kReflection = static_cast<int64_t>(GridSamplerPadding::Reflection);
 constexpr int64_t kNearest = static_cast<int64_t>(GridSamplerInterpolation::Nearest);
@@ -79,6 +78,7 @@ struct Setup {
   int64_t N, C, D, H, W, P;
   std::array<Coord, 3> c;  // x (along W), y (H), z (D)
   std::array<int64_t, 3> size;
+  at::ScalarType acc;  // the type computed in: acc_dtype() of the input's
 };
 
 Setup setup(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
@@ -91,9 +91,10 @@ Setup setup(const at::Tensor& input, const at::Tensor& grid, int64_t interp,
               interp);
   TORCH_CHECK(padding >= 0 && padding <= 2, "neuron: ", op, ": unknown padding mode ", padding);
   Setup s{input.size(0), input.size(1), input.size(2), input.size(3), input.size(4),
-          grid.size(1) * grid.size(2) * grid.size(3), {}, {}};
+          grid.size(1) * grid.size(2) * grid.size(3), {}, {},
+          acc_dtype(input.scalar_type())};
   s.size = {s.W, s.H, s.D};
-  at::Tensor g = grid.to(kAcc).reshape({s.N, s.P, 3});
+  at::Tensor g = grid.to(s.acc).reshape({s.N, s.P, 3});
   for (int d = 0; d < 3; d++)
     s.c[d] = source(g.select(2, d), s.size[d], padding, ac, grad);
   return s;
@@ -155,7 +156,7 @@ at::Tensor grid_sampler_3d(const at::Tensor& input, const at::Tensor& grid, int6
   std::vector<int64_t> shape{s.N, s.C, grid.size(1), grid.size(2), grid.size(3)};
   if (s.N * s.C * s.P == 0)
     return at::zeros(shape, input.options());
-  at::Tensor vox = input.to(kAcc).reshape({s.N, s.C, s.D * s.H * s.W});
+  at::Tensor vox = input.to(s.acc).reshape({s.N, s.C, s.D * s.H * s.W});
   at::Tensor out;
   for (const Tap& t : taps(s, interp)) {
     at::Tensor v = gather(vox, s, t);
@@ -180,9 +181,9 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(
   at::Tensor gi, gg;
   bool empty = s.N * s.C * s.P == 0;
   std::vector<Tap> ts = empty ? std::vector<Tap>() : taps(s, interp);
-  at::Tensor g = grad.to(kAcc).reshape({s.N, s.C, s.P});
+  at::Tensor g = grad.to(s.acc).reshape({s.N, s.C, s.P});
   if (mask[0]) {
-    at::Tensor acc = at::zeros({s.N, s.C, s.D * s.H * s.W}, input.options().dtype(kAcc));
+    at::Tensor acc = at::zeros({s.N, s.C, s.D * s.H * s.W}, input.options().dtype(s.acc));
     for (const Tap& t : ts) {
       at::Tensor src = t.w.defined() ? g * t.w.unsqueeze(1) : g;
       src = at::where(t.inside.unsqueeze(1), src, 0.0);
@@ -194,7 +195,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(
     if (interp == kNearest || empty) {
       gg = at::zeros(grid.sizes(), grid.options());
     } else {
-      at::Tensor vox = input.to(kAcc).reshape({s.N, s.C, s.D * s.H * s.W});
+      at::Tensor vox = input.to(s.acc).reshape({s.N, s.C, s.D * s.H * s.W});
       std::array<at::Tensor, 3> gc;
       for (int k = 0; k < 8; k++) {
         const Tap& t = ts[k];

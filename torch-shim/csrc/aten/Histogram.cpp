@@ -11,7 +11,8 @@
 // values, so the same to the bit), over range= or the data's min and max
 // (read back, as the CPU reads them). A coordinate x then goes where the
 // CPU's search puts it: the guess trunc((x - e_0) * n / (e_n - e_0)) in
-// float32, then the edges at guess-1..guess+1 that are <= x counted. Given
+// the input's type (float32 or float64), then the edges at guess-1..guess+1
+// that are <= x counted. Given
 // edges, the bin is the count of edges <= x, less
 // one. The top edge belongs to the last bin; NaN to none. density divides
 // by the total, then by each dim's bin widths.
@@ -23,18 +24,24 @@
 namespace torch_neuron {
 namespace {
 
-// One dim's edges: on the card, and for equal widths their bin count and
-// outer values (as the CPU's float32 edges hold them).
+// One dim's edges: on the card, and for equal widths their bin count, outer
+// values and width (as the CPU's edges of the input's type hold them).
 struct Edges {
   at::Tensor dev;
   int64_t n;            // bins
   bool linear;  // equal widths: the interpolated guess, then a local search
-  float lo, hi;
+  double lo, hi, width;  // width: hi - lo rounded to the edges' type
 };
 
-Edges equal_edges(double lo, double hi, int64_t bins, const at::Device& dev) {
-  at::Tensor host = at::linspace(lo, hi, bins + 1, at::TensorOptions().dtype(at::kFloat));
-  return {host.to(dev), bins, true, host[0].item<float>(), host[bins].item<float>()};
+Edges equal_edges(double lo, double hi, int64_t bins, const at::Device& dev,
+                  at::ScalarType t) {
+  at::Tensor host = at::linspace(lo, hi, bins + 1, at::TensorOptions().dtype(t));
+  if (t == at::kDouble) {
+    double l = host[0].item<double>(), h = host[bins].item<double>();
+    return {host.to(dev), bins, true, l, h, h - l};
+  }
+  float l = host[0].item<float>(), h = host[bins].item<float>();
+  return {host.to(dev), bins, true, l, h, h - l};
 }
 
 // The bin of each of @x's values along one dim (clamped into the bins: the
@@ -49,7 +56,7 @@ at::Tensor bin_of(const at::Tensor& x, const Edges& e, at::Tensor& in) {
     return pos.clamp_(0, n - 1);
   }
   in = at::logical_and(x.ge(e.lo), x.le(e.hi));
-  at::Tensor guess = at::where(in, x.sub(e.lo).mul_(static_cast<double>(n)).div_(e.hi - e.lo),
+  at::Tensor guess = at::where(in, x.sub(e.lo).mul_(static_cast<double>(n)).div_(e.width),
                                at::zeros({}, x.options()))
                          .to(at::kLong)
                          .clamp_(0, n);
@@ -96,8 +103,9 @@ at::Tensor histogram_rows(const at::Tensor& rows, const std::vector<Edges>& edge
 
 // torch.histogramdd's checks of input and weight (the CPU's messages).
 void check_input(const at::Tensor& self, const std::optional<at::Tensor>& weight) {
-  TORCH_CHECK(self.scalar_type() == at::kFloat, "torch.histogram: input tensor must be "
-              "float32 on neuron, got ", self.scalar_type());
+  TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble,
+              "torch.histogram: input tensor must be float32 or float64 on neuron, got ",
+              self.scalar_type());
   TORCH_CHECK(self.dim() >= 2, "torch.histogramdd: input tensor should have at least 2 "
               "dimensions, but got ", self.dim());
   if (!weight || !weight->defined())
@@ -155,7 +163,7 @@ std::vector<Edges> equal_edges_of(const at::Tensor& rows, at::IntArrayRef bins,
     }
     TORCH_CHECK(bins[d] > 0, "torch.histogram(): bins must be > 0, but got ", bins[d],
                 " for dimension ", d);
-    edges.push_back(equal_edges(lo[d], hi[d], bins[d], rows.device()));
+    edges.push_back(equal_edges(lo[d], hi[d], bins[d], rows.device(), rows.scalar_type()));
   }
   return edges;
 }
@@ -178,7 +186,7 @@ std::vector<Edges> given_edges(const at::Tensor& self, at::TensorList bins) {
     TORCH_CHECK(b.numel() > 0, "torch.histogramdd: bins tensor should have at least 1 "
                 "element, but got ", b.numel(), " elements in the bins tensor for dimension ",
                 d);
-    edges.push_back({b.contiguous(), b.numel() - 1, false, 0.0f, 0.0f});
+    edges.push_back({b.contiguous(), b.numel() - 1, false, 0.0, 0.0, 0.0});
   }
   return edges;
 }
@@ -302,8 +310,8 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
 // bincount: how often each value of a 1-D non-negative integer tensor
 // occurs (or the sum of its weights), as index_add of ones (the weights)
 // into max(input) + 1 bins (read back, as the CPU reads it) or minlength.
-// Float32 weights sum in float32; the CPU sums any other weights in
-// float64, which the card does not hold: those run on the CPU, loudly.
+// Float32 weights sum in float32; any other weights in float64, as the
+// CPU sums them (into a float64 result).
 at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights,
                     int64_t minlength) {
   TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
@@ -313,14 +321,10 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   if (weighted) {
     TORCH_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
                 "weights should be 1-d and have the same length as input");
-    if (weights->scalar_type() != at::kFloat) {
-      torch::jit::Stack stack{self, weights, minlength};
-      run_on_cpu("aten::bincount", "", &stack,
-                 "cannot sum weights other than float32 in float64 as the CPU does");
-      return stack[0].toTensor();
-    }
+    check_device(self, *weights);
   }
-  auto dtype = weighted ? at::kFloat : at::kLong;
+  auto dtype = !weighted ? at::kLong
+               : weights->scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
   if (self.numel() == 0)
     return at::zeros({minlength}, self.options().dtype(dtype));
   auto [lo, hi] = at::aminmax(self);
@@ -328,7 +332,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
               "inputs.");
   int64_t bins = std::max(hi.item<int64_t>() + 1, minlength);
   at::Tensor out = at::zeros({bins}, self.options().dtype(dtype));
-  at::Tensor src = weighted ? *weights : at::ones({self.numel()}, out.options());
+  at::Tensor src = weighted ? weights->to(dtype) : at::ones({self.numel()}, out.options());
   index_add_into(out, 0, self.to(at::kLong), src, 1);
   return out;
 }

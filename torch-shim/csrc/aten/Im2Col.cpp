@@ -3,7 +3,8 @@
 // other's backward. im2col copies the zero-padded input's window at every
 // kernel offset (a strided view, NeuronWindows.h) into its rows of the
 // [N, C * KH * KW, L] result; col2im adds each kernel offset's rows back
-// into the windows of a zero-padded float32 plane and crops the padding.
+// into the windows of a zero-padded plane (in acc_dtype()) and crops the
+// padding.
 #include <ATen/native/im2col_shape_check.h>
 
 #include "NeuronWindows.h"
@@ -72,9 +73,9 @@ at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size,
   Geom g = geometry(kernel, dilation, padding, stride, osz[0], osz[1], "col2im");
   int64_t N = cols.size(0), KK = g.k[0] * g.k[1], C = cols.size(1) / KK;
   at::Tensor gp = at::zeros({N, C, osz[0] + 2 * g.p[0], osz[1] + 2 * g.p[1]},
-                            cols.options().dtype(at::kFloat));
+                            cols.options().dtype(acc_dtype(cols.scalar_type())));
   if (cols.numel()) {
-    at::Tensor c = cols.reshape({N, C, KK, g.out[0], g.out[1]}).to(at::kFloat);
+    at::Tensor c = cols.reshape({N, C, KK, g.out[0], g.out[1]}).to(gp.scalar_type());
     int64_t i = 0;
     for (const auto& k : offsets({g.k[0], g.k[1]})) {
       at::Tensor win = window(gp, k, {g.out[0], g.out[1]}, {g.s[0], g.s[1]}, {g.d[0], g.d[1]});

@@ -10,14 +10,19 @@
 namespace torch_neuron {
 
 // A neuron operand for @t: itself, or a CPU scalar put on @dev (one fill).
-inline at::Tensor operand(const at::Tensor& t, const at::Device& dev) {
+// A float64 scalar in an operation of narrower type @common (the operands'
+// promoted type) is put there as float32, as the CPU casts it before
+// computing; in float64 it stays float64.
+inline at::Tensor operand(const at::Tensor& t, const at::Device& dev,
+                          at::ScalarType common = at::kDouble) {
   if (is_neuron(t))
     return t;
   TORCH_CHECK(is_cpu_scalar(t), "Expected all tensors to be on the same "
               "device, but found at least two devices, ", dev, " and ",
               t.device(), "!");
-  at::ScalarType st = supported_dtype(t.scalar_type()) ? t.scalar_type()
-                                                       : at::kFloat;
+  at::ScalarType st = t.scalar_type();
+  if (!supported_dtype(st) || (st == at::kDouble && common != at::kDouble))
+    st = at::kFloat;
   at::Tensor n = empty_neuron({}, st, dev);
   nrn_tensor_desc d = desc(n);
   NEURON_OP(nrn_op_fill(stream_for(n), &d, t.item<double>()));
@@ -111,7 +116,8 @@ inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
     NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, scalar_value(a, b, binary_is_float(op)),
                                    1.0, 1));
   } else {
-    at::Tensor x = operand(a, dev), y = operand(b, dev);
+    at::ScalarType ct = at::result_type(a, b);
+    at::Tensor x = operand(a, dev, ct), y = operand(b, dev, ct);
     nrn_tensor_desc dx = desc(x), dy = desc(y);
     NEURON_OP(nrn_op_binary(s, op, &o, &dx, &dy, alpha));
   }
@@ -229,7 +235,8 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
     nrn_tensor_desc x = desc(a);
     NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, scalar_value(b, a)));
   } else {
-    at::Tensor x = operand(a, out.device()), y = operand(b, out.device());
+    at::ScalarType ct = at::result_type(a, b);
+    at::Tensor x = operand(a, out.device(), ct), y = operand(b, out.device(), ct);
     nrn_tensor_desc dx = desc(x), dy = desc(y);
     NEURON_OP(nrn_op_compare(s, cmp, &o, &dx, &dy));
   }

@@ -61,6 +61,14 @@ inline bool card_float(at::ScalarType t) {
   }
 }
 
+// The type a composed operator computes the floating operand of type @t
+// in: float64 for float64, float32 for the narrower floating types (as
+// PyTorch's opmath type). The one home of the rule that no operator
+// computes narrower than asked.
+inline at::ScalarType acc_dtype(at::ScalarType t) {
+  return t == at::kDouble ? at::kDouble : at::kFloat;
+}
+
 #define NEURON_CARD_DTYPES "float32, bfloat16, float16, int64, int32, int16, " \
                            "int8, uint8 and bool are"
 

@@ -104,6 +104,13 @@ inline at::Tensor shape_weights(const std::vector<float>& v, const at::Device& d
   return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).to(dev);
 }
 
+// Weights as a tensor of type @t on @dev (float32 or float64: values
+// computed in float are exact in either).
+inline at::Tensor shape_weights(const std::vector<double>& v, const at::Device& dev,
+                                at::ScalarType t) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kDouble)).to(t).to(dev);
+}
+
 // A floating input the card stores, or a clear error naming @op.
 inline void check_float_input(const at::Tensor& x, const char* op) {
   TORCH_CHECK(is_neuron(x), "neuron: ", op, ": expected a neuron tensor");
@@ -207,9 +214,9 @@ inline at::Tensor scatter_back(const at::Tensor& grad, const at::Tensor& input, 
               grad.sizes(), " and indices ", indices.sizes(), " differ in shape");
   at::Tensor x = batched(input, n);
   int64_t BC = x.size(0) * x.size(1), plane = numel_of(x.sizes().slice(2));
-  at::Tensor acc = at::zeros({BC, plane}, x.options().dtype(at::kFloat));
+  at::Tensor acc = at::zeros({BC, plane}, x.options().dtype(acc_dtype(input.scalar_type())));
   if (grad.numel()) {
-    at::Tensor g = grad.to(at::kFloat).contiguous().view({BC, -1});
+    at::Tensor g = grad.to(acc.scalar_type()).contiguous().view({BC, -1});
     acc.scatter_add_(1, indices.contiguous().view({BC, -1}), g);
   }
   return acc.to(input.scalar_type()).view(input.sizes());

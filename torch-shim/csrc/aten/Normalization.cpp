@@ -8,7 +8,8 @@
 // elementwise instructions: batch norm (on ResNets' hot path) issues them
 // itself on descriptors, group norm through ATen operators that dispatch to
 // the neuron kernels. Instance norm reaches batch norm through a reshape.
-// bfloat16 tensors are normalized in float32 and rounded once, as on the CPU.
+// bfloat16 and float16 tensors are normalized in float32 and rounded once,
+// as on the CPU; float32 and float64 in their own type (acc_dtype()).
 #include <c10/util/accumulate.h>
 
 #include "NeuronDesc.h"
@@ -18,7 +19,6 @@ namespace torch_neuron {
 namespace {
 
 using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-constexpr at::ScalarType kAcc = at::kFloat;
 const int64_t kNLdims[] = {0, 2};
 const at::IntArrayRef kNL(kNLdims);  // N and L of [N, C, L]
 const int64_t kLdims[] = {2};
@@ -31,17 +31,18 @@ const at::Tensor* opt(const std::optional<at::Tensor>& t) {
 void check_norm_input(const at::Tensor& x, const char* op) {
   TORCH_CHECK(is_neuron(x), "neuron: ", op, ": expected a neuron tensor");
   TORCH_CHECK(card_float(x.scalar_type()), "neuron: ", op,
-              " supports float32, bfloat16 and float16, not ", x.scalar_type());
+              " supports float32, float64, bfloat16 and float16, not ", x.scalar_type());
   TORCH_CHECK(x.dim() >= 2, "neuron: ", op, ": expected an input of at least 2 dims "
               "[N, C, ...], got ", x.sizes());
 }
 
-// A per-channel [C] tensor as float32 [1, C, 1] (broadcasts over [N, C, L]).
+// A per-channel [C] tensor as [1, C, 1] (broadcasts over [N, C, L]), in
+// the type @x computes in.
 at::Tensor per_channel(const at::Tensor& t, int64_t C, const at::Tensor& x, const char* what) {
   check_device(x, t);
   TORCH_CHECK(t.numel() == C, "neuron: batch_norm: ", what, " should contain ", C,
               " elements not ", t.numel());
-  return t.to(kAcc).reshape({1, C, 1});
+  return t.to(acc_dtype(x.scalar_type())).reshape({1, C, 1});
 }
 
 // The dtype of the statistics: the running stats', the weight's, or the input's.
@@ -79,10 +80,11 @@ nrn_tensor_desc ncl(const at::Tensor& t, int64_t N, int64_t C, int64_t L) {
   return view_desc(desc(t), {N, C, L}, {C * L, L, 1});
 }
 
-// @x [N, C, *] as a float32 [N, C, L] operand: itself when it is float32
-// and its spatial dims merge into one (contiguous or channels-last), else
-// a contiguous float32 copy, kept alive in @keep.
-nrn_tensor_desc ncl_f32(const Card& card, const at::Tensor& x, at::Tensor& keep) {
+// @x [N, C, *] as an [N, C, L] operand of type @acc: itself when it is of
+// that type and its spatial dims merge into one (contiguous or
+// channels-last), else a contiguous copy in @acc, kept alive in @keep.
+nrn_tensor_desc ncl_acc(const Card& card, const at::Tensor& x, at::Tensor& keep,
+                        at::ScalarType acc) {
   int64_t N = x.size(0), C = x.size(1), L = x.numel() / (N * C), Ls = 1, next = 0;
   bool merge = true, first = true;  // Ls may be 0 (an expanded gradient)
   for (int64_t d = x.dim() - 1; d >= 2; d--) {
@@ -95,9 +97,9 @@ nrn_tensor_desc ncl_f32(const Card& card, const at::Tensor& x, at::Tensor& keep)
     first = false;
     next = x.stride(d) * x.size(d);
   }
-  if (x.scalar_type() == kAcc && merge)
+  if (x.scalar_type() == acc && merge)
     return view_desc(desc(x), {N, C, L}, {x.stride(0), x.stride(1), Ls});
-  keep = empty_neuron(x.sizes(), kAcc, x.device());
+  keep = empty_neuron(x.sizes(), acc, x.device());
   nrn_tensor_desc k = desc(keep);
   card.copy(k, desc(x));
   return view_desc(k, {N, C, L}, {C * L, L, 1});
@@ -109,7 +111,7 @@ void check_nonempty(const at::Tensor& x) {
 }
 
 // @s = sum of @src [N, C, L] over N and L (through @part [1, C, L]), as
-// the ATen sum over dims (0, 2): dim 0 first, each rounded to float32.
+// the ATen sum over dims (0, 2): dim 0 first, each rounded to @s's type.
 void sum_nl(const Card& card, const nrn_tensor_desc& s, const nrn_tensor_desc& src,
             const nrn_tensor_desc& part) {
   card.reduce(NISA_RED_SUM, part, src, 0);
@@ -126,19 +128,19 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
   const at::Tensor *w = opt(weight_opt), *b = opt(bias_opt);
   const at::Tensor *rm = opt(rmean_opt), *rv = opt(rvar_opt);
   int64_t N = input.size(0), C = input.size(1), L = input.numel() / (N * C);
-  at::ScalarType sdt = stat_dtype(input, w, rm);
+  at::ScalarType sdt = stat_dtype(input, w, rm), acc = acc_dtype(input.scalar_type());
   at::Device dev = input.device();
   Card card(input);
-  at::Tensor xkeep, mean, invstd = empty_neuron({C}, kAcc, dev);
-  nrn_tensor_desc x = ncl_f32(card, input, xkeep), I = desc(invstd), M;
-  at::Tensor a = empty_neuron(input.sizes(), kAcc, dev);  // x - mean, then y in float32
+  at::Tensor xkeep, mean, invstd = empty_neuron({C}, acc, dev);
+  nrn_tensor_desc x = ncl_acc(card, input, xkeep, acc), I = desc(invstd), M;
+  at::Tensor a = empty_neuron(input.sizes(), acc, dev);  // x - mean, then y in acc
   nrn_tensor_desc A = ncl(a, N, C, L);
   if (training) {
     double n = static_cast<double>(N * L);
-    mean = empty_neuron({C}, kAcc, dev);
+    mean = empty_neuron({C}, acc, dev);
     M = desc(mean);
     // Work space: the partial sums [1, C, L], sum of squares, two [C] temporaries.
-    at::Tensor ws = empty_neuron({C * L + 3 * C}, kAcc, dev);
+    at::Tensor ws = empty_neuron({C * L + 3 * C}, acc, dev);
     nrn_tensor_desc W = desc(ws), P = view_desc(W, {1, C, L}, {C * L, L, 1});
     nrn_tensor_desc SQ = view_desc(W, {C}, {1}, C * L), TA = view_desc(W, {C}, {1}, C * L + C);
     nrn_tensor_desc TB = view_desc(W, {C}, {1}, C * L + 2 * C);
@@ -146,7 +148,7 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
     card.scalar(NISA_BIN_DIV, M, M, n);  // mean
     card.bin(NISA_BIN_SUB, A, x, chan(M));
     {
-      at::Tensor sq = empty_neuron(input.sizes(), kAcc, dev);
+      at::Tensor sq = empty_neuron(input.sizes(), acc, dev);
       nrn_tensor_desc S = ncl(sq, N, C, L);
       card.bin(NISA_BIN_MUL, S, A, A);
       sum_nl(card, SQ, S, P);
@@ -155,7 +157,7 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
     card.scalar(NISA_BIN_ADD, I, I, eps);
     card.unary(NISA_UN_RSQRT, I, I);
     // running = running * (1 - momentum) + batch statistic * momentum,
-    // rounded to float32 and then to the running stat's dtype.
+    // rounded to acc and then to the running stat's dtype.
     if (rm) {
       nrn_tensor_desc R = vec_desc(*rm, C, input, "running_mean");
       card.scalar(NISA_BIN_MUL, TA, R, 1 - momentum);
@@ -178,10 +180,10 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
     card.bin(NISA_BIN_SUB, A, x, chan(M));
   }
   // y = (x - mean) * invstd (* weight) (+ bias); the last product or sum is
-  // stored straight in the output's dtype (rounded to float32 first).
-  bool f32 = input.scalar_type() == kAcc;
-  at::Tensor out = f32 ? a : empty_neuron(input.sizes(), input.scalar_type(), dev);
-  nrn_tensor_desc Y = f32 ? A : ncl(out, N, C, L);
+  // stored straight in the output's dtype (rounded to acc first).
+  bool same = input.scalar_type() == acc;
+  at::Tensor out = same ? a : empty_neuron(input.sizes(), input.scalar_type(), dev);
+  nrn_tensor_desc Y = same ? A : ncl(out, N, C, L);
   card.bin(NISA_BIN_MUL, w || b ? A : Y, A, chan(I));
   if (w)
     card.bin(NISA_BIN_MUL, b ? A : Y, A, chan(vec_desc(*w, C, input, "weight")));
@@ -189,7 +191,7 @@ Tensors3 batch_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
     card.bin(NISA_BIN_ADD, Y, A, chan(vec_desc(*b, C, input, "bias")));
   if (!training)
     return {out, empty_neuron({0}, sdt, dev), empty_neuron({0}, sdt, dev)};
-  if (sdt != kAcc)
+  if (sdt != acc)
     return {out, mean.to(sdt), invstd.to(sdt)};
   return {out, mean, invstd};
 }
@@ -210,11 +212,12 @@ Tensors3 batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
   const at::Tensor *w = opt(weight_opt), *rm = opt(rmean_opt), *rv = opt(rvar_opt);
   const at::Tensor *sm = opt(smean_opt), *si = opt(sinvstd_opt);
   int64_t N = input.size(0), C = input.size(1), L = input.numel() / (N * C);
+  at::ScalarType acc = acc_dtype(input.scalar_type());
   at::Device dev = input.device();
   Card card(input);
   // Work space: partial sums [1, C, L], and [C]: 1/sqrt(var + eps) in
   // evaluation, weight * invstd, the two mean terms.
-  at::Tensor ws = empty_neuron({C * L + 4 * C}, kAcc, dev);
+  at::Tensor ws = empty_neuron({C * L + 4 * C}, acc, dev);
   nrn_tensor_desc W = desc(ws), P = view_desc(W, {1, C, L}, {C * L, L, 1});
   nrn_tensor_desc EI = view_desc(W, {C}, {1}, C * L), SC = view_desc(W, {C}, {1}, C * L + C);
   nrn_tensor_desc A1 = view_desc(W, {C}, {1}, C * L + 2 * C);
@@ -234,9 +237,10 @@ Tensors3 batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
     I = EI;
   }
   at::Tensor xkeep, gkeep;
-  nrn_tensor_desc x = ncl_f32(card, input, xkeep), g = ncl_f32(card, grad_out, gkeep);
-  at::Tensor xh = empty_neuron(input.sizes(), kAcc, dev), t = empty_neuron(input.sizes(), kAcc, dev);
-  at::Tensor gsum = empty_neuron({C}, kAcc, dev), gxsum = empty_neuron({C}, kAcc, dev);
+  nrn_tensor_desc x = ncl_acc(card, input, xkeep, acc);
+  nrn_tensor_desc g = ncl_acc(card, grad_out, gkeep, acc);
+  at::Tensor xh = empty_neuron(input.sizes(), acc, dev), t = empty_neuron(input.sizes(), acc, dev);
+  at::Tensor gsum = empty_neuron({C}, acc, dev), gxsum = empty_neuron({C}, acc, dev);
   nrn_tensor_desc X = ncl(xh, N, C, L), T = ncl(t, N, C, L), GS = desc(gsum), GX = desc(gxsum);
   card.bin(NISA_BIN_SUB, X, x, chan(M));
   card.bin(NISA_BIN_MUL, X, X, chan(I));  // xhat
@@ -262,14 +266,14 @@ Tensors3 batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
       card.bin(NISA_BIN_SUB, T, T, X);
       src = T;
     }
-    bool reuse = train && input.scalar_type() == kAcc;
+    bool reuse = train && input.scalar_type() == acc;
     gi = reuse ? t : empty_neuron(input.sizes(), input.scalar_type(), dev);
     card.bin(NISA_BIN_MUL, reuse ? T : ncl(gi, N, C, L), src, chan(scale));
   }
   if (mask[1])
-    gw = pdt == kAcc ? gxsum : gxsum.to(pdt);
+    gw = pdt == acc ? gxsum : gxsum.to(pdt);
   if (mask[2])
-    gb = pdt == kAcc ? gsum : gsum.to(pdt);
+    gb = pdt == acc ? gsum : gsum.to(pdt);
   return {gi, gw, gb};
 }
 
@@ -405,7 +409,7 @@ Tensors3 group_norm(const at::Tensor& input, const std::optional<at::Tensor>& we
               " is not N=", N, " x C=", C, " x HxW=", HxW);
   const at::Tensor *w = opt(weight_opt), *b = opt(bias_opt);
   // Not -1: with no element the last extent could not be inferred.
-  at::Tensor x = input.to(kAcc).reshape({N, group, C / group * HxW});
+  at::Tensor x = input.to(acc_dtype(input.scalar_type())).reshape({N, group, C / group * HxW});
   at::Tensor mean = x.mean(kL, true);
   at::Tensor xc = x - mean;
   at::Tensor rstd = (xc * xc).mean(kL, true).add_(eps).rsqrt_();
@@ -431,10 +435,11 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
               "neuron: group_norm_backward: input ", input.sizes(), " is not N=", N,
               " x C=", C, " x HxW=", HxW, " in ", group, " groups");
   const at::Tensor* w = opt(weight_opt);
-  at::Tensor mu = mean.to(kAcc).reshape({N, group, 1});
-  at::Tensor rs = rstd.to(kAcc).reshape({N, group, 1});
-  at::Tensor xhat = (input.to(kAcc).reshape({N, group, C / group * HxW}) - mu).mul_(rs);
-  at::Tensor g = grad_out.to(kAcc).reshape({N, C, HxW});
+  at::ScalarType acc = acc_dtype(input.scalar_type());
+  at::Tensor mu = mean.to(acc).reshape({N, group, 1});
+  at::Tensor rs = rstd.to(acc).reshape({N, group, 1});
+  at::Tensor xhat = (input.to(acc).reshape({N, group, C / group * HxW}) - mu).mul_(rs);
+  at::Tensor g = grad_out.to(acc).reshape({N, C, HxW});
   at::Tensor xhat_c = xhat.view({N, C, HxW});
   at::Tensor gi, gw, gb;
   if (mask[0]) {

@@ -14,8 +14,6 @@
 namespace torch_neuron {
 namespace {
 
-constexpr at::ScalarType kAcc = at::kFloat;
-
 struct PadDims {
   int64_t lead;                 // dims before the padded ones
   std::vector<int64_t> lo, hi;  // per padded dim, first to last
@@ -99,7 +97,7 @@ at::Tensor pad_bw(const at::Tensor& grad, const at::Tensor& self, c10::SymIntArr
   }
   if (self.numel() == 0)
     return at::zeros(self.sizes(), grad.options());
-  at::Tensor g = grad.to(kAcc);
+  at::Tensor g = grad.to(acc_dtype(grad.scalar_type()));
   for (int i = 0; i < N; i++) {
     int64_t d = pd.lead + i, in = self.size(d);
     std::vector<int64_t> shape(g.sizes().begin(), g.sizes().end());

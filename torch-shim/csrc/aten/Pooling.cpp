@@ -24,8 +24,6 @@
 namespace torch_neuron {
 namespace {
 
-constexpr at::ScalarType kAcc = at::kFloat;
-
 int64_t pick(at::IntArrayRef v, size_t i, int64_t dflt) {
   if (v.empty())
     return dflt;
@@ -163,9 +161,10 @@ at::Tensor max_pool3d_backward(const at::Tensor& grad, const at::Tensor& input,
   return scatter_back(grad, input, 3, indices, op);
 }
 
-// The divisor of each output position [1, 1, *out] (f32).
-at::Tensor avg_counts(const Win& w, const at::Device& dev, bool count_include_pad) {
-  at::TensorOptions o = at::TensorOptions().dtype(kAcc).device(dev);
+// The divisor of each output position [1, 1, *out], in @acc.
+at::Tensor avg_counts(const Win& w, const at::Device& dev, bool count_include_pad,
+                      at::ScalarType acc) {
+  at::TensorOptions o = at::TensorOptions().dtype(acc).device(dev);
   at::Tensor ones;
   if (count_include_pad) {  // the input and its padding, not ceil_mode's overhang
     std::vector<int64_t> full{1, 1}, zero(w.n, 0), over;
@@ -173,11 +172,11 @@ at::Tensor avg_counts(const Win& w, const at::Device& dev, bool count_include_pa
       full.push_back(w.in[i] + 2 * w.p[i]);
       over.push_back(w.hi(i) - w.p[i]);
     }
-    ones = padded(at::ones(full, o), zero, over, 0.0, kAcc);
+    ones = padded(at::ones(full, o), zero, over, 0.0, acc);
   } else {
-    ones = pad(at::ones(out_shape(1, 1, w.in), o), w, 0.0, kAcc);
+    ones = pad(at::ones(out_shape(1, 1, w.in), o), w, 0.0, acc);
   }
-  return reduce_last(NISA_RED_SUM, windows(ones, w), kAcc);
+  return reduce_last(NISA_RED_SUM, windows(ones, w), acc);
 }
 
 at::Tensor avg_pool(const at::Tensor& input, int n, at::IntArrayRef kernel,
@@ -188,9 +187,10 @@ at::Tensor avg_pool(const at::Tensor& input, int n, at::IntArrayRef kernel,
   TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   Win w = window_params(input, n, kernel, stride, padding, {1}, ceil_mode, op);
   at::Tensor x = batched(input, n);
-  at::Tensor sum = reduce_last(NISA_RED_SUM, windows(pad(x, w, 0.0, kAcc), w), kAcc);
+  at::ScalarType acc = acc_dtype(input.scalar_type());
+  at::Tensor sum = reduce_last(NISA_RED_SUM, windows(pad(x, w, 0.0, acc), w), acc);
   at::Tensor out = divisor_override ? sum.div_(static_cast<double>(*divisor_override))
-                                    : sum.div_(avg_counts(w, x.device(), count_include_pad));
+                                    : sum.div_(avg_counts(w, x.device(), count_include_pad, acc));
   return unbatched(out.to(input.scalar_type()), input, n);
 }
 
@@ -216,16 +216,17 @@ at::Tensor avg_pool_backward(const at::Tensor& grad, const at::Tensor& input, in
   check_device(input, grad);
   TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   Win w = window_params(input, n, kernel, stride, padding, {1}, ceil_mode, op);
-  at::Tensor x = batched(input, n), g = batched(grad, n).to(kAcc);
+  at::ScalarType acc = acc_dtype(input.scalar_type());
+  at::Tensor x = batched(input, n), g = batched(grad, n).to(acc);
   TORCH_CHECK(g.sizes() == at::IntArrayRef(out_shape(x.size(0), x.size(1), w.out)),
               "neuron: ", op, ": grad_output ", grad.sizes(),
               " does not match the output of the pooling");
   g = divisor_override ? g.div(static_cast<double>(*divisor_override))
-                       : g.div(avg_counts(w, x.device(), count_include_pad));
+                       : g.div(avg_counts(w, x.device(), count_include_pad, acc));
   std::vector<int64_t> shape{x.size(0), x.size(1)};
   for (int i = 0; i < n; i++)
     shape.push_back(w.in[i] + w.p[i] + w.hi(i));
-  at::Tensor gp = at::zeros(shape, x.options().dtype(kAcc));
+  at::Tensor gp = at::zeros(shape, x.options().dtype(acc));
   if (g.numel()) {
     for (const auto& k : offsets(w.k)) {
       at::Tensor win = window(gp, k, w.out, w.s, std::vector<int64_t>(n, 1));
@@ -276,7 +277,7 @@ void check_adaptive(const at::Tensor& x, int n, at::IntArrayRef out, const char*
 struct Adaptive {
   at::Tensor table;  // [1, P, KK] int64
   at::Tensor pad;    // [1, P, KK] bool: a repeated element
-  at::Tensor count;  // [1, P] float32: the window's size
+  at::Tensor count;  // [1, P] float32: the window's size (exact)
   int64_t P, KK;
 };
 
@@ -335,9 +336,10 @@ at::Tensor adaptive_avg_pool(const at::Tensor& input, int n, c10::SymIntArrayRef
   if (x.numel() == 0 || numel_of(out) == 0)
     return unbatched(empty_neuron(oshape, input.scalar_type(), x.device()), input, n);
   Adaptive a = adaptive_windows(x.sizes().slice(2), out, x.device());
-  at::Tensor wins = adaptive_gather(x, a).to(kAcc);
+  at::ScalarType acc = acc_dtype(input.scalar_type());
+  at::Tensor wins = adaptive_gather(x, a).to(acc);
   wins.masked_fill_(a.pad.expand_as(wins), 0.0);
-  at::Tensor avg = reduce_last(NISA_RED_SUM, wins, kAcc).div_(a.count);
+  at::Tensor avg = reduce_last(NISA_RED_SUM, wins, acc).div_(a.count);
   return unbatched(avg.to(input.scalar_type()).view(oshape), input, n);
 }
 
@@ -350,10 +352,10 @@ at::Tensor adaptive_avg_pool_backward(const at::Tensor& grad, const at::Tensor& 
               "neuron: ", op, ": grad_output ", grad.sizes(), " does not match the input ",
               input.sizes());
   int64_t BC = x.size(0) * x.size(1), plane = numel_of(x.sizes().slice(2));
-  at::Tensor acc = at::zeros({BC, plane}, x.options().dtype(kAcc));
+  at::Tensor acc = at::zeros({BC, plane}, x.options().dtype(acc_dtype(input.scalar_type())));
   if (g.numel()) {
     Adaptive a = adaptive_windows(x.sizes().slice(2), g.sizes().slice(2), x.device());
-    at::Tensor share = g.to(kAcc).reshape({BC, a.P}).div(a.count).unsqueeze(2)
+    at::Tensor share = g.to(acc.scalar_type()).reshape({BC, a.P}).div(a.count).unsqueeze(2)
                            .expand({BC, a.P, a.KK}).contiguous();
     share.masked_fill_(a.pad.expand_as(share), 0.0);
     acc.scatter_add_(1, a.table.view({1, a.P * a.KK}).expand({BC, a.P * a.KK}),

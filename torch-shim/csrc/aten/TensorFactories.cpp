@@ -125,7 +125,8 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end,
   return out;
 }
 
-// base ** (the linspace of the exponents, in float32 as the CPU's float32)
+// base ** (the linspace of the exponents, in float32 as the CPU's float32,
+// in float64 for float64)
 at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end,
                          int64_t steps, double base, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
@@ -136,7 +137,7 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end,
     resize_out(out, {steps});
   if (!steps)
     return out;
-  at::Tensor e = empty_neuron({steps}, at::kFloat, out.device());
+  at::Tensor e = empty_neuron({steps}, acc_dtype(out.scalar_type()), out.device());
   two_sided_ramp(e, start.toDouble(), end.toDouble(), steps);
   nrn_tensor_desc o = desc(out), de = desc(e);
   NEURON_OP(nrn_op_binary_scalar(stream_for(out), NISA_BIN_POW, &o, &de, base, 1.0, 1));

@@ -27,11 +27,13 @@ at::Tensor& pred_out(const at::Tensor& a, at::Tensor& out) {
 at::Tensor& round_dec_into(const at::Tensor& a, int64_t decimals, at::Tensor& out) {
   if (!decimals)
     return unary_into(NISA_UN_ROUND, a, out);
-  // The card rounds in float32 step by step, as the CPU's float32 kernel
-  // does; the CPU's bfloat16 kernel rounds to bfloat16 between the steps.
-  TORCH_CHECK(a.scalar_type() == at::kFloat, "neuron: round with decimals is "
-              "implemented for float32 only on the card, not for '",
-              a.scalar_type(), "'");
+  // The card rounds step by step in the destination's type, float32 or
+  // float64, as the CPU's kernel of that type does; the CPU's bfloat16
+  // kernel rounds to bfloat16 between the steps.
+  TORCH_CHECK((a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble) &&
+              out.scalar_type() == a.scalar_type(), "neuron: round with decimals is "
+              "implemented for float32 and float64 only on the card, not for '",
+              a.scalar_type(), "' into '", out.scalar_type(), "'");
   return unary_into(NISA_UN_ROUND_DEC, a, out, static_cast<double>(decimals));
 }
 at::Tensor round_dec(const at::Tensor& a, int64_t decimals) {
@@ -86,6 +88,7 @@ double float_max(at::ScalarType t) {
   switch (t) {
     case at::kBFloat16: return static_cast<double>(std::numeric_limits<c10::BFloat16>::max());
     case at::kHalf: return static_cast<double>(std::numeric_limits<c10::Half>::max());
+    case at::kDouble: return std::numeric_limits<double>::max();
     default: return static_cast<double>(std::numeric_limits<float>::max());
   }
 }

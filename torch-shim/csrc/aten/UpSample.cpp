@@ -9,8 +9,9 @@
 // antialiasing). The tap indices and weights are PyTorch's (ATen's
 // UpSample.h helpers) and depend only on the sizes, align_corners and the
 // scale factors -- never on tensor data -- so they are built on the host as
-// small tables; the gathers, products and sums run on the card in float32
-// (bfloat16 is rounded once at the end). The backward is the transpose:
+// small tables, computed as PyTorch's CPU computes them (in float, in
+// double for float64); the gathers, products and sums run on the card in
+// acc_dtype() (bfloat16 is rounded once at the end). The backward is the transpose:
 // index_add of the weighted gradient, dim by dim in reverse.
 #include <ATen/native/UpSample.h>
 
@@ -21,7 +22,6 @@
 namespace torch_neuron {
 namespace {
 
-constexpr at::ScalarType kAcc = at::kFloat;
 using Scales = std::array<std::optional<double>, 3>;
 
 enum class Mode { Nearest, NearestExact, Linear, Cubic, LinearAA, CubicAA };
@@ -39,10 +39,11 @@ const char* mode_name(Mode m) {
 }
 
 // The taps of one dim: idx[t][o] (input position) and w[t][o] (weight; none
-// for nearest). skip: the dim is left as it is (antialiasing, same size).
+// for nearest; float values for every type but float64). skip: the dim is
+// left as it is (antialiasing, same size).
 struct Taps {
   std::vector<std::vector<int64_t>> idx;
-  std::vector<std::vector<float>> w;
+  std::vector<std::vector<double>> w;
   bool skip = false;
 };
 
@@ -62,41 +63,46 @@ double aa_cubic(double x) {  // Keys' cubic convolution, a = -0.5
 }
 
 // Antialiased taps: the filter, stretched by the scale when downsampling,
-// over the input positions around each output's center, normalized.
+// over the input positions around each output's center, normalized. T:
+// the type they are computed in (float, double for float64).
+template <typename T>
 Taps taps_aa(bool cubic, int64_t in, int64_t out, bool ac, std::optional<double> sc) {
   Taps t;
   if (in == out) {
     t.skip = true;
     return t;
   }
-  float scale = at::native::area_pixel_compute_scale<float>(in, out, ac, sc);
+  T scale = at::native::area_pixel_compute_scale<T>(in, out, ac, sc);
   double half = cubic ? 2.0 : 1.0;
   double support = scale >= 1.0 ? half * scale : half;
   int64_t taps = static_cast<int64_t>(std::ceil(support) * 2 + 1);
-  float invscale = scale >= 1.0 ? 1.0f / scale : 1.0f;
+  T invscale = scale >= 1.0 ? T(1) / scale : T(1);
   t.idx.assign(taps, std::vector<int64_t>(out));
-  t.w.assign(taps, std::vector<float>(out, 0.0f));
+  std::vector<std::vector<T>> w(taps, std::vector<T>(out, T(0)));
   for (int64_t o = 0; o < out; o++) {
-    float center = scale * (o + 0.5f);
+    T center = scale * (o + T(0.5));
     int64_t xmin = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
     int64_t xsize = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in) - xmin;
     xsize = std::clamp<int64_t>(xsize, 0, taps);
-    float total = 0.0f;
+    T total = T(0);
     for (int64_t j = 0; j < xsize; j++) {
-      float w = static_cast<float>((cubic ? aa_cubic : aa_linear)((j + xmin - center + 0.5f) *
-                                                                  invscale));
-      t.w[j][o] = w;
-      total += w;
+      T wj = static_cast<T>((cubic ? aa_cubic : aa_linear)((j + xmin - center + T(0.5)) *
+                                                           invscale));
+      w[j][o] = wj;
+      total += wj;
     }
     for (int64_t j = 0; j < taps; j++) {
-      if (total != 0.0f)
-        t.w[j][o] /= total;
+      if (total != T(0))
+        w[j][o] /= total;
       t.idx[j][o] = std::min(xmin + j, in - 1);
     }
   }
+  for (const auto& row : w)
+    t.w.emplace_back(row.begin(), row.end());
   return t;
 }
 
+template <typename T>
 Taps taps_for(Mode m, int64_t in, int64_t out, bool ac, std::optional<double> sc) {
   Taps t;
   switch (m) {
@@ -108,24 +114,28 @@ Taps taps_for(Mode m, int64_t in, int64_t out, bool ac, std::optional<double> sc
                                          : at::native::nearest_exact_idx(o, in, out, sc);
       return t;
     case Mode::Linear: {
-      float ratio = at::native::area_pixel_compute_scale<float>(in, out, ac, sc);
+      T ratio = at::native::area_pixel_compute_scale<T>(in, out, ac, sc);
       t.idx.assign(2, std::vector<int64_t>(out));
-      t.w.assign(2, std::vector<float>(out));
-      for (int64_t o = 0; o < out; o++)
-        at::native::compute_source_index_and_lambda<float, float>(
-            t.idx[0][o], t.idx[1][o], t.w[0][o], t.w[1][o], ratio, o, in, out, ac);
+      t.w.assign(2, std::vector<double>(out));
+      for (int64_t o = 0; o < out; o++) {
+        T w0, w1;
+        at::native::compute_source_index_and_lambda<T, T>(
+            t.idx[0][o], t.idx[1][o], w0, w1, ratio, o, in, out, ac);
+        t.w[0][o] = w0;
+        t.w[1][o] = w1;
+      }
       return t;
     }
     case Mode::Cubic: {
-      float ratio = at::native::area_pixel_compute_scale<float>(in, out, ac, sc);
+      T ratio = at::native::area_pixel_compute_scale<T>(in, out, ac, sc);
       t.idx.assign(4, std::vector<int64_t>(out));
-      t.w.assign(4, std::vector<float>(out));
+      t.w.assign(4, std::vector<double>(out));
       for (int64_t o = 0; o < out; o++) {
-        float real = at::native::area_pixel_compute_source_index<float>(ratio, o, ac, true);
+        T real = at::native::area_pixel_compute_source_index<T>(ratio, o, ac, true);
         int64_t i0;
-        float lambda, c[4];
-        at::native::guard_index_and_lambda<float, float>(real, in, i0, lambda);
-        at::native::get_cubic_upsample_coefficients<float>(c, lambda);
+        T lambda, c[4];
+        at::native::guard_index_and_lambda<T, T>(real, in, i0, lambda);
+        at::native::get_cubic_upsample_coefficients<T>(c, lambda);
         for (int j = 0; j < 4; j++) {
           t.idx[j][o] = std::clamp<int64_t>(i0 - 1 + j, 0, in - 1);
           t.w[j][o] = c[j];
@@ -135,7 +145,7 @@ Taps taps_for(Mode m, int64_t in, int64_t out, bool ac, std::optional<double> sc
     }
     case Mode::LinearAA:
     case Mode::CubicAA:
-      return taps_aa(m == Mode::CubicAA, in, out, ac, sc);
+      return taps_aa<T>(m == Mode::CubicAA, in, out, ac, sc);
   }
   return t;
 }
@@ -149,8 +159,9 @@ at::Tensor interp_dim(const at::Tensor& x, int64_t d, const Taps& t) {
     return select_along(x, d, shape_index(t.idx[0], dev));
   at::Tensor acc;
   for (size_t k = 0; k < t.idx.size(); k++) {
+    at::Tensor w = shape_weights(t.w[k], dev, x.scalar_type());
     at::Tensor term = select_along(x, d, shape_index(t.idx[k], dev))
-                          .mul_(along(shape_weights(t.w[k], dev), x.dim(), d));
+                          .mul_(along(w, x.dim(), d));
     acc = k == 0 ? term : acc.add_(term);
   }
   return acc;
@@ -163,9 +174,10 @@ at::Tensor interp_dim_backward(const at::Tensor& g, int64_t d, int64_t in, const
   at::Device dev = g.device();
   std::vector<int64_t> shape(g.sizes().begin(), g.sizes().end());
   shape[d] = in;
-  at::Tensor gx = at::zeros(shape, g.options().dtype(kAcc));
+  at::Tensor gx = at::zeros(shape, g.options());
   for (size_t k = 0; k < t.idx.size(); k++) {
-    at::Tensor src = t.w.empty() ? g : g.mul(along(shape_weights(t.w[k], dev), g.dim(), d));
+    at::Tensor src = t.w.empty() ? g : g.mul(along(shape_weights(t.w[k], dev, g.scalar_type()),
+                                                   g.dim(), d));
     add_along(gx, d, shape_index(t.idx[k], dev), src);
   }
   return gx;
@@ -173,11 +185,13 @@ at::Tensor interp_dim_backward(const at::Tensor& g, int64_t d, int64_t in, const
 
 bool is_nearest(Mode m) { return m == Mode::Nearest || m == Mode::NearestExact; }
 
+// The taps of every dim, for a floating tensor of type @t.
 std::vector<Taps> all_taps(Mode m, at::IntArrayRef in, at::IntArrayRef out, bool ac,
-                           const Scales& sc) {
+                           const Scales& sc, at::ScalarType t) {
   std::vector<Taps> taps;
   for (size_t i = 0; i < out.size(); i++)
-    taps.push_back(taps_for(m, in[i], out[i], ac, sc[i]));
+    taps.push_back(acc_dtype(t) == at::kDouble ? taps_for<double>(m, in[i], out[i], ac, sc[i])
+                                               : taps_for<float>(m, in[i], out[i], ac, sc[i]));
   return taps;
 }
 
@@ -213,8 +227,9 @@ at::Tensor upsample(const at::Tensor& input, c10::SymIntArrayRef osize, Mode m, 
               input.sizes());
   if (input.numel() == 0)
     return empty_neuron(full, input.scalar_type(), input.device());
-  std::vector<Taps> taps = all_taps(m, input.sizes().slice(lead), out_sz, ac, sc);
-  at::Tensor y = is_nearest(m) ? input : input.to(kAcc);
+  std::vector<Taps> taps = all_taps(m, input.sizes().slice(lead), out_sz, ac, sc,
+                                    input.scalar_type());
+  at::Tensor y = is_nearest(m) ? input : input.to(acc_dtype(input.scalar_type()));
   for (int64_t i = nsp - 1; i >= 0; i--)
     y = interp_dim(y, lead + i, taps[i]);
   return y.to(input.scalar_type()).contiguous(input.suggest_memory_format());
@@ -232,8 +247,9 @@ at::Tensor upsample_backward(const at::Tensor& grad, c10::SymIntArrayRef osize,
   int64_t nsp = static_cast<int64_t>(out_sz.size()), lead = grad.dim() - nsp;
   if (grad.numel() == 0)
     return at::zeros(in_sz, grad.options());
-  std::vector<Taps> taps = all_taps(m, at::IntArrayRef(in_sz).slice(lead), out_sz, ac, sc);
-  at::Tensor g = grad.to(kAcc);
+  std::vector<Taps> taps = all_taps(m, at::IntArrayRef(in_sz).slice(lead), out_sz, ac, sc,
+                                    grad.scalar_type());
+  at::Tensor g = grad.to(acc_dtype(grad.scalar_type()));
   for (int64_t i = 0; i < nsp; i++)
     g = interp_dim_backward(g, lead + i, in_sz[lead + i], taps[i]);
   return g.to(grad.scalar_type()).contiguous();

@@ -40,7 +40,7 @@ void check_args(const char* op, const at::Tensor& v, const at::Tensor& g, int64_
               "normalises over dim 0 or the last dim (", v.dim() - 1, "), got dim ", dim,
               "; torch._weight_norm takes its composite path for other dims");
   TORCH_CHECK(card_float(v.scalar_type()), "neuron: ", op, ": expected a float32, "
-              "bfloat16 or float16 v, got ", v.scalar_type());
+              "float64, bfloat16 or float16 v, got ", v.scalar_type());
   TORCH_CHECK(g.scalar_type() == v.scalar_type(), "neuron: ", op, ": g (",
               g.scalar_type(), ") must have v's dtype (", v.scalar_type(), ")");
   TORCH_CHECK(g.numel() == v.size(dim), "neuron: ", op, ": g has ", g.numel(),
@@ -50,11 +50,13 @@ void check_args(const char* op, const at::Tensor& v, const at::Tensor& g, int64_
 std::tuple<at::Tensor, at::Tensor> weight_norm(const at::Tensor& v, const at::Tensor& g,
                                                int64_t dim) {
   check_args("_weight_norm_interface", v, g, dim);
-  at::Tensor vf = v.to(at::kFloat);
+  at::ScalarType acc = acc_dtype(v.scalar_type());
+  at::Tensor vf = v.to(acc);
   at::Tensor norm = sum_over(vf.mul(vf), other_dims(v, dim)).sqrt_();
-  at::Tensor a = g.to(at::kFloat).reshape(norm.sizes()).div(norm);
+  at::Tensor a = g.to(acc).reshape(norm.sizes()).div(norm);
   at::Tensor w = vf.mul(a).to(v.scalar_type()).contiguous();
-  // the CPU's and CUDA's norms: float for the reduced types, g's shape
+  // the CPU's and CUDA's norms: float for the reduced types (else v's
+  // type), g's shape
   return {w, norm.reshape(g.sizes()).contiguous()};
 }
 
@@ -68,11 +70,12 @@ std::tuple<at::Tensor, at::Tensor> weight_norm_backward(
               "grad_w has shape ", grad_w.sizes(), ", v ", v.sizes());
   TORCH_CHECK(norm.numel() == g.numel(), "neuron: _weight_norm_interface_backward: "
               "saved_norm has ", norm.numel(), " elements, g ", g.numel());
-  at::Tensor vf = v.to(at::kFloat), gw = grad_w.to(at::kFloat);
+  at::ScalarType acc = acc_dtype(v.scalar_type());
+  at::Tensor vf = v.to(acc), gw = grad_w.to(acc);
   at::Tensor s = sum_over(gw.mul(vf), other_dims(v, dim));
-  at::Tensor n = norm.to(at::kFloat).reshape(s.sizes());
+  at::Tensor n = norm.to(acc).reshape(s.sizes());
   at::Tensor grad_g = s.div(n);
-  at::Tensor a = g.to(at::kFloat).reshape(s.sizes()).div(n);
+  at::Tensor a = g.to(acc).reshape(s.sizes()).div(n);
   at::Tensor b = a.mul(grad_g).div_(n);
   at::Tensor grad_v = a.mul(gw).sub_(b.mul(vf));
   return {grad_v.to(v.scalar_type()).contiguous(),

@@ -36,8 +36,8 @@ void NeuronBackend::count_gloo(const at::Tensor& host) {
 
 at::Tensor host_copy(const at::Tensor& t, bool widen) {
   at::Tensor h = t.to(at::kCPU);  // waits for the work issued before it
-  if (widen && h.scalar_type() != at::kFloat)
-    h = h.to(at::kFloat);
+  if (widen && (h.scalar_type() == at::kBFloat16 || h.scalar_type() == at::kHalf))
+    h = h.to(at::kFloat);  // float32 and float64 stay as they are
   return h;
 }
 

@@ -240,9 +240,9 @@ Span span_of(const at::Tensor& t);
 uint64_t bytes_of(const at::Tensor& t);
 void count_card(const at::Tensor& t);
 
-// Reductions (NeuronReduceOps.cpp). The links reduce float32, bfloat16 and
-// float16 with SUM, AVG, PRODUCT, MIN and MAX (PREMUL_SUM is a multiply on
-// the card, then SUM); every other reduction the card computes -- integer
+// Reductions (NeuronReduceOps.cpp). The links reduce float32, float64,
+// bfloat16 and float16 with SUM, AVG, PRODUCT, MIN and MAX (PREMUL_SUM is a
+// multiply on the card, then SUM); every other reduction the card computes -- integer
 // and bool tensors, BAND, BOR, BXOR -- is the ranks' blocks brought
 // together (gathered) and folded on the card.
 const char* reduce_name(c10d::ReduceOp op);

@@ -26,7 +26,7 @@ const char* reduce_name(c10d::ReduceOp op) {
 
 static bool link_dtype_ok(const at::Tensor& t) {
   auto st = t.scalar_type();
-  return st == at::kFloat || st == at::kBFloat16 || st == at::kHalf;
+  return st == at::kFloat || st == at::kDouble || st == at::kBFloat16 || st == at::kHalf;
 }
 
 bool link_reduces(const at::Tensor& t, c10d::ReduceOp op) {
@@ -57,6 +57,7 @@ nisa_dtype link_dtype(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kBFloat16: return NISA_BF16;
     case at::kHalf: return NISA_F16;
+    case at::kDouble: return NISA_F64;
     default: return NISA_F32;
   }
 }
@@ -81,7 +82,7 @@ void check_reduction(const at::Tensor& t, c10d::ReduceOp op, const char* name) {
     case c10d::ReduceOp::PREMUL_SUM:
       TORCH_CHECK(false, "neuron: ", name, " with ReduceOp.", reduce_name(op),
                   " does not support dtype ", t.scalar_type(), " (it takes "
-                  "float32, bfloat16 and float16: an average of integers is "
+                  "float32, float64, bfloat16 and float16: an average of integers is "
                   "not an integer)");
     default:
       TORCH_CHECK(false, "neuron: ", name, " does not support ReduceOp.",
