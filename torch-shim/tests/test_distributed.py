@@ -426,9 +426,9 @@ def check_errors(rank, dev):
             return
         raise AssertionError(f"no error for {words}")
 
-    f64 = torch.ones(4, dtype=torch.float64).to(dev)  # storage only on the card
-    raises(lambda: dist.all_reduce(f64),
-           "allreduce", "Double")
+    u16 = torch.ones(4, dtype=torch.uint16).to(dev)  # storage only on the card
+    raises(lambda: dist.all_reduce(u16),
+           "allreduce", "UInt16")
     raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64, device=dev),
                                    op=dist.ReduceOp.AVG), "allreduce", "AVG", "Long")
     raises(lambda: dist.gather(torch.ones(4, device=dev), None, dst=2), "gather", "root")
@@ -436,11 +436,15 @@ def check_errors(rank, dev):
            "allreduce", "contiguous")
     raises(lambda: dist.all_reduce(torch.ones(4, device=dev), op=dist.ReduceOp.BAND),
            "allreduce", "BAND")
-    raises(lambda: dist.reduce_scatter_tensor(f64[:2], f64), "reduce_scatter_tensor", "Double")
+    raises(lambda: dist.reduce_scatter_tensor(u16[:2], u16), "reduce_scatter_tensor", "UInt16")
     raises(lambda: dist.all_reduce(torch.ones(4)), "cpu")  # no CPU backend in this group
     t = torch.ones(4, device=dev)
     dist.all_reduce(t)
     assert torch.equal(t.cpu(), torch.full((4,), 2.0))
+    # float64 is reduced on the links in float64: 0.1 + 0.1 is float64's 0.2
+    t = torch.full((4,), 0.1, dtype=torch.float64, device=dev)
+    dist.all_reduce(t)
+    assert torch.equal(t.cpu(), torch.full((4,), 0.1 + 0.1, dtype=torch.float64))
 
 
 def _train_compare(rank, dev, model, wrap_name, steps):

@@ -275,14 +275,14 @@ def test_small_int_random():
     assert r.min() >= 0 and r.max() > 30000
 
 
-# ---- float64 ----
+# ---- a type that is not the card's ----
 
-def test_float64_refused_naming_op_and_dtype():
-    x = torch.randn(4, dtype=torch.float64).to(N)     # storage only
-    with pytest.raises(RuntimeError, match=r"aten::add.*Double.*not a Trainium type"):
+def test_foreign_dtype_refused_naming_op_and_dtype():
+    x = torch.arange(4, dtype=torch.uint32).to(N)     # storage only
+    with pytest.raises(RuntimeError, match=r"aten::add.*UInt32.*not supported on the card"):
         x + 1
-    with pytest.raises(RuntimeError, match=r"aten::exp.*Double"):
-        torch.exp(x)
+    with pytest.raises(RuntimeError, match=r"aten::bitwise_not.*UInt32"):
+        torch.bitwise_not(x)
 
 
 # ---- GradScaler ----

@@ -243,11 +243,16 @@ def test_bfloat16():
     assert v.min() >= -2 and v.max() < 2
 
 
-def test_float64_is_refused():
-    with pytest.raises(RuntimeError, match="Double"):
-        torch.rand(3, dtype=torch.float64, device=N)
-    with pytest.raises(RuntimeError, match="Double"):
-        torch.randn(3, dtype=torch.float64, device=N)
+def test_float64_uniform_and_normal():
+    """float64 draws: uniform on float64's 2^-53 grid (not float32's
+    2^-24), normal with the right moments."""
+    u = torch.rand(SIZE, dtype=torch.float64, device=N).cpu()
+    assert u.dtype == torch.float64 and u.min() >= 0 and u.max() < 1
+    assert torch.equal(u * 2.0 ** 53, (u * 2.0 ** 53).floor())
+    assert (u * 2.0 ** 24 != (u * 2.0 ** 24).floor()).float().mean() > 0.99
+    n = torch.randn(SIZE, dtype=torch.float64, device=N)
+    m, var, _, _ = moments(n)
+    assert n.dtype == torch.float64 and abs(m) < 0.02 and abs(var - 1) < 0.02
 
 
 # ---- normal ----

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Naming the operator that refused a dtype. float64 can be stored on a
-// neuron device (a CPU fallback may return it) but no instruction takes
-// it: to_nrn() (NeuronOps.h) refuses it, and its message names the
-// operator being run. The dispatcher knows that name only through
-// RecordFunction, which costs a little on every operator call, so the
-// observer is installed the first time a float64 tensor is made on a
-// neuron device: a process that never does pays nothing.
+// Naming the operator that refused a dtype. A type that is not the card's
+// (uint16 to uint64, the float8 types) can be stored on a neuron device (a
+// CPU fallback may return it) but no instruction takes it: to_nrn()
+// (NeuronOps.h) refuses it, and its message names the operator being run.
+// The dispatcher knows that name only through RecordFunction, which costs
+// a little on every operator call, so the observer is installed the first
+// time such a tensor is made on a neuron device: a process that never
+// does pays nothing.
 #include <ATen/record_function.h>
 
 #include <mutex>

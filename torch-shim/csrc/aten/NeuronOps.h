@@ -31,7 +31,7 @@ inline bool is_cpu_scalar(const at::Tensor& t) {
 // type), every type of NISA_DTYPES (isa/neuron_isa.h) once.
 #define NEURON_SCALAR_TYPES(X)                                                \
   X(Float, F32) X(BFloat16, BF16) X(Int, I32) X(Long, I64) X(Bool, BOOL)      \
-  X(Half, F16) X(Byte, U8) X(Char, I8) X(Short, I16)
+  X(Half, F16) X(Byte, U8) X(Char, I8) X(Short, I16) X(Double, F64)
 #define NEURON_COUNT_(t, n) +1
 static_assert(0 NEURON_SCALAR_TYPES(NEURON_COUNT_) == NISA_NUM_DTYPES,
               "NEURON_SCALAR_TYPES: each card type once");
@@ -49,8 +49,7 @@ inline bool supported_dtype(at::ScalarType t) {
   }
 }
 
-// The card's floating types: float32, bfloat16, float16 (float64 is not a
-// Trainium type).
+// The card's floating types: float32, bfloat16, float16, float64.
 inline bool card_float(at::ScalarType t) {
   switch (t) {
 #define NEURON_CASE_(t, n) case at::ScalarType::t: return nisa_dtype_is_float(NISA_##n);
@@ -69,8 +68,8 @@ inline at::ScalarType acc_dtype(at::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-#define NEURON_CARD_DTYPES "float32, bfloat16, float16, int64, int32, int16, " \
-                           "int8, uint8 and bool are"
+#define NEURON_CARD_DTYPES "float32, float64, bfloat16, float16, int64, " \
+                           "int32, int16, int8, uint8 and bool are"
 
 // The operator being run when a dtype is refused, for the message: the
 // name c10's dispatcher gives it (empty if no operator is known; the names
@@ -86,9 +85,7 @@ inline nisa_dtype to_nrn(at::ScalarType t) {
     default: {
       std::string op = current_op_name();
       TORCH_CHECK(false, "neuron: ", op.empty() ? "" : op + ": ", "dtype ", t,
-                  " is not supported on the card (" NEURON_CARD_DTYPES ")",
-                  t == at::kDouble ? "; float64 is not a Trainium type: keep "
-                  "float64 tensors on the CPU or convert them with .float()" : "");
+                  " is not supported on the card (" NEURON_CARD_DTYPES ")");
     }
   }
 }

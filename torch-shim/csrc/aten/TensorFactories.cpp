@@ -30,7 +30,7 @@ void check_storable(at::ScalarType dtype) {
   TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
               " is not supported on the card (complex tensors cannot be "
               "stored on a neuron device; keep them on the CPU)");
-  if (dtype == at::kDouble)
+  if (!supported_dtype(dtype))
     track_op_names(); // operators refusing it say who they are (Dtype.cpp)
 }
 

@@ -16,11 +16,12 @@ import torch
 
 from . import trace as _trace
 
-float32, bfloat16, float16 = torch.float32, torch.bfloat16, torch.float16
+float32, float64 = torch.float32, torch.float64
+bfloat16, float16 = torch.bfloat16, torch.float16
 int64, int32, int16, int8, uint8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
 bool_ = torch.bool
 
-_CARD_DTYPES = (float32, bfloat16, float16, int64, int32, int16, int8, uint8, bool_)
+_CARD_DTYPES = (float32, float64, bfloat16, float16, int64, int32, int16, int8, uint8, bool_)
 
 
 def _err(message):
