@@ -82,24 +82,9 @@ inline at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,
   return binary_is_float(op) ? float_result(rt) : rt;
 }
 
-// Integer division by zero: the card gives 0 (docs/hardware.md), the CPU
-// raises. Raise as the CPU does, after looking at the divisor on the card
-// (one read back: integer division is rare on a model's hot path).
-inline void check_integer_divisor(nisa_binary op, const at::Tensor& divisor,
-                                  const at::Tensor& out) {
-  if (at::isFloatingType(out.scalar_type()) ||
-      (op != NISA_BIN_FLOORDIV && op != NISA_BIN_DIV_TRUNC &&
-       op != NISA_BIN_REM && op != NISA_BIN_FMOD))
-    return;
-  bool zero = is_cpu_scalar(divisor) ? divisor.item<double>() == 0
-                                     : at::eq(divisor, 0).any().item<bool>();
-  TORCH_CHECK(!zero, "ZeroDivisionError");
-}
-
 inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
                                const at::Tensor& b, double alpha, at::Tensor& out) {
   at::Device dev = out.device();
-  check_integer_divisor(op, b, out);
   check_device(out, a);
   check_device(out, b);
   TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(out.scalar_type()),
