@@ -27,7 +27,7 @@ import torch_neuron  # noqa: F401  (registers the kernels)
 
 INDEX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                      "operators.txt")
-KEYS = ("PrivateUse1", "AutogradPrivateUse1")
+KEYS = ("PrivateUse1", "AutogradPrivateUse1", "SparsePrivateUse1")
 # "PrivateUse1: registered at csrc/aten/X.cpp:300 :: (...) [ boxed unboxed ]":
 # the shim is compiled from torch-shim/, so its paths start with csrc/
 # (PyTorch's own with ./).
