@@ -256,6 +256,33 @@ def test_embedding_sparse_sgd():
     assert_close(weights[N], weights["cpu"])
 
 
+SPARSE_OPTIMIZERS = [
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
+    (torch.optim.Adagrad, dict(lr=0.1)),
+    (torch.optim.SparseAdam, dict(lr=0.1)),
+]
+
+
+@pytest.mark.parametrize("opt_cls,kw", SPARSE_OPTIMIZERS,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(SPARSE_OPTIMIZERS)])
+def test_embedding_sparse_optimizers(opt_cls, kw):
+    """The optimizers that take sparse gradients: SGD's momentum buffer
+    (mul_ and add_ of sparse tensors), Adagrad (sparse_mask of its dense
+    state), SparseAdam (coalesce, sparse_mask, values)."""
+    weights = {}
+    for dev in ("cpu", N):
+        torch.manual_seed(1)
+        emb = torch.nn.Embedding(20, 4, sparse=True).to(dev)
+        opt = opt_cls(emb.parameters(), **kw)
+        for step in range(4):
+            opt.zero_grad()
+            emb(torch.tensor([[1, 2, 2, 7], [5, 1, 19, step]], device=dev)).pow(2).sum().backward()
+            opt.step()
+        weights[dev] = emb.weight.detach()
+    assert_close(weights[N], weights["cpu"])
+
+
 def test_embedding_sparse_grad_accumulates():
     """Two backward passes without zero_grad: the sparse gradients add."""
     grads = {}

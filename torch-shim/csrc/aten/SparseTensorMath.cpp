@@ -236,6 +236,23 @@ at::Tensor sparse_mul(const at::Tensor& self, const at::Tensor& other) {
                               "a scalar (layout torch.sparse_coo) has no neuron kernel");
 }
 
+// In place: the values scaled where they are (SGD's momentum buffer of a
+// sparse gradient).
+at::Tensor& sparse_mul_(at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.is_sparse() && is_scalar_operand(other), "neuron: mul_ "
+                              "of a sparse COO tensor by anything but a scalar (layout "
+                              "torch.sparse_coo) has no neuron kernel");
+  self._values().mul_(other.to(self.device()));
+  return self;
+}
+
+at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  at::Tensor r = sparse_mul(self, other);
+  TORCH_CHECK_NOT_IMPLEMENTED(out.is_sparse(), "neuron: mul.out of a sparse COO tensor "
+                              "into a dense one has no neuron kernel");
+  return at::native::copy_sparse_(out, r, false);
+}
+
 at::Tensor sparse_div(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK_NOT_IMPLEMENTED(self.is_sparse() && is_scalar_operand(other), "neuron: div "
                               "of a sparse COO tensor by anything but a scalar (layout "
@@ -265,6 +282,8 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("sum", TORCH_FN(at::native::sum_coo));
   m.impl("sum.dim_IntList", TORCH_FN(at::native::sum_sparse_coo));
   m.impl("mul.Tensor", torch_neuron::sparse_mul);
+  m.impl("mul_.Tensor", torch_neuron::sparse_mul_);
+  m.impl("mul.out", torch_neuron::sparse_mul_out);
   m.impl("div.Tensor", torch_neuron::sparse_div);
   m.impl("neg", torch_neuron::sparse_neg);
 }
