@@ -220,8 +220,7 @@ at::Tensor& cross_out(const at::Tensor& self, const at::Tensor& other, int64_t d
 // dtype. Products only (no LINALG instruction): float64 runs too.
 at::Tensor matrix_exp_k(const at::Tensor& A) {
   const char* op = "linalg.matrix_exp";
-  if (A.scalar_type() != at::kDouble)
-    check_float(A, op);
+  check_float(A, op);
   check_matrix(A, op, true);
   if (A.numel() == 0)
     return at::empty_like(A);
@@ -257,15 +256,15 @@ at::Tensor matrix_exp_k(const at::Tensor& A) {
 // Singular (or absolute eigen) values above a tolerance, max(atol, rtol *
 // their largest).
 //
-// ATen composes these from other operators, but it holds atol and rtol in
+// ATen composes these from other operators, holding atol and rtol in
 // float64 tensors on the input's device (their defaults, 0 and
-// eps * max(m, n), are float64), which the card cannot store, so every call
-// failed. Here the decomposition, the mask and the products run on the card;
-// the tolerance alone -- one value per matrix, from the largest singular
-// value read back -- is computed on the host by the CPU's own operators, in
-// the dtype the CPU promotes to. A float64 threshold t is then rounded down
-// to float32: for a float32 s, s > t exactly when s > (t rounded down), so
-// the card's float32 comparison keeps the CPU's mask bit for bit.
+// eps * max(m, n), are float64). Here the decomposition, the mask and the
+// products run on the card; the tolerance alone -- one value per matrix,
+// from the largest singular value read back -- is computed on the host by
+// the CPU's own operators, in the dtype the CPU promotes to. For float32
+// singular values a float64 threshold t is then rounded down to float32:
+// for a float32 s, s > t exactly when s > (t rounded down), so the card's
+// float32 comparison keeps the CPU's mask bit for bit.
 //
 // The kernels are registered for PrivateUse1 and AutogradPrivateUse1 (the
 // operators are CompositeImplicitAutograd): autograd records the card
@@ -277,8 +276,9 @@ struct Tols {
 };
 
 double default_rtol(const at::Tensor& A) {
-  return std::numeric_limits<float>::epsilon() *
-         static_cast<double>(std::max(A.size(-1), A.size(-2)));
+  double eps = A.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                              : std::numeric_limits<float>::epsilon();
+  return eps * static_cast<double>(std::max(A.size(-1), A.size(-2)));
 }
 
 at::Tensor host_tol(const std::optional<at::Tensor>& t, const char* op, const char* name) {
@@ -312,7 +312,7 @@ Tols tols(const at::Tensor& A, std::optional<double> atol, std::optional<double>
 // S > max(atol, rtol * max_s) along the last dim, S on the card.
 at::Tensor above(const at::Tensor& S, const at::Tensor& max_s, const Tols& t) {
   at::Tensor tol = at::max(t.atol.unsqueeze(-1), t.rtol.unsqueeze(-1) * max_s.detach().cpu());
-  if (tol.scalar_type() != at::kFloat) {
+  if (S.scalar_type() == at::kFloat && tol.scalar_type() != at::kFloat) {
     at::Tensor wide = tol.to(at::kDouble), f = wide.to(at::kFloat);
     at::Tensor down = at::nextafter(f, at::full({}, -INFINITY, f.options()));
     tol = at::where(f.to(at::kDouble) > wide, down, f);

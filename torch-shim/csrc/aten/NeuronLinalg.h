@@ -31,19 +31,15 @@ inline std::vector<int64_t> with(std::vector<int64_t> batch,
   return batch;
 }
 
-// float32 on the card (the CPU's LAPACK takes float32 and float64; neither
-// the CPU nor the card factors bfloat16 or float16). float64 is refused
-// loudly, never computed in float32: the operators here are written for
-// float32 LINALG and are not yet checked in float64 (the shim's float64
-// rule, acc_dtype() in NeuronOps.h).
+// float32 and float64, as the CPU's LAPACK: LINALG computes a float64
+// matrix with LAPACK's d routines (docs/hardware.md, "LINALG"); neither the
+// CPU nor the card factors bfloat16 or float16.
 inline void check_float(const at::Tensor& t, const char* op) {
   TORCH_CHECK(is_neuron(t), "neuron: ", op, ": expected a tensor on neuron, got one on ",
               t.device());
-  TORCH_CHECK(t.scalar_type() != at::kDouble, "neuron: ", op, ": float64 is not "
-              "supported by the card's linear algebra yet (a float64 matrix is never "
-              "factored in float32); run it on the CPU (A.cpu()) or in float32 (A.float())");
-  TORCH_CHECK(t.scalar_type() == at::kFloat, "neuron: ", op, ": only float32 is "
-              "supported by the card's linear algebra, got ", t.scalar_type());
+  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble,
+              "neuron: ", op, ": only float32 and float64 are supported by the card's "
+              "linear algebra, got ", t.scalar_type());
 }
 
 inline void check_matrix(const at::Tensor& t, const char* op, bool square) {
