@@ -332,6 +332,39 @@ def test_unsupported_fails_loudly():
             t.to_dense()
 
 
+def s34():
+    i = torch.tensor([[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]])
+    return torch.sparse_coo_tensor(i, torch.tensor([1., 2., 3., 4., 5.]), (3, 4)).to(N)
+
+
+LOUD = {
+    "aten::exp": lambda s: torch.exp(s),
+    "aten::pow.Tensor_Scalar": lambda s: s.pow(2),
+    "aten::narrow_copy": lambda s: s.narrow_copy(0, 0, 1),
+    "aten::cat": lambda s: torch.cat([s, s]),
+    "mul of a sparse": lambda s: s * torch.randn(3, 4, device=N),
+    "add_ of a dense tensor into a sparse": lambda s: s.clone().add_(torch.ones(3, 4, device=N)),
+    "aten::_sparse_sparse_matmul": lambda s: torch.sparse.mm(s, s.t()),
+    "aten::bmm": lambda s: torch.bmm(torch.stack([s.cpu(), s.cpu()]).to(N),
+                                     torch.randn(2, 4, 2, device=N)),
+    "aten::hspmm": lambda s: torch.hspmm(s, torch.randn(4, 2, device=N)),
+    "aten::_sparse_mm_reduce_impl": lambda s: torch.sparse.mm(s, torch.randn(4, 2, device=N),
+                                                              "sum"),
+    "addmm with a sparse 'self'": lambda s: torch.addmm(s, s, torch.randn(4, 4, device=N)),
+    "aten::_sparse_sum_backward": lambda s: torch.sparse.sum(
+        s.detach().requires_grad_(), 1).to_dense().sum().backward(),
+    "aten::_sparse_softmax": lambda s: torch.sparse.softmax(s, 1),
+    "to_sparse of a 0-dim": lambda s: torch.tensor(3., device=N).to_sparse(),
+}
+
+
+@pytest.mark.parametrize("what", list(LOUD))
+def test_unsupported_names_op_and_layout(what):
+    with pytest.raises(NotImplementedError) as e:
+        LOUD[what](s34())
+    assert what in str(e.value) and "torch.sparse_coo" in str(e.value)
+
+
 def test_unsupported_under_fallback_error(monkeypatch):
     """Nothing sparse reaches the CPU fallback: under
     TORCH_NEURON_FALLBACK=error the errors are the same NotImplementedError."""
