@@ -4,8 +4,8 @@
 float16 is a type of the card like bfloat16: elementwise ops, matmuls,
 reductions, softmax, convolutions and norms run on it in float16. The
 small integers are exact and wrap as the CPU's do (uint8 200 + 100 is 44).
-float64 is not a Trainium type: an operator on it fails naming itself and
-the dtype. torch.amp.GradScaler("neuron") trains in float16 as the CPU's
+A type that is not the card's (uint32): an operator on it fails naming
+itself and the dtype (float64: test_float64.py). torch.amp.GradScaler("neuron") trains in float16 as the CPU's
 GradScaler does, step for step.
 """
 import copy

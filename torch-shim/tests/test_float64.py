@@ -6,9 +6,8 @@ within 1e-12 (relative and absolute) of the CPU's float64, where one
 float32 step anywhere (float32's eps is 1.2e-7) misses by about 1e-8, and
 nothing falls back to the CPU (conftest fails a test on any fallback; the
 training test also checks torch_neuron.fallback_stats() itself). Inputs
-are drawn in float64, so they are not float32 values (checked). What the
-card cannot do in float64 yet -- its LINALG instruction factors float32
-only -- is refused loudly, never computed in float32.
+are drawn in float64, so they are not float32 values (checked). Linear
+algebra runs on LAPACK's d routines (the card's LINALG with F64 operands).
 """
 import pytest
 import torch
@@ -382,14 +381,32 @@ def test_mlp_trains_in_float64_as_on_the_cpu():
     assert torch_neuron.fallback_stats() == {}
 
 
-# ---- refused loudly ----
+# ---- linear algebra: LINALG on LAPACK's d routines ----
 
-def test_linalg_refuses_float64_loudly():
-    a = (r(4, 4) + 4 * torch.eye(4, dtype=D)).to(N)
-    for fn in (torch.linalg.inv, torch.linalg.cholesky, torch.linalg.qr, torch.linalg.det):
-        with pytest.raises(RuntimeError, match="float64 is not supported by the card's "
-                                               "linear algebra"):
-            fn(a @ a.mT if fn is torch.linalg.cholesky else a)
+def test_linalg_float64():
+    """Factorizations and solves in float64: the 8 x 8 Hilbert matrix
+    (condition number 1.5e10) solved to float64's accuracy (float32 would
+    be off by far more than 1), and inv/cholesky/qr/det/svd/eigh/lstsq/pinv
+    against the CPU's float64."""
+    n = 8
+    h = 1.0 / (torch.arange(n, dtype=D)[:, None] + torch.arange(n, dtype=D)[None] + 1)
+    x = torch.linalg.solve(h.to(N), h.sum(1, keepdim=True).to(N)).cpu()
+    torch.testing.assert_close(x, torch.ones(n, 1, dtype=D), rtol=1e-5, atol=1e-5)
+    a = r(3, 5, 5) + 5 * torch.eye(5, dtype=D)
+    spd = a @ a.mT
+    close(torch.linalg.inv(a.to(N)), torch.linalg.inv(a), rtol=1e-10, atol=1e-11)
+    close(torch.linalg.cholesky(spd.to(N)), torch.linalg.cholesky(spd), rtol=1e-10,
+          atol=1e-11)
+    close(torch.linalg.det(a.to(N)), torch.linalg.det(a), rtol=1e-10, atol=1e-11)
+    q, rr = torch.linalg.qr(a.to(N))
+    close(q @ rr, a.to(N).cpu(), rtol=1e-10, atol=1e-11)
+    close(torch.linalg.svdvals(a.to(N)), torch.linalg.svdvals(a), rtol=1e-10, atol=1e-11)
+    close(torch.linalg.eigvalsh(spd.to(N)), torch.linalg.eigvalsh(spd), rtol=1e-10,
+          atol=1e-10)
+    b = r(3, 5, 2)
+    close(torch.linalg.lstsq(a.to(N), b.to(N)).solution, torch.linalg.lstsq(a, b).solution,
+          rtol=1e-10, atol=1e-10)
+    close(torch.linalg.pinv(a.to(N)), torch.linalg.pinv(a), rtol=1e-9, atol=1e-10)
 
 
 def test_matrix_exp_float64():
