@@ -11,9 +11,12 @@
 // The card's scatters add duplicates in the order of the nonzeros, as the
 // CPU's loops do, so an uncoalesced operand needs no coalescing first.
 #include <ATen/ExpandUtils.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_sparse_sum_native.h>
 #include <ATen/ops/copy_sparse_to_sparse_native.h>
 #include <ATen/ops/sum_native.h>
+
+#include <numeric>
 
 #include "NeuronOps.h"
 
@@ -214,6 +217,78 @@ at::Tensor sparse_sum_dim(const at::Tensor& self, at::IntArrayRef dim) {
   return at::native::_sparse_sum(self, dim);
 }
 
+// The row-major linear position of each nonzero over the sparse dims @dims
+// (the int64 multiply-adds of coalesce's, on the card).
+at::Tensor flat_positions(const at::Tensor& indices, const std::vector<int64_t>& dims,
+                          at::IntArrayRef sizes) {
+  at::Tensor lin = indices.select(0, dims[0]);
+  for (size_t k = 1; k < dims.size(); k++)
+    lin = lin.mul(sizes[dims[k]]).add_(indices.select(0, dims[k]));
+  return lin.contiguous();
+}
+
+// The gradient of torch.sparse.sum(input, dims) for a sparse input: the
+// gradient of each of its (coalesced) nonzeros is grad at the position it
+// was summed into -- grad itself expanded when every sparse dim was summed
+// (grad is dense), else the nonzero of the (coalesced, so sorted) sparse
+// grad at the same kept indices, found by searchsorted, 0 where grad has
+// none. Dense dims summed are expanded back.
+at::Tensor sparse_sum_backward(const at::Tensor& grad_, const at::Tensor& input_,
+                               at::IntArrayRef dims_to_sum) {
+  if ((grad_.is_sparse() && grad_._nnz() == 0) || grad_.numel() == 0)
+    return at::zeros_like(input_);
+  at::Tensor input = input_.coalesce();
+  int64_t sparse_dim = input.sparse_dim(), dim = input.dim();
+  std::vector<bool> summed(dim, false);
+  for (int64_t d : dims_to_sum)
+    summed[at::maybe_wrap_dim(d, dim)] = true;
+  std::vector<int64_t> kept_sparse, dense_summed;
+  int64_t n_sparse_summed = 0;
+  for (int64_t d = 0; d < dim; d++) {
+    if (summed[d] && d < sparse_dim)
+      n_sparse_summed++;
+    else if (summed[d])
+      dense_summed.push_back(d + 1 - sparse_dim);  // its dim in the values
+    else if (d < sparse_dim)
+      kept_sparse.push_back(d);
+  }
+  at::Tensor values = input._values();
+  at::Tensor gv = grad_.is_sparse() ? grad_.coalesce()._values() : grad_;
+  if (!grad_.is_sparse())
+    gv = gv.unsqueeze(0);  // the nnz dim, expanded below
+  for (int64_t d : dense_summed)
+    gv = gv.unsqueeze(d);
+  at::Tensor grad_values;
+  if (n_sparse_summed == sparse_dim) {
+    TORCH_CHECK(!grad_.is_sparse(), "_sparse_sum_backward: expected grad to be dense "
+                "since all sparse dims are summed");
+    grad_values = gv.expand(values.sizes()).contiguous();
+  } else {
+    TORCH_CHECK(grad_.is_sparse(), "_sparse_sum_backward: expected grad to be sparse");
+    auto size = values.sizes().vec();
+    size[0] = gv.size(0);
+    gv = gv.expand(size);
+    if (n_sparse_summed == 0) {
+      grad_values = gv.contiguous();
+    } else {
+      at::Tensor g = grad_.coalesce();
+      std::vector<int64_t> all(g.sparse_dim());
+      std::iota(all.begin(), all.end(), 0);
+      at::Tensor have = flat_positions(g._indices(), all, g.sizes());
+      at::Tensor want = flat_positions(input._indices(), kept_sparse, input.sizes());
+      at::Tensor pos = at::searchsorted(have, want).clamp_max_(g._nnz() - 1);
+      at::Tensor found = have.index_select(0, pos).eq(want);
+      for (int64_t d = 1; d < values.dim(); d++)
+        found = found.unsqueeze(-1);
+      grad_values = at::where(found, gv.index_select(0, pos),
+                              at::zeros({}, gv.options())).contiguous();
+    }
+  }
+  return at::_sparse_coo_tensor_with_dims_and_tensors(
+      sparse_dim, input.dense_dim(), input.sizes(), input._indices().clone(), grad_values,
+      grad_values.options().layout(at::kSparse), input.is_coalesced());
+}
+
 // sparse * scalar, sparse / scalar, -sparse: the values computed, the
 // indices copied, the coalesced flag kept.
 bool is_scalar_operand(const at::Tensor& t) {
@@ -279,6 +354,7 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("mm", torch_neuron::sparse_mm);
   m.impl("mm.out", torch_neuron::sparse_mm_out);
   m.impl("_sparse_sum.dim", torch_neuron::sparse_sum_dim);
+  m.impl("_sparse_sum_backward", torch_neuron::sparse_sum_backward);
   m.impl("sum", TORCH_FN(at::native::sum_coo));
   m.impl("sum.dim_IntList", TORCH_FN(at::native::sum_sparse_coo));
   m.impl("mul.Tensor", torch_neuron::sparse_mul);
