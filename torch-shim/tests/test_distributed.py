@@ -426,7 +426,7 @@ def check_errors(rank, dev):
             return
         raise AssertionError(f"no error for {words}")
 
-    u16 = torch.ones(4, dtype=torch.uint16).to(dev)  # storage only on the card
+    u16 = torch.empty(4, dtype=torch.uint16).to(dev)  # storage only on the card
     raises(lambda: dist.all_reduce(u16),
            "allreduce", "UInt16")
     raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64, device=dev),

@@ -6,6 +6,8 @@
 // NeuronExchange.cpp, the reductions in NeuronReduceOps.cpp.
 #include "NeuronProcessGroup.h"
 
+#include "../aten/NeuronOps.h"  // supported_dtype(), NEURON_CARD_DTYPES
+
 #include <ATen/ATen.h>
 
 namespace torch_neuron {
@@ -102,6 +104,8 @@ void NeuronBackend::check_tensor(const at::Tensor& t, const char* op) const {
               t.device(), " but this rank's card is neuron:", static_cast<int>(dev_));
   TORCH_CHECK(t.is_contiguous(), "neuron: ", op, ": the tensor must be "
               "contiguous (call .contiguous() first)");
+  TORCH_CHECK(supported_dtype(t.scalar_type()), "neuron: ", op, ": dtype ",
+              t.scalar_type(), " is not supported on the card (" NEURON_CARD_DTYPES ")");
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
