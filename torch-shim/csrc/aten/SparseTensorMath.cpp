@@ -340,6 +340,21 @@ at::Tensor sparse_neg(const at::Tensor& self) {
                      self.is_coalesced());
 }
 
+// The elementwise functions that map 0 to 0, as PyTorch computes them on a
+// sparse tensor: on the values of the coalesced tensor (a function of a
+// sum of duplicates, not a sum of functions), the indices kept.
+#define NEURON_SPARSE_UNARY(X) \
+  X(abs) X(sqrt) X(sin) X(tan) X(tanh) X(sinh) X(asin) X(asinh) X(atan) X(atanh) \
+  X(expm1) X(log1p) X(sign) X(sgn) X(trunc) X(floor) X(ceil) X(round) X(erf) \
+  X(erfinv) X(deg2rad) X(rad2deg) X(relu)
+#define NEURON_SPARSE_UNARY_FN(name)                                        \
+  at::Tensor sparse_##name(const at::Tensor& self) {                        \
+    at::Tensor c = self.coalesce();                                         \
+    return make_sparse(c, c._indices().clone(), at::name(c._values()), true); \
+  }
+NEURON_SPARSE_UNARY(NEURON_SPARSE_UNARY_FN)
+#undef NEURON_SPARSE_UNARY_FN
+
 } // namespace
 } // namespace torch_neuron
 
@@ -362,4 +377,7 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("mul.out", torch_neuron::sparse_mul_out);
   m.impl("div.Tensor", torch_neuron::sparse_div);
   m.impl("neg", torch_neuron::sparse_neg);
+#define NEURON_SPARSE_UNARY_IMPL(name) m.impl(#name, torch_neuron::sparse_##name);
+  NEURON_SPARSE_UNARY(NEURON_SPARSE_UNARY_IMPL)
+#undef NEURON_SPARSE_UNARY_IMPL
 }
