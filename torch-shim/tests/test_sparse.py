@@ -254,6 +254,20 @@ def test_scale():
         assert_sparse_equal(got, want)
 
 
+@pytest.mark.parametrize("shape,nnz,sparse_dim", CASES)
+def test_mul_dense(shape, nnz, sparse_dim):
+    s = random_coo(shape, nnz, sparse_dim)
+    d = torch.randn(shape)
+    for sp in (s, s.coalesce()):
+        got, want = sp.to(N) * d.to(N), sp * d
+        assert got.is_sparse == want.is_sparse
+        if want.is_sparse:
+            assert_sparse_equal(got.coalesce(), want.coalesce())
+        else:
+            assert_close(got, want)
+        assert_close((d.to(N) * sp.to(N)).to_dense(), (d * sp).to_dense())
+
+
 UNARY = ["abs", "sqrt", "sin", "tan", "tanh", "sinh", "asin", "asinh", "atan", "atanh",
          "expm1", "log1p", "sign", "sgn", "trunc", "floor", "ceil", "round", "erf", "erfinv",
          "deg2rad", "rad2deg", "relu"]
@@ -378,7 +392,7 @@ LOUD = {
     "aten::pow.Tensor_Scalar": lambda s: s.pow(2),
     "aten::narrow_copy": lambda s: s.narrow_copy(0, 0, 1),
     "aten::cat": lambda s: torch.cat([s, s]),
-    "mul of a sparse": lambda s: s * torch.randn(3, 4, device=N),
+    "mul of a sparse": lambda s: s * torch.randn(4, device=N),
     "add_ of a dense tensor into a sparse": lambda s: s.clone().add_(torch.ones(3, 4, device=N)),
     "aten::_sparse_sparse_matmul": lambda s: torch.sparse.mm(s, s.t()),
     "aten::bmm": lambda s: torch.bmm(torch.stack([s.cpu(), s.cpu()]).to(N),

@@ -302,13 +302,29 @@ at::Tensor scale_values(const at::Tensor& s, const at::Tensor& scalar, bool divi
   return make_sparse(s, s._indices().clone(), v, s.is_coalesced());
 }
 
+// sparse * dense of the same shape: a sparse result at the sparse
+// operand's positions, its values times the dense elements there (index).
+at::Tensor mul_dense(const at::Tensor& s, const at::Tensor& d) {
+  check_device(d, s._values());
+  at::Tensor indices = s._indices();
+  c10::List<std::optional<at::Tensor>> ix;
+  for (int64_t k = 0; k < s.sparse_dim(); k++)
+    ix.push_back(indices.select(0, k));
+  at::ScalarType common = at::promoteTypes(s.scalar_type(), d.scalar_type());
+  at::Tensor values = s._values().to(common).mul(d.index(ix).to(common));
+  return make_sparse(s, indices.clone(), values, s.is_coalesced());
+}
+
 at::Tensor sparse_mul(const at::Tensor& self, const at::Tensor& other) {
   if (self.is_sparse() && is_scalar_operand(other))
     return scale_values(self, other, false, "mul");
   if (other.is_sparse() && is_scalar_operand(self))
     return scale_values(other, self, false, "mul");
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "neuron: mul of a sparse COO tensor by anything but "
-                              "a scalar (layout torch.sparse_coo) has no neuron kernel");
+  if (self.is_sparse() != other.is_sparse() && self.sizes() == other.sizes())
+    return self.is_sparse() ? mul_dense(self, other) : mul_dense(other, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "neuron: mul of a sparse COO tensor by another sparse "
+                              "one or by a dense one of another shape (layout "
+                              "torch.sparse_coo) has no neuron kernel");
 }
 
 // In place: the values scaled where they are (SGD's momentum buffer of a
