@@ -3,7 +3,8 @@
 the kernel each operator has on the card.
 
 Every kernel the shim registers for the PrivateUse1 dispatch key (and the
-AutogradPrivateUse1 fallthroughs and kernels) is read from c10's dispatcher
+AutogradPrivateUse1 fallthroughs and kernels, and the sparse tensors'
+SparsePrivateUse1 kernels) is read from c10's dispatcher
 itself, which records the file and line of each registration, so the
 index cannot miss a registration hidden in a macro. The index is
 torch-shim/operators.txt, one line per operator and key:
