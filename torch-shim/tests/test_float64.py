@@ -412,3 +412,25 @@ def test_linalg_float64():
 def test_matrix_exp_float64():
     a = r(3, 5, 5, scale=0.7)
     close(torch.linalg.matrix_exp(a.to(N)), torch.linalg.matrix_exp(a), rtol=1e-11, atol=1e-12)
+
+
+# ---- code nobody here wrote ----
+
+def test_torchvision_resnet18_float64_forward_backward():
+    """torchvision's ResNet-18 in float64 (model.double()), eval forward and
+    the gradients of its sum: the CPU's float64 numbers, no fallback."""
+    import torchvision
+    torch.manual_seed(0)
+    cpu = torchvision.models.resnet18(num_classes=10).double().eval()
+    card = torchvision.models.resnet18(num_classes=10).double().eval()
+    card.load_state_dict(cpu.state_dict())
+    card.to(N)
+    x = r(2, 3, 32, 32)
+    want = cpu(x)
+    want.sum().backward()
+    got = card(x.to(N))
+    got.sum().backward()
+    close(got, want, rtol=1e-10, atol=1e-10)
+    for (name, pc), pn in zip(cpu.named_parameters(), card.parameters()):
+        torch.testing.assert_close(pn.grad.cpu(), pc.grad, rtol=1e-9, atol=1e-9,
+                                   msg=lambda m: f"{name}: {m}")
