@@ -29,8 +29,11 @@
 extern "C" {
 #endif
 
-/* 1: the first; 2: NISA_F64 (an element type; no encoding changed). */
-#define NISA_ISA_VERSION		2
+/*
+ * 1: the first; 2: NISA_F64 (an element type; no encoding changed);
+ * 3: NISA_C64, NISA_INSN_FFT and NISA_UN_CONJ (appended: no encoding changed).
+ */
+#define NISA_ISA_VERSION		3
 
 #define NISA_MAX_DIMS		4	/* dimensions of a tensor operand */
 /*
@@ -106,7 +109,8 @@ struct nisa_tensor {
 	X(SCATTER, scatter, INDEX, RW, R, R, N, SCATTER)		\
 	X(IOTA, iota, GEN, W, N, N, N, NONE)	/* @scalar + i @alpha */ \
 	X(EXPR, expr, GROUP, W, RX, RX, RX, NONE) /* elementwise program */ \
-	X(EXPR_DATA, expr_data, CONT, XD, XD, XD, XD, EXPR_DATA)
+	X(EXPR_DATA, expr_data, CONT, XD, XD, XD, XD, EXPR_DATA)	\
+	X(FFT, fft, AXIS, W, R, N, N, FFT)	/* along @axis, scaled by @scalar */
 
 /* Opcodes. */
 #define NISA_INSN_ENUM_(NAME, ...)	NISA_INSN_##NAME,
@@ -217,7 +221,8 @@ enum nisa_role {
 	X(FREXP_MANT, frexp_mant, REAL) X(FREXP_EXP, frexp_exp, REAL)	\
 	X(NAN_TO, nan_to, REAL)		/* NaN -> p */			\
 	X(INF_TO, inf_to, REAL)		/* +inf -> p, -inf -> q */	\
-	X(THRESHOLD, threshold, REAL)	/* x <= p ? q : x */
+	X(THRESHOLD, threshold, REAL)	/* x <= p ? q : x */		\
+	X(CONJ, conj, EXACT)		/* complex conjugate; x for a real x */
 
 /*
  * NISA_INSN_BINARY operators: x op (alpha * y), alpha for ADD and SUB.
@@ -421,6 +426,29 @@ enum nisa_compare {
 	/* the same, rank-revealing (rcond @scalar); src2 = rank (I64) */ \
 	X(GELSY, gelsy, R, R, W, 0)
 
+/*
+ * NISA_INSN_FFT transforms (@subop), along @axis, batched over the other
+ * axes (docs/hardware.md, "FFT"). n is the transform's length: src0's
+ * extent along @axis (C2R: dst's). Forward is sum_j x_j e^(-2 pi i jk / n),
+ * backward the same with e^(+2 pi i jk / n), both unnormalised: every
+ * result is multiplied by @scalar (1, 1/n, 1/sqrt(n)... as the caller
+ * normalises). Computed in double, rounded once to dst's type.
+ */
+#define NISA_FFT_OPS(X)							\
+	X(FORWARD, forward)	/* C64 -> C64, dst of src0's shape */	\
+	X(BACKWARD, backward)	/* C64 -> C64, dst of src0's shape */	\
+	/* F32 -> C64, forward: dst's extent along @axis is n / 2 + 1	\
+	 * (one-sided) or n (both halves, the second the conjugate	\
+	 * mirror of the first) */					\
+	X(R2C, r2c)							\
+	/* C64 -> F32, backward, from a one-sided half: src0's extent	\
+	 * along @axis is at least n / 2 + 1 and only that many are read; \
+	 * the imaginary parts of bin 0 (and n / 2, n even) are ignored */ \
+	X(C2R, c2r)
+
+/* Largest transform length along the axis. */
+#define NISA_FFT_MAX_LEN	(1U << 26)
+
 #define NISA_RED_ENUM_(NAME, ...)	NISA_RED_##NAME,
 #define NISA_SM_ENUM_(NAME, ...)	NISA_SM_##NAME,
 #define NISA_IDX_ENUM_(NAME, ...)	NISA_IDX_##NAME,
@@ -428,6 +456,7 @@ enum nisa_compare {
 #define NISA_SCAN_ENUM_(NAME, ...)	NISA_SCAN_##NAME,
 #define NISA_SCAT_ENUM_(NAME, ...)	NISA_SCAT_##NAME,
 #define NISA_LA_ENUM_(NAME, ...)	NISA_LA_##NAME,
+#define NISA_FFT_ENUM_(NAME, ...)	NISA_FFT_##NAME,
 #define NISA_XD_ENUM_(NAME, ...)	NISA_EXPR_DATA_##NAME,
 
 enum nisa_reduce { NISA_REDUCE_OPS(NISA_RED_ENUM_) NISA_NUM_REDUCE };
@@ -437,6 +466,7 @@ enum nisa_random { NISA_RANDOM_OPS(NISA_RNG_ENUM_) NISA_NUM_RANDOM };
 enum nisa_scan { NISA_SCAN_OPS(NISA_SCAN_ENUM_) NISA_NUM_SCAN };
 enum nisa_scatter { NISA_SCATTER_OPS(NISA_SCAT_ENUM_) NISA_NUM_SCATTER };
 enum nisa_linalg { NISA_LINALG_OPS(NISA_LA_ENUM_) NISA_NUM_LINALG };
+enum nisa_fft { NISA_FFT_OPS(NISA_FFT_ENUM_) NISA_NUM_FFT };
 
 #define NISA_LINALG_MAX_DIM	1024
 /* LINALG flags (their own bits: no other opcode takes them). */
@@ -550,15 +580,16 @@ struct nisa_insn {
 /*
  * The element types (enum nisa_dtype, numbered in drm/neuron_card.h, which
  * the driver shares): X(NAME, name, KIND), in the enum's order; KIND is
- * FLOAT (IEEE or bfloat16) or INT (two's complement; BOOL is one byte, 0
- * or 1). @name is the disassembler's. A type missing here, or out of
- * order, fails to compile (below).
+ * FLOAT (IEEE or bfloat16), INT (two's complement; BOOL is one byte, 0
+ * or 1) or COMPLEX (two floats, real then imaginary: which instructions
+ * take it is nisa_takes_complex()). @name is the disassembler's. A type
+ * missing here, or out of order, fails to compile (below).
  */
 #define NISA_DTYPES(X)							\
 	X(F32, f32, FLOAT) X(BF16, bf16, FLOAT) X(I32, i32, INT)	\
 	X(I64, i64, INT) X(BOOL, bool, INT) X(F16, f16, FLOAT)		\
 	X(U8, u8, INT) X(I8, i8, INT) X(I16, i16, INT)		\
-	X(F64, f64, FLOAT)
+	X(F64, f64, FLOAT) X(C64, c64, COMPLEX)
 
 /* Whether @dtype is a floating type (0 for an unknown type too). */
 static inline int nisa_dtype_is_float(unsigned int dtype)
@@ -566,19 +597,28 @@ static inline int nisa_dtype_is_float(unsigned int dtype)
 #define NISA_DT_FLOAT_(NAME, name, kind)	NISA_DT_KIND_##kind,
 #define NISA_DT_KIND_FLOAT	1
 #define NISA_DT_KIND_INT	0
+#define NISA_DT_KIND_COMPLEX	0
 	static const unsigned char f[NISA_NUM_DTYPES] = {
 		NISA_DTYPES(NISA_DT_FLOAT_)
 	};
 #undef NISA_DT_FLOAT_
 #undef NISA_DT_KIND_FLOAT
 #undef NISA_DT_KIND_INT
+#undef NISA_DT_KIND_COMPLEX
 	return dtype < NISA_NUM_DTYPES && f[dtype];
+}
+
+/* Whether @dtype is a complex type. */
+static inline int nisa_dtype_is_complex(unsigned int dtype)
+{
+	return dtype == NISA_C64;
 }
 
 /* Whether @dtype is an integer type (bool included). */
 static inline int nisa_dtype_is_int(unsigned int dtype)
 {
-	return dtype < NISA_NUM_DTYPES && !nisa_dtype_is_float(dtype);
+	return dtype < NISA_NUM_DTYPES && !nisa_dtype_is_float(dtype) &&
+	       !nisa_dtype_is_complex(dtype);
 }
 
 /* @dtype's short name ("f32", "bf16", ...); "?" for an unknown type. */
@@ -628,6 +668,57 @@ static inline enum nisa_class nisa_opcode_class(unsigned int opcode)
 					   NISA_CLASS_NONE;
 }
 
+/*
+ * The functions the card computes on complex operands (docs/hardware.md,
+ * "Complex numbers"): an instruction with a NISA_C64 operand is one of
+ * these, anything else is NISA_ERR_BAD_INSN. Real operands of these
+ * instructions are complex numbers of imaginary part 0. ABS, ANGLE and the
+ * predicates write a real (or bool) dst; COPY of a complex source to a
+ * real dst keeps the real part.
+ */
+#define NISA_C64_UNARY(X)						\
+	X(NEG) X(CONJ) X(ABS) X(ANGLE) X(SQUARE) X(RECIP) X(EXP)	\
+	X(LOG) X(SQRT) X(SIN) X(COS) X(TANH) X(SIGMOID)		\
+	X(ISNAN) X(ISINF) X(ISFINITE)
+#define NISA_C64_BINARY(X)	X(ADD) X(SUB) X(MUL) X(DIV)
+#define NISA_C64_COMPARE(X)	X(EQ) X(NE)
+
+static inline int nisa_takes_complex(unsigned int opcode, unsigned int subop)
+{
+#define NISA_C64_UN_(NAME)	case NISA_UN_##NAME:
+#define NISA_C64_BIN_(NAME)	case NISA_BIN_##NAME:
+#define NISA_C64_CMP_(NAME)	case NISA_CMP_##NAME:
+	switch (opcode) {
+	case NISA_INSN_FILL:	/* @scalar + i @alpha */
+	case NISA_INSN_COPY:
+	case NISA_INSN_WHERE:
+	case NISA_INSN_FFT:
+		return 1;
+	case NISA_INSN_UNARY:
+		switch (subop) {
+		NISA_C64_UNARY(NISA_C64_UN_)
+			return 1;
+		}
+		return 0;
+	case NISA_INSN_BINARY:	/* @alpha and @scalar are real */
+		switch (subop) {
+		NISA_C64_BINARY(NISA_C64_BIN_)
+			return 1;
+		}
+		return 0;
+	case NISA_INSN_COMPARE:
+		switch (subop) {
+		NISA_C64_COMPARE(NISA_C64_CMP_)
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+#undef NISA_C64_UN_
+#undef NISA_C64_BIN_
+#undef NISA_C64_CMP_
+}
+
 /* Whether a reduction @red (enum nisa_reduce) takes an empty axis. */
 static inline int nisa_reduce_takes_empty(unsigned int red)
 {
@@ -669,6 +760,7 @@ static inline unsigned int nisa_num_subops(unsigned int opcode)
 #define NISA_NSUB_SCAN		NISA_NUM_SCAN
 #define NISA_NSUB_SCATTER	NISA_NUM_SCATTER
 #define NISA_NSUB_EXPR_DATA	NISA_NUM_EXPR_DATA
+#define NISA_NSUB_FFT		NISA_NUM_FFT
 	static const unsigned short n[NISA_NUM_OPCODES] = {
 		NISA_OPCODES(NISA_NUM_SUBOPS_)
 	};
@@ -685,6 +777,7 @@ static inline unsigned int nisa_num_subops(unsigned int opcode)
 #undef NISA_NSUB_SCAN
 #undef NISA_NSUB_SCATTER
 #undef NISA_NSUB_EXPR_DATA
+#undef NISA_NSUB_FFT
 	if (opcode == NISA_INSN_EXPR)
 		return NISA_EXPR_MAX_STEPS + 1;
 	return opcode < NISA_NUM_OPCODES ? n[opcode] : 0;

@@ -74,6 +74,7 @@ enum nisa_dtype {
 	NISA_I8		= 7,
 	NISA_I16		= 8,
 	NISA_F64		= 9,	/* IEEE-754 binary64 */
+	NISA_C64		= 10,	/* complex: two binary32, real then imaginary */
 	NISA_NUM_DTYPES
 };
 
@@ -90,6 +91,7 @@ static inline unsigned int nisa_dtype_size(unsigned int dtype)
 		return 2;
 	case NISA_I64:
 	case NISA_F64:
+	case NISA_C64:
 		return 8;
 	case NISA_BOOL:
 	case NISA_U8:
