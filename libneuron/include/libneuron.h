@@ -258,6 +258,9 @@ void nrn_tensor_contiguous(struct nrn_tensor_desc *t, struct nrn_buffer *buf,
 
 int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		double value);
+/* dst (NISA_C64) = @re + i @im. */
+int nrn_op_fill_complex(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
+			double re, double im);
 /* dst = src, converting the element type; any strides. */
 int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 		const struct nrn_tensor_desc *src);
@@ -340,6 +343,17 @@ int nrn_op_scan(struct nrn_stream *s, enum nisa_scan op,
 		const struct nrn_tensor_desc *dst,
 		const struct nrn_tensor_desc *indices,
 		const struct nrn_tensor_desc *src, int axis);
+/*
+ * A discrete Fourier transform of @src along @axis into @dst, times @scale
+ * (NISA_INSN_FFT, docs/hardware.md "FFT"): FORWARD and BACKWARD C64 -> C64
+ * of one shape; R2C F32 -> C64 of extent n / 2 + 1 (or n) along @axis;
+ * C2R C64 (extent at least n / 2 + 1) -> F32 of extent n. The other
+ * extents equal; at most NISA_MAX_DIMS dims (else -E2BIG), n at most
+ * NISA_FFT_MAX_LEN (else -E2BIG).
+ */
+int nrn_op_fft(struct nrn_stream *s, enum nisa_fft op,
+	       const struct nrn_tensor_desc *dst,
+	       const struct nrn_tensor_desc *src, int axis, double scale);
 /* index_select (NISA_IDX_SELECT) or gather (NISA_IDX_ELEMENT) along @axis. */
 int nrn_op_gather(struct nrn_stream *s, enum nisa_index_mode mode,
 		  const struct nrn_tensor_desc *dst,

@@ -38,6 +38,7 @@ static const char *const nrn_scatter_names[NISA_NUM_SCATTER] = {
 static const char *const nrn_linalg_names[NISA_NUM_LINALG] = {
 	NISA_LINALG_OPS(NRN_NAME_)
 };
+static const char *const nrn_fft_names[NISA_NUM_FFT] = { NISA_FFT_OPS(NRN_NAME_) };
 static const char *const nrn_expr_data_names[NISA_NUM_EXPR_DATA] = {
 	NISA_EXPR_DATA_OPS(NRN_NAME_)
 };
@@ -103,6 +104,7 @@ static const char *nrn_subop_name(const struct nisa_insn *in)
 #define NRN_SUBOPS_LINALG	NRN_SUBOPS_TABLE(nrn_linalg_names)
 #define NRN_SUBOPS_SCAN		NRN_SUBOPS_TABLE(nrn_scan_names)
 #define NRN_SUBOPS_EXPR_DATA	NRN_SUBOPS_TABLE(nrn_expr_data_names)
+#define NRN_SUBOPS_FFT		NRN_SUBOPS_TABLE(nrn_fft_names)
 	/* SCATTER's subop packs a reduction and an index form. */
 #define NRN_SUBOPS_SCATTER	return NULL
 	NISA_OPCODES(NRN_SUBOPS_)

@@ -45,7 +45,7 @@ static int nrn_expr_step_ok(const struct nisa_expr_step *st)
 	int nsrc = nrn_expr_nsrc(st->op, st->flags);
 
 	if (nsrc < 0 || st->rsvd || st->dtype >= NISA_NUM_DTYPES ||
-	    st->dst >= NISA_EXPR_NUM_REGS)
+	    nisa_dtype_is_complex(st->dtype) || st->dst >= NISA_EXPR_NUM_REGS)
 		return -EINVAL;
 	if (st->op == NISA_INSN_UNARY)
 		limit = NISA_NUM_UNARY;
@@ -206,7 +206,9 @@ int nrn_expr_check(const struct nrn_expr *e, const uint8_t *in_dtypes,
 	if (!e->nsteps || e->nsteps > NISA_EXPR_MAX_STEPS)
 		return -EINVAL;
 	for (unsigned int i = 0; i < n; i++) {
-		if (in_dtypes[i] >= NISA_NUM_DTYPES)
+		/* The card computes an EXPR in real arithmetic only. */
+		if (in_dtypes[i] >= NISA_NUM_DTYPES ||
+		    nisa_dtype_is_complex(in_dtypes[i]))
 			return -EINVAL;
 		set[i] = true;
 	}
@@ -221,6 +223,8 @@ int nrn_expr_check(const struct nrn_expr *e, const uint8_t *in_dtypes,
 				return -EINVAL;	/* read before it is set */
 		set[st->dst] = true;
 	}
+	if (nisa_dtype_is_complex(dst_dtype))
+		return -EINVAL;
 	return e->steps[e->nsteps - 1].dtype == dst_dtype ? 0 : -EINVAL;
 }
 

@@ -93,6 +93,12 @@ bool nrn_fusable(const struct nrn_graph_insn *gi)
 	if (gi->insn.opcode == NISA_INSN_COPY &&
 	    gi->insn.src[0].dtype == gi->insn.dst.dtype)
 		return false;	/* a plain copy keeps NaN payloads: not a step */
+	/* An EXPR computes in real arithmetic only. */
+	if (nisa_dtype_is_complex(gi->insn.dst.dtype))
+		return false;
+	for (unsigned int i = 0; i < 3; i++)
+		if (nisa_dtype_is_complex(gi->insn.src[i].dtype))
+			return false;
 	return nrn_expr_step_from_insn(&gi->insn, &st) >= 0;
 }
 

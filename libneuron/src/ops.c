@@ -378,6 +378,18 @@ NRN_EXPORT int nrn_op_fill(struct nrn_stream *s, const struct nrn_tensor_desc *d
 	return nrn_elementwise(s, &in, dst, NULL, 0);
 }
 
+NRN_EXPORT int nrn_op_fill_complex(struct nrn_stream *s,
+				   const struct nrn_tensor_desc *dst, double re,
+				   double im)
+{
+	struct nisa_insn in = { .opcode = NISA_INSN_FILL, .scalar = nrn_bits(re),
+			       .alpha = nrn_bits(im) };
+
+	if (!dst || dst->dtype != NISA_C64)
+		return -EINVAL;
+	return nrn_elementwise(s, &in, dst, NULL, 0);
+}
+
 NRN_EXPORT int nrn_op_copy(struct nrn_stream *s, const struct nrn_tensor_desc *dst,
 			   const struct nrn_tensor_desc *src)
 {
