@@ -79,6 +79,59 @@ static uint32_t trn_insn_timestamp(TrnKernel *k, const struct nisa_insn *in)
     return NISA_ERR_NONE;
 }
 
+/* The name of @op (and of @sub for the elementwise functions), for logs. */
+static const char *trn_insn_name(enum nisa_opcode op, unsigned sub)
+{
+#define TRN_NAME_(NAME, name, ...) #name,
+    static const char *const ops[] = { NISA_OPCODES(TRN_NAME_) };
+    static const char *const un[] = { NISA_UNARY_OPS(TRN_NAME_) };
+    static const char *const bin[] = { NISA_BINARY_OPS(TRN_NAME_) };
+    static const char *const cmp[] = { NISA_COMPARE_OPS(TRN_NAME_) };
+#undef TRN_NAME_
+
+    if (op == NISA_INSN_UNARY && sub < ARRAY_SIZE(un)) {
+        return un[sub];
+    }
+    if (op == NISA_INSN_BINARY && sub < ARRAY_SIZE(bin)) {
+        return bin[sub];
+    }
+    if (op == NISA_INSN_COMPARE && sub < ARRAY_SIZE(cmp)) {
+        return cmp[sub];
+    }
+    return op < ARRAY_SIZE(ops) ? ops[op] : "?";
+}
+
+/*
+ * Complex operands reach only the functions nisa_takes_complex() lists
+ * (docs/hardware.md, "Complex numbers"): checked here, once, so that no
+ * other engine ever sees NISA_C64 (their conversions know only real
+ * types). EXPR's program and its extra inputs are checked by EXPR.
+ */
+static uint32_t trn_check_complex(TrnKernel *k, const struct nisa_insn *in)
+{
+    enum nisa_opcode op = le16_to_cpu(in->opcode);
+    unsigned sub = le16_to_cpu(in->subop);
+    uint32_t flags = le32_to_cpu(in->flags);
+    int32_t axis = (int32_t)le32_to_cpu(in->axis);
+    g_autofree char *why = NULL;
+    bool cplx = false;
+
+    for (unsigned i = 0; i < 4; i++) {
+        const struct nisa_tensor *t = i ? &in->src[i - 1] : &in->dst;
+
+        if (nisa_operand_access(op, sub, flags, axis, i) &&
+            nisa_dtype_is_complex(t->dtype)) {
+            cplx = true;
+        }
+    }
+    if (!cplx || nisa_takes_complex(op, sub)) {
+        return NISA_ERR_NONE;
+    }
+    why = g_strdup_printf("complex64 operand: %s does not take complex",
+                          trn_insn_name(op, sub));
+    return trn_bad_insn(k, why);
+}
+
 /* Instruction @at; *@len is how many instructions it took (EXPR: more). */
 static uint32_t trn_insn_exec(TrnKernel *k, uint64_t at, uint64_t *len)
 {
@@ -87,6 +140,9 @@ static uint32_t trn_insn_exec(TrnKernel *k, uint64_t at, uint64_t *len)
 
     if (in->rsvd) {
         return trn_bad_insn(k, "reserved field set");
+    }
+    if (trn_check_complex(k, in)) {
+        return NISA_ERR_BAD_INSN;
     }
     switch (op) {
     /* One case per line of NISA_OPCODES, by its class (isa/neuron_isa.h). */
@@ -175,7 +231,8 @@ void trn_kernel_free(TrnKernel *k)
 /*
  * An upper estimate of a kernel's work, in elements: per instruction, its
  * largest operand (times the inner dimension for MATMUL, times the cost
- * of one random number for RANDOM), at least 1 (TIMESTAMP: 1).
+ * of one random number for RANDOM, times 5 log2 of itself for FFT), at
+ * least 1 (TIMESTAMP: 1).
  * Stops counting past @limit.
  */
 uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
@@ -208,6 +265,14 @@ uint64_t trn_kernel_cost(const TrnKernel *k, uint64_t limit)
         }
         if (le16_to_cpu(in->opcode) == NISA_INSN_RANDOM) {
             c = trn_random_cost(c);
+        }
+        /*
+         * FFT: about 5 n log2 n per line of n, so 5 log2 n per element;
+         * log2 of the whole operand bounds log2 n.
+         */
+        if (le16_to_cpu(in->opcode) == NISA_INSN_FFT &&
+            umul64_overflow(c, 5 * (64 - clz64(c | 1)), &c)) {
+            return UINT64_MAX;
         }
         if (uadd64_overflow(cost, MAX(c, 1), &cost)) {
             return UINT64_MAX;

@@ -710,6 +710,11 @@ uint32_t trn_insn_elementwise(TrnKernel *k, const struct nisa_insn *in)
     if (err) {
         return err;
     }
+    /* Complex operands: their own engine, but a COPY of bits. */
+    if (trn_ew_is_complex(e) &&
+        (e->op != NISA_INSN_COPY || e->src[0].dtype != e->dst.dtype)) {
+        return trn_ew_complex(k, e);
+    }
     e->integer = trn_ew_integer(e);
     if (trn_ew_bitwise(e) && !e->integer) {
         return trn_bad_insn(k, "bitwise operation on a non-integer operand");

@@ -30,6 +30,8 @@ static inline int64_t trn_wrap_neg(int64_t x)
 
 static inline double trn_un_neg(double x, double p, double q) { return -x; }
 static inline double trn_un_abs(double x, double p, double q) { return fabs(x); }
+/* A real number is its own conjugate (complex operands: trainium-ew-complex.c). */
+static inline double trn_un_conj(double x, double p, double q) { return x; }
 static inline double trn_un_exp(double x, double p, double q) { return exp(x); }
 static inline double trn_un_log(double x, double p, double q) { return log(x); }
 static inline double trn_un_sqrt(double x, double p, double q) { return sqrt(x); }
@@ -284,6 +286,7 @@ static inline double trn_un_logical_not(double x, double p, double q)
 /* ---- unary, int64 ---- */
 
 static inline int64_t trn_uni_neg(int64_t x, bool b) { return trn_wrap_neg(x); }
+static inline int64_t trn_uni_conj(int64_t x, bool b) { return x; }
 static inline int64_t trn_uni_abs(int64_t x, bool b)
 {
     return x < 0 ? trn_wrap_neg(x) : x;

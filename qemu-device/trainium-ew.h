@@ -96,4 +96,12 @@ void trn_ew_apply_i64(const TrnEw *e, const double *cond,
                       const int64_t *const src[3], int64_t *sbuf,
                       int64_t *o, uint64_t n);
 
+/*
+ * trainium-ew-complex.c: whether an operand of @e is complex64, and the
+ * engine that then runs @e (its operands checked, e->alpha as the
+ * instruction gives it).
+ */
+bool trn_ew_is_complex(const TrnEw *e);
+uint32_t trn_ew_complex(TrnKernel *k, TrnEw *e);
+
 #endif

@@ -68,6 +68,11 @@ static uint32_t trn_expr_input(TrnKernel *k, TrnExpr *x, unsigned i,
     if (err) {
         return err;
     }
+    /* No step takes complex operands (docs/hardware.md, "Complex numbers"). */
+    if (nisa_dtype_is_complex(v->dtype)) {
+        return trn_bad_insn(k, "EXPR: complex64 input: EXPR does not take "
+                            "complex");
+    }
     for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
         if (v->shape[d] == x->dst.shape[d]) {
             continue;
@@ -154,6 +159,10 @@ static uint32_t trn_expr_step(TrnKernel *k, TrnExpr *x, unsigned n,
     }
     if (st->dtype >= NISA_NUM_DTYPES || st->dst >= NISA_EXPR_NUM_REGS) {
         return trn_bad_insn(k, "EXPR: a step's dtype or register is invalid");
+    }
+    if (nisa_dtype_is_complex(st->dtype)) {
+        return trn_bad_insn(k, "EXPR: complex64 step: EXPR does not take "
+                            "complex");
     }
     e->op = st->op;
     e->sub = le16_to_cpu(st->subop);

@@ -70,6 +70,7 @@ static unsigned trn_float_precision(uint8_t dtype)
     case NISA_U8:
     case NISA_I8:
     case NISA_I16:
+    case NISA_C64:      /* refused before (trn_insn_exec()'s gate) */
     case NISA_NUM_DTYPES:
         break;
     }

@@ -360,6 +360,14 @@ double trn_load(uint8_t dtype, const void *p)
         memcpy(&d, &u, 8);
         return d;
     }
+    case NISA_C64:
+        /*
+         * The real part: what a complex-to-real COPY keeps. Only the
+         * complex engine (trainium-ew-complex.c) meets complex operands
+         * (trn_insn_exec()'s gate); it uses this for that COPY.
+         */
+        return trn_load(NISA_F32, p);
+    case NISA_BOOL:
     default:
         return *(const uint8_t *)p != 0;
     }
@@ -403,6 +411,12 @@ void trn_store(uint8_t dtype, void *p, double x)
         stq_le_p(p, u);
         break;
     }
+    case NISA_C64:
+        /* A real number is the complex number of imaginary part 0. */
+        trn_store(NISA_F32, p, x);
+        trn_store(NISA_F32, (uint8_t *)p + 4, 0.0);
+        break;
+    case NISA_BOOL:
     default:
         *(uint8_t *)p = x != 0;
         break;
@@ -630,6 +644,7 @@ void trn_store_i64(uint8_t dtype, void *p, int64_t x, bool wrap)
     case NISA_F64:
         trn_store(dtype, p, (double)x);     /* one rounding */
         break;
+    case NISA_C64:      /* float32 real part, imaginary 0: one rounding */
     default:
         trn_store(dtype, p, (double)(float)x);
         break;

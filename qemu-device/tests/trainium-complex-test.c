@@ -1,0 +1,641 @@
+/*
+ * QTest of complex64 operands (docs/hardware.md, "Complex numbers";
+ * qemu-device/trainium-ew-complex.c): each function against a reference
+ * the test computes in double complex and rounds once per part; real
+ * operands as complex numbers of imaginary part 0; broadcast, strided, in
+ * place, @scalar and REVERSE forms; COPY between real and complex; UNARY
+ * CONJ of real operands; and the gate: every function that does not take
+ * complex (REDUCE, MATMUL, EXPR, an unlisted UNARY...) refusing a complex
+ * operand with BAD_INSN.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "trainium-core-qtest.h"
+#include <complex.h>
+
+#define N 256
+
+typedef struct C32 {
+    float re, im;
+} C32;
+
+/* Inputs: special values first, then random ones in [-4, 4]^2. */
+static void inputs(C32 *z, unsigned n, unsigned seed)
+{
+    static const C32 special[] = {
+        { 0, 0 }, { -0.0f, 0 }, { 1, 0 }, { 0, 1 }, { -1, 0 }, { 0, -1 },
+        { INFINITY, 0 }, { 0, INFINITY }, { -INFINITY, 1 }, { NAN, 0 },
+        { 1, NAN }, { 3, 4 }, { 1e-30f, 1e-30f }, { 1e30f, -1e30f },
+    };
+    GRand *r = g_rand_new_with_seed(seed);
+
+    for (unsigned i = 0; i < n; i++) {
+        if (i < ARRAY_SIZE(special) && seed == 1) {
+            z[i] = special[i];
+        } else {
+            z[i].re = (float)g_rand_double_range(r, -4, 4);
+            z[i].im = (float)g_rand_double_range(r, -4, 4);
+        }
+    }
+    g_rand_free(r);
+}
+
+/*
+ * @got is @want (double parts) rounded to float32, within @ulps float32
+ * ulps of the larger part (complex functions are accurate in norm, not
+ * per part); NaN parts must be NaN.
+ */
+static bool close_part(float got, double want, double scale, double ulps)
+{
+    float w = (float)want;
+
+    if (isnan(w) || isnan(got)) {
+        return isnan(w) && isnan(got);
+    }
+    if (isinf(w) || isinf(got)) {
+        return got == w;
+    }
+    return got == w || fabs(got - w) <= ulps * 0x1p-24 * scale;
+}
+
+static void check_c(const char *what, unsigned i, C32 got, double complex w,
+                    double ulps)
+{
+    double scale = fmax(fabs(creal(w)), fabs(cimag(w)));
+
+    if (!close_part(got.re, creal(w), scale, ulps) ||
+        !close_part(got.im, cimag(w), scale, ulps)) {
+        g_test_message("%s [%u]: got %a%+ai, want %a%+ai", what, i,
+                       got.re, got.im, creal(w), cimag(w));
+        g_assert_not_reached();
+    }
+}
+
+static double complex cz(C32 z)
+{
+    return CMPLX(z.re, z.im);
+}
+
+/* Plain complex division, in double. */
+static double complex cdiv(double complex x, double complex y)
+{
+    double a = creal(x), b = cimag(x), c = creal(y), d = cimag(y);
+    double den = c * c + d * d;
+
+    return CMPLX((a * c + b * d) / den, (b * c - a * d) / den);
+}
+
+static double complex ref_unary(unsigned fn, double complex z)
+{
+    double a = creal(z), b = cimag(z);
+
+    switch (fn) {
+    case NISA_UN_NEG:
+        return CMPLX(-a, -b);
+    case NISA_UN_CONJ:
+        return CMPLX(a, -b);
+    case NISA_UN_ABS:
+        return hypot(a, b);
+    case NISA_UN_ANGLE:
+        return atan2(b, a);
+    case NISA_UN_SQUARE:
+        return CMPLX(a * a - b * b, 2 * a * b);
+    case NISA_UN_RECIP:
+        return cdiv(1, z);
+    case NISA_UN_EXP:
+        return cexp(z);
+    case NISA_UN_LOG:
+        return clog(z);
+    case NISA_UN_SQRT:
+        return csqrt(z);
+    case NISA_UN_SIN:
+        return csin(z);
+    case NISA_UN_COS:
+        return ccos(z);
+    case NISA_UN_TANH:
+        return ctanh(z);
+    case NISA_UN_SIGMOID:
+        return cdiv(1, 1 + cexp(-z));
+    case NISA_UN_ISNAN:
+        return isnan(a) || isnan(b);
+    case NISA_UN_ISINF:
+        return isinf(a) || isinf(b);
+    case NISA_UN_ISFINITE:
+        return isfinite(a) && isfinite(b);
+    }
+    g_assert_not_reached();
+}
+
+static const struct {
+    unsigned fn;
+    const char *name;
+    uint8_t dst;        /* dst dtype */
+} unaries[] = {
+    { NISA_UN_NEG, "neg", NISA_C64 }, { NISA_UN_CONJ, "conj", NISA_C64 },
+    { NISA_UN_ABS, "abs", NISA_F32 }, { NISA_UN_ANGLE, "angle", NISA_F32 },
+    { NISA_UN_SQUARE, "square", NISA_C64 },
+    { NISA_UN_RECIP, "recip", NISA_C64 }, { NISA_UN_EXP, "exp", NISA_C64 },
+    { NISA_UN_LOG, "log", NISA_C64 }, { NISA_UN_SQRT, "sqrt", NISA_C64 },
+    { NISA_UN_SIN, "sin", NISA_C64 }, { NISA_UN_COS, "cos", NISA_C64 },
+    { NISA_UN_TANH, "tanh", NISA_C64 },
+    { NISA_UN_SIGMOID, "sigmoid", NISA_C64 },
+    { NISA_UN_ISNAN, "isnan", NISA_BOOL }, { NISA_UN_ISINF, "isinf", NISA_BOOL },
+    { NISA_UN_ISFINITE, "isfinite", NISA_BOOL },
+};
+
+/* Read @n elements of dtype @dt at (@slot, 0) as complex numbers. */
+static void get_as_c(Core *c, unsigned slot, uint8_t dt, C32 *o, unsigned n)
+{
+    g_autofree uint8_t *raw = g_malloc(n * 8);
+
+    get(c, slot, 0, raw, n * nisa_dtype_size(dt));
+    for (unsigned i = 0; i < n; i++) {
+        if (dt == NISA_C64) {
+            memcpy(&o[i], raw + 8 * i, 8);
+        } else if (dt == NISA_F32) {
+            memcpy(&o[i].re, raw + 4 * i, 4);
+            o[i].im = 0;
+        } else {
+            g_assert(dt == NISA_BOOL);
+            o[i] = (C32){ raw[i], 0 };
+        }
+    }
+}
+
+static void test_unary(void)
+{
+    Core *c = core_start();
+    C32 x[N], got[N];
+
+    inputs(x, N, 1);
+    put(c, 0, 0, x, sizeof(x));
+    for (unsigned f = 0; f < ARRAY_SIZE(unaries); f++) {
+        uint8_t dt = unaries[f].dst;
+        struct nisa_insn in = { .opcode = NISA_INSN_UNARY,
+                                .subop = unaries[f].fn,
+                                .dst = tn(1, dt, 0, N, 0, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, N, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get_as_c(c, 1, dt, got, N);
+        for (unsigned i = 0; i < N; i++) {
+            double complex w = ref_unary(unaries[f].fn, cz(x[i]));
+
+            /* Special values: only where C99 and PyTorch agree. */
+            if (i < 14 && !isfinite(creal(w) + cimag(w)) &&
+                unaries[f].fn != NISA_UN_NEG &&
+                unaries[f].fn != NISA_UN_CONJ &&
+                unaries[f].fn != NISA_UN_ABS) {
+                continue;
+            }
+            check_c(unaries[f].name, i, got[i], w, 2);
+        }
+    }
+    /* A real source, complex dst: sqrt(-4) = 2i, conj(3) = 3. */
+    {
+        float r[2] = { -4, 3 };
+        struct nisa_insn in = { .opcode = NISA_INSN_UNARY,
+                                .subop = NISA_UN_SQRT,
+                                .dst = tn(1, NISA_C64, 0, 2, 0, 0, 0),
+                                .src = { tn(0, NISA_F32, 0, 2, 0, 0, 0) } };
+
+        put(c, 0, 0, r, sizeof(r));
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, got, 2 * sizeof(C32));
+        check_c("sqrt real", 0, got[0], CMPLX(0, 2), 0);
+        check_c("sqrt real", 1, got[1], CMPLX(sqrt(3), 0), 1);
+        in.subop = NISA_UN_CONJ;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, got, 2 * sizeof(C32));
+        check_c("conj real", 1, got[1], CMPLX(3, 0), 0);
+    }
+    core_stop(c);
+}
+
+static double complex ref_binary(unsigned op, double complex x,
+                                 double complex y, double alpha)
+{
+    double a = creal(x), b = cimag(x), cc = creal(y), d = cimag(y);
+
+    switch (op) {
+    case NISA_BIN_ADD:
+        return CMPLX(a + alpha * cc, b + alpha * d);
+    case NISA_BIN_SUB:
+        return CMPLX(a - alpha * cc, b - alpha * d);
+    case NISA_BIN_MUL:
+        return CMPLX(a * cc - b * d, a * d + b * cc);
+    case NISA_BIN_DIV:
+        return cdiv(x, y);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * BINARY on [R, C] operands: src0 C64 row-major, src1 C64 transposed (a
+ * strided view) or F32 broadcast along the rows (stride 0) or @scalar,
+ * REVERSE, and in place (dst = src0).
+ */
+#define R 8
+#define C 24
+
+static void test_binary(void)
+{
+    static const unsigned ops[] = { NISA_BIN_ADD, NISA_BIN_SUB, NISA_BIN_MUL,
+                                    NISA_BIN_DIV };
+    Core *c = core_start();
+    C32 x[R * C], y[R * C], got[R * C];
+    float yr[C];
+
+    inputs(x, R * C, 2);
+    inputs(y, R * C, 3);
+    for (unsigned j = 0; j < C; j++) {
+        yr[j] = y[j].re;
+    }
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    put(c, 3, 0, yr, sizeof(yr));
+    for (unsigned o = 0; o < ARRAY_SIZE(ops); o++) {
+        for (unsigned form = 0; form < 5; form++) {
+            double alpha = ops[o] <= NISA_BIN_SUB ? 0.5 : 0;
+            struct nisa_insn in = {
+                .opcode = NISA_INSN_BINARY, .subop = ops[o],
+                .alpha = f64bits(alpha), .scalar = f64bits(1.5),
+                .dst = tn(2, NISA_C64, 0, R, C, 0, 0),
+                .src = { tn(0, NISA_C64, 0, R, C, 0, 0),
+                         tn(1, NISA_C64, 0, R, C, 0, 0) },
+            };
+
+            switch (form) {
+            case 0:     /* src1 transposed: element (r, c) at c * R + r */
+                in.src[1].strides[0] = 1;
+                in.src[1].strides[1] = R;
+                break;
+            case 1:     /* a real row broadcast along the rows */
+                in.src[1] = tn(3, NISA_F32, 0, R, C, 0, 0);
+                in.src[1].strides[0] = 0;
+                break;
+            case 2:     /* @scalar */
+                in.flags = NISA_IF_SCALAR;
+                memset(&in.src[1], 0, sizeof(in.src[1]));
+                break;
+            case 3:     /* @scalar, reversed: scalar op (alpha src0) */
+                in.flags = NISA_IF_SCALAR | NISA_IF_REVERSE;
+                memset(&in.src[1], 0, sizeof(in.src[1]));
+                break;
+            case 4:     /* in place: dst is src0 */
+                put(c, 2, 0, x, sizeof(x));
+                in.src[0] = in.dst;
+                break;
+            }
+            g_assert_cmphex(run1(c, in), ==, OK);
+            get(c, 2, 0, got, sizeof(got));
+            for (unsigned r = 0; r < R; r++) {
+                for (unsigned j = 0; j < C; j++) {
+                    unsigned i = r * C + j;
+                    double complex a = cz(x[i]), b = cz(y[i]), w;
+                    double al = alpha ? alpha : 1;
+
+                    b = form == 0 ? cz(y[j * R + r]) : form == 1 ? yr[j] :
+                        form == 2 || form == 3 ? 1.5 : b;
+                    w = form == 3 ? ref_binary(ops[o], b, a, al) :
+                        ref_binary(ops[o], a, b, al);
+                    check_c("binary", o * 10000 + form * 1000 + i, got[i],
+                            w, ops[o] >= NISA_BIN_MUL ? 1 : 0);
+                }
+            }
+        }
+    }
+    core_stop(c);
+}
+
+static void test_compare_where_fill(void)
+{
+    Core *c = core_start();
+    C32 x[N], y[N], got[N];
+    uint8_t b[N], cond[N];
+    float yr[N];
+
+    inputs(x, N, 4);
+    inputs(y, N, 5);
+    for (unsigned i = 0; i < N; i++) {
+        if (i % 3 == 0) {
+            y[i] = x[i];
+        } else if (i % 3 == 1) {
+            y[i].re = x[i].re;  /* equal real parts only */
+        }
+        yr[i] = i % 5 ? y[i].re : x[i].re;
+        x[i].im = i % 5 ? x[i].im : 0;
+        cond[i] = i % 2;
+    }
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, y, sizeof(y));
+    put(c, 3, 0, yr, sizeof(yr));
+    for (unsigned sub = NISA_CMP_EQ; sub <= NISA_CMP_NE; sub++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_COMPARE, .subop = sub,
+                                .dst = tn(2, NISA_BOOL, 0, N, 0, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, N, 0, 0, 0),
+                                         tn(1, NISA_C64, 0, N, 0, 0, 0) } };
+
+        g_assert(sub == NISA_CMP_EQ || sub == NISA_CMP_NE);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, b, sizeof(b));
+        for (unsigned i = 0; i < N; i++) {
+            bool eq = x[i].re == y[i].re && x[i].im == y[i].im;
+
+            g_assert_cmpuint(b[i], ==, sub == NISA_CMP_EQ ? eq : !eq);
+        }
+        /* A real src1: equal when the imaginary part is 0. */
+        in.src[1] = tn(3, NISA_F32, 0, N, 0, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, b, sizeof(b));
+        for (unsigned i = 0; i < N; i++) {
+            bool eq = x[i].re == yr[i] && x[i].im == 0;
+
+            g_assert_cmpuint(b[i], ==, sub == NISA_CMP_EQ ? eq : !eq);
+        }
+    }
+    /* WHERE: a bool condition, a C64 and an F32 source, a C64 dst. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_WHERE,
+                                .dst = tn(2, NISA_C64, 0, N, 0, 0, 0),
+                                .src = { tn(3, NISA_BOOL, 4096, N, 0, 0, 0),
+                                         tn(0, NISA_C64, 0, N, 0, 0, 0),
+                                         tn(3, NISA_F32, 0, N, 0, 0, 0) } };
+
+        put(c, 3, 4096, cond, sizeof(cond));
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c("where", i, got[i], cond[i] ? cz(x[i]) : yr[i], 0);
+        }
+    }
+    /* FILL: @scalar + i @alpha, into every other element (strided). */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_FILL,
+                                .scalar = f64bits(0.1), .alpha = f64bits(-2.5),
+                                .dst = tn(2, NISA_C64, 0, N / 2, 0, 0, 0) };
+
+        in.dst.strides[0] = 2;
+        put(c, 2, 0, x, sizeof(x));
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c("fill", i, got[i], i % 2 ? cz(x[i]) : CMPLX(0.1, -2.5), 0);
+        }
+    }
+    core_stop(c);
+}
+
+/* COPY between complex and real types, and complex to complex (bits). */
+static void test_copy(void)
+{
+    Core *c = core_start();
+    C32 x[N], got[N];
+    float f[N];
+    int32_t i32[N];
+    uint8_t bl[N];
+
+    inputs(x, N, 6);
+    for (unsigned i = 0; i < N; i++) {
+        f[i] = x[i].re;
+        i32[i] = (int32_t)(i * 7919) - 1000000;
+        bl[i] = i % 3 == 0;
+    }
+    put(c, 0, 0, x, sizeof(x));
+    put(c, 1, 0, f, sizeof(f));
+    put(c, 1, 8192, i32, sizeof(i32));
+    put(c, 1, 16384, bl, sizeof(bl));
+    /* Real to complex: imaginary part 0. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_COPY,
+                                .dst = tn(2, NISA_C64, 0, N, 0, 0, 0),
+                                .src = { tn(1, NISA_F32, 0, N, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c("copy f32", i, got[i], f[i], 0);
+        }
+        in.src[0] = tn(1, NISA_I32, 8192, N, 0, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c("copy i32", i, got[i], i32[i], 0);
+        }
+        in.src[0] = tn(1, NISA_BOOL, 16384, N, 0, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c("copy bool", i, got[i], bl[i], 0);
+        }
+    }
+    /* Complex to real: the real part, converted as a real COPY would. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_COPY,
+                                .dst = tn(2, NISA_F32, 0, N, 0, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, N, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, f, sizeof(f));
+        for (unsigned i = 0; i < N; i++) {
+            g_assert(f[i] == x[i].re || (isnan(f[i]) && isnan(x[i].re)));
+        }
+        in.dst = tn(2, NISA_I32, 0, N, 0, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, i32, sizeof(i32));
+        for (unsigned i = 0; i < N; i++) {
+            g_assert_cmpint(i32[i], ==, (int32_t)truncf(x[i].re));
+        }
+    }
+    /* Complex to complex, transposing [16, 16]: the same bits. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_COPY,
+                                .dst = tn(2, NISA_C64, 0, 16, 16, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, 16, 16, 0, 0) } };
+
+        in.src[0].strides[0] = 1;
+        in.src[0].strides[1] = 16;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            g_assert(!memcmp(&got[i], &x[(i % 16) * 16 + i / 16], 8));
+        }
+    }
+    core_stop(c);
+}
+
+/* UNARY CONJ of a real operand is the identity (float and integer forms). */
+static void test_conj_real(void)
+{
+    Core *c = core_start();
+    float f[N], fo[N];
+    int64_t l[N], lo[N];
+    struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_CONJ,
+                            .dst = tn(1, NISA_F32, 0, N, 0, 0, 0),
+                            .src = { tn(0, NISA_F32, 0, N, 0, 0, 0) } };
+
+    randf(f, N, 7);
+    for (unsigned i = 0; i < N; i++) {
+        l[i] = (int64_t)i * 0x123456789ll - 77;
+    }
+    put(c, 0, 0, f, sizeof(f));
+    put(c, 0, 8192, l, sizeof(l));
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 1, 0, fo, sizeof(fo));
+    g_assert(!memcmp(f, fo, sizeof(f)));
+    in.dst = tn(1, NISA_I64, 0, N, 0, 0, 0);
+    in.src[0] = tn(0, NISA_I64, 8192, N, 0, 0, 0);
+    g_assert_cmphex(run1(c, in), ==, OK);
+    get(c, 1, 0, lo, sizeof(lo));
+    g_assert(!memcmp(l, lo, sizeof(l)));
+    core_stop(c);
+}
+
+/* An EXPR of @nin inputs (three in the EXPR, the rest in one INPUTS). */
+static unsigned expr_encode(struct nisa_insn *code, struct nisa_tensor dst,
+                            const struct nisa_tensor *in, unsigned nin,
+                            struct nisa_expr_step st)
+{
+    struct nisa_expr_steps rec = { .opcode = NISA_INSN_EXPR_DATA,
+                                   .subop = NISA_EXPR_DATA_STEPS,
+                                   .dst = dst };
+    unsigned len = nisa_expr_length(1, nin), at = 1;
+
+    g_assert(nin <= 7);
+    memset(code, 0, len * sizeof(*code));
+    code[0] = (struct nisa_insn){ .opcode = NISA_INSN_EXPR, .subop = 1,
+                                  .axis = nin, .dst = dst };
+    for (unsigned i = 0; i < nin && i < 3; i++) {
+        code[0].src[i] = in[i];
+    }
+    if (nin > 3) {
+        code[at].opcode = NISA_INSN_EXPR_DATA;
+        code[at].subop = NISA_EXPR_DATA_INPUTS;
+        for (unsigned j = 0; j < 4 && 3 + j < nin; j++) {
+            *(j ? &code[at].src[j - 1] : &code[at].dst) = in[3 + j];
+        }
+        at++;
+    }
+    rec.step[0] = st;
+    memcpy(&code[at], &rec, sizeof(rec));
+    g_assert_cmpuint(at + 1, ==, len);
+    return len;
+}
+
+/* The gate: complex operands of functions that do not take them. */
+static void test_gate(void)
+{
+    Core *c = core_start();
+    struct nisa_tensor z = tn(0, NISA_C64, 0, 4, 4, 0, 0);
+    struct nisa_tensor f = tn(1, NISA_F32, 0, 4, 4, 0, 0);
+    struct nisa_tensor ops[5] = { f, f, f, f, f };
+    struct nisa_insn code[4];
+    struct nisa_expr_step st = { .op = NISA_INSN_UNARY, .subop = NISA_UN_NEG,
+                                 .dtype = NISA_F32, .dst = 5 };
+    static const struct {
+        const char *what;
+        struct nisa_insn in;
+    } bad[] = {
+        { "reduce", { .opcode = NISA_INSN_REDUCE, .subop = NISA_RED_SUM,
+                      .axis = 1, .dst = { .slot = 2, .dtype = NISA_C64,
+                                          .ndim = 1, .shape = { 4 },
+                                          .strides = { 1 } },
+                      .src = { { .slot = 0, .dtype = NISA_C64, .ndim = 2,
+                                 .shape = { 4, 4 }, .strides = { 4, 1 } } } } },
+        { "matmul", { .opcode = NISA_INSN_MATMUL,
+                      .dst = { .slot = 2, .dtype = NISA_F32, .ndim = 2,
+                               .shape = { 4, 4 }, .strides = { 4, 1 } },
+                      .src = { { .slot = 0, .dtype = NISA_C64, .ndim = 2,
+                                 .shape = { 4, 4 }, .strides = { 4, 1 } },
+                               { .slot = 1, .dtype = NISA_F32, .ndim = 2,
+                                 .shape = { 4, 4 }, .strides = { 4, 1 } } } } },
+        { "erf", { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_ERF,
+                   .dst = { .slot = 2, .dtype = NISA_C64, .ndim = 1,
+                            .shape = { 4 }, .strides = { 1 } },
+                   .src = { { .slot = 0, .dtype = NISA_C64, .ndim = 1,
+                              .shape = { 4 }, .strides = { 1 } } } } },
+        { "max", { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_MAX,
+                   .dst = { .slot = 2, .dtype = NISA_F32, .ndim = 1,
+                            .shape = { 4 }, .strides = { 1 } },
+                   .src = { { .slot = 1, .dtype = NISA_F32, .ndim = 1,
+                              .shape = { 4 }, .strides = { 1 } },
+                            { .slot = 0, .dtype = NISA_C64, .ndim = 1,
+                              .shape = { 4 }, .strides = { 1 } } } } },
+        { "lt", { .opcode = NISA_INSN_COMPARE, .subop = NISA_CMP_LT,
+                  .dst = { .slot = 2, .dtype = NISA_BOOL, .ndim = 1,
+                           .shape = { 4 }, .strides = { 1 } },
+                  .src = { { .slot = 0, .dtype = NISA_C64, .ndim = 1,
+                             .shape = { 4 }, .strides = { 1 } } },
+                  .flags = NISA_IF_SCALAR } },
+        /* Taken by the gate, refused by the engine: real-valued results. */
+        { "abs into c64", { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_ABS,
+                            .dst = { .slot = 2, .dtype = NISA_C64, .ndim = 1,
+                                     .shape = { 4 }, .strides = { 1 } },
+                            .src = { { .slot = 0, .dtype = NISA_C64,
+                                       .ndim = 1, .shape = { 4 },
+                                       .strides = { 1 } } } } },
+        { "exp into f32", { .opcode = NISA_INSN_UNARY, .subop = NISA_UN_EXP,
+                            .dst = { .slot = 2, .dtype = NISA_F32, .ndim = 1,
+                                     .shape = { 4 }, .strides = { 1 } },
+                            .src = { { .slot = 0, .dtype = NISA_C64,
+                                       .ndim = 1, .shape = { 4 },
+                                       .strides = { 1 } } } } },
+        { "where c64 cond", { .opcode = NISA_INSN_WHERE,
+                              .dst = { .slot = 2, .dtype = NISA_C64, .ndim = 1,
+                                       .shape = { 4 }, .strides = { 1 } },
+                              .src = { { .slot = 0, .dtype = NISA_C64,
+                                         .ndim = 1, .shape = { 4 },
+                                         .strides = { 1 } },
+                                       { .slot = 0, .dtype = NISA_C64,
+                                         .ndim = 1, .shape = { 4 },
+                                         .strides = { 1 } },
+                                       { .slot = 0, .dtype = NISA_C64,
+                                         .ndim = 1, .shape = { 4 },
+                                         .strides = { 1 } } } } },
+    };
+    unsigned n;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+        g_test_message("%s", bad[i].what);
+        g_assert_cmphex(run1(c, bad[i].in), ==, OK | NISA_ERR_BAD_INSN);
+    }
+    /* A scalar-form BINARY with a complex src1 it does not read: fine. */
+    {
+        struct nisa_insn in = bad[3].in;
+
+        in.flags = NISA_IF_SCALAR;
+        g_assert_cmphex(run1(c, in), ==, OK);
+    }
+    /* EXPR: a complex input (EXPR's own, then an INPUTS one), a step. */
+    n = expr_encode(code, f, ops, 5, st);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK);
+    ops[0] = z;
+    n = expr_encode(code, f, ops, 5, st);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK | NISA_ERR_BAD_INSN);
+    ops[0] = f;
+    ops[4] = z;
+    n = expr_encode(code, f, ops, 5, st);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK | NISA_ERR_BAD_INSN);
+    ops[4] = f;
+    st.dtype = NISA_C64;
+    n = expr_encode(code, f, ops, 5, st);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK | NISA_ERR_BAD_INSN);
+    /* Still alive. */
+    st.dtype = NISA_F32;
+    n = expr_encode(code, f, ops, 5, st);
+    g_assert_cmphex(run_kernel(c, code, n), ==, OK);
+    core_stop(c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/trainium/complex/unary", test_unary);
+    qtest_add_func("/trainium/complex/binary", test_binary);
+    qtest_add_func("/trainium/complex/compare-where-fill",
+                   test_compare_where_fill);
+    qtest_add_func("/trainium/complex/copy", test_copy);
+    qtest_add_func("/trainium/complex/conj-real", test_conj_real);
+    qtest_add_func("/trainium/complex/gate", test_gate);
+    return g_test_run();
+}
