@@ -213,6 +213,9 @@ uint32_t trn_insn_iota(TrnKernel *k, const struct nisa_insn *in);
 /* trainium-expr.c: the EXPR at @at and its continuations (*@len of them). */
 uint32_t trn_insn_expr(TrnKernel *k, uint64_t at, uint64_t *len);
 
+/* trainium-fft.c */
+uint32_t trn_insn_fft(TrnKernel *k, const struct nisa_insn *in);
+
 /* trainium-linalg.c */
 uint32_t trn_insn_linalg(TrnKernel *k, const struct nisa_insn *in);
 

@@ -1,0 +1,405 @@
+/*
+ * Virtual Trainium accelerator: FFT along an axis (docs/hardware.md,
+ * "FFT"; NISA_FFT_OPS in isa/neuron_isa.h). Every index of the other axes
+ * is one line; lines are gathered into contiguous double buffers, a batch
+ * at a time, transformed by FFTW in double (any length in O(n log n):
+ * mixed radix, Rader and Bluestein for primes), multiplied by @scalar and
+ * scattered back, each part rounded once to float32. The operands' own
+ * strides never reach FFTW, so any layout works.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/host-utils.h"
+#include <fftw3.h>
+#include "trainium-isa.h"
+
+/* Elements gathered per FFTW call, about: enough to amortise the call. */
+#define TRN_FFT_BATCH_ELEMS (1u << 15)
+
+/*
+ * Plans cached per (subop, n, log2 of the lines per call); past this many
+ * a plan is made for the call and destroyed after it, so that a guest
+ * cycling through lengths cannot grow the cache without bound.
+ */
+#define TRN_FFT_MAX_PLANS 256
+
+/* One FFT, its operands checked. */
+typedef struct TrnFft {
+    unsigned sub;
+    double scale;
+    TrnView src, dst;
+    unsigned axis;          /* right-aligned dimension of the axis */
+    uint64_t n;             /* the transform's length */
+    uint64_t nin, nout;     /* elements per line in FFTW's buffers */
+    uint64_t ndst;          /* dst's extent along the axis */
+    uint64_t nlines;
+} TrnFft;
+
+/*
+ * FFTW's planner is not thread-safe (fftw_execute_*() is): every plan is
+ * made and destroyed under this lock. The cached plans live until QEMU
+ * exits. (A static GMutex needs no initialisation.)
+ */
+static GMutex trn_fft_lock;
+static GHashTable *trn_fft_plans;   /* guint64 key -> fftw_plan */
+
+static fftw_plan trn_fft_make_plan(unsigned sub, int n, int howmany,
+                                   void *in, void *out)
+{
+    switch (sub) {
+    case NISA_FFT_FORWARD:
+    case NISA_FFT_BACKWARD:
+        return fftw_plan_many_dft(1, &n, howmany, in, NULL, 1, n, out, NULL,
+                                  1, n, sub == NISA_FFT_FORWARD ?
+                                  FFTW_FORWARD : FFTW_BACKWARD,
+                                  FFTW_ESTIMATE);
+    case NISA_FFT_R2C:
+        return fftw_plan_many_dft_r2c(1, &n, howmany, in, NULL, 1, n, out,
+                                      NULL, 1, n / 2 + 1, FFTW_ESTIMATE);
+    default:
+        return fftw_plan_many_dft_c2r(1, &n, howmany, in, NULL, 1, n / 2 + 1,
+                                      out, NULL, 1, n, FFTW_ESTIMATE);
+    }
+}
+
+/*
+ * A plan for @howmany (a power of two) lines of @f, made on the buffers
+ * it will run on (fftw_malloc()'d: every such buffer has the alignment
+ * the plan assumes). *@cached false: the caller destroys it.
+ */
+static fftw_plan trn_fft_plan(const TrnFft *f, uint64_t howmany, void *in,
+                              void *out, bool *cached)
+{
+    guint64 key = ((guint64)f->sub << 40) | ((guint64)ctz64(howmany) << 32) |
+                  f->n;
+    fftw_plan p;
+
+    g_mutex_lock(&trn_fft_lock);
+    if (!trn_fft_plans) {
+        trn_fft_plans = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+                                              g_free, NULL);
+    }
+    p = g_hash_table_lookup(trn_fft_plans, &key);
+    *cached = true;
+    if (!p) {
+        p = trn_fft_make_plan(f->sub, f->n, howmany, in, out);
+        if (p && g_hash_table_size(trn_fft_plans) < TRN_FFT_MAX_PLANS) {
+            g_hash_table_insert(trn_fft_plans, g_memdup2(&key, sizeof(key)),
+                                p);
+        } else {
+            *cached = false;
+        }
+    }
+    g_mutex_unlock(&trn_fft_lock);
+    return p;
+}
+
+static void trn_fft_drop_plan(fftw_plan p, bool cached)
+{
+    if (p && !cached) {
+        g_mutex_lock(&trn_fft_lock);
+        fftw_destroy_plan(p);
+        g_mutex_unlock(&trn_fft_lock);
+    }
+}
+
+/* Element offset (in elements) of line @line's first element in @v. */
+static int64_t trn_fft_line_base(const TrnFft *f, const TrnView *v,
+                                 uint64_t line)
+{
+    int64_t e = 0;
+
+    for (unsigned d = NISA_MAX_DIMS; d-- > 0;) {
+        if (d == f->axis) {
+            continue;
+        }
+        e += (int64_t)(line % v->shape[d]) * v->stride[d];
+        line /= v->shape[d];
+    }
+    return e;
+}
+
+static inline uint8_t *trn_fft_at(const TrnFft *f, const TrnView *v,
+                                  int64_t base, uint64_t i)
+{
+    return v->data +
+           (base + (int64_t)i * v->stride[f->axis]) * (int64_t)v->esize;
+}
+
+/* Line @line of src into @buf: f->nin reals or complex numbers. */
+static void trn_fft_gather(const TrnFft *f, uint64_t line, double *buf)
+{
+    int64_t base = trn_fft_line_base(f, &f->src, line);
+
+    if (f->sub == NISA_FFT_R2C) {
+        for (uint64_t i = 0; i < f->nin; i++) {
+            buf[i] = trn_load(NISA_F32, trn_fft_at(f, &f->src, base, i));
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < f->nin; i++) {
+        const uint8_t *p = trn_fft_at(f, &f->src, base, i);
+
+        buf[2 * i] = trn_load(NISA_F32, p);
+        buf[2 * i + 1] = trn_load(NISA_F32, p + 4);
+    }
+    if (f->sub == NISA_FFT_C2R) {
+        /*
+         * A real signal's bin 0 and Nyquist bin are real: their imaginary
+         * parts are ignored (as FFTW and pocketfft ignore them), set to 0
+         * here so that the result does not depend on what FFTW does.
+         */
+        buf[1] = 0.0;
+        if (f->n % 2 == 0) {
+            buf[2 * (f->n / 2) + 1] = 0.0;
+        }
+    }
+}
+
+/* FFTW's line @buf, times the scale, into line @line of dst. */
+static void trn_fft_scatter(const TrnFft *f, uint64_t line, const double *buf)
+{
+    int64_t base = trn_fft_line_base(f, &f->dst, line);
+    double s = f->scale;
+
+    if (f->sub == NISA_FFT_C2R) {
+        for (uint64_t i = 0; i < f->n; i++) {
+            trn_store(NISA_F32, trn_fft_at(f, &f->dst, base, i), s * buf[i]);
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < f->ndst; i++) {
+        uint8_t *p = trn_fft_at(f, &f->dst, base, i);
+        double re, im;
+
+        if (i < f->nout) {
+            re = buf[2 * i];
+            im = buf[2 * i + 1];
+        } else {
+            /* R2C, both halves: X[k] = conj(X[n - k]) for a real signal. */
+            re = buf[2 * (f->n - i)];
+            im = -buf[2 * (f->n - i) + 1];
+        }
+        trn_store(NISA_F32, p, s * re);
+        trn_store(NISA_F32, p + 4, s * im);
+    }
+}
+
+/* Doubles per line element in FFTW's input and output buffers. */
+static unsigned trn_fft_in_width(unsigned sub)
+{
+    return sub == NISA_FFT_R2C ? 1 : 2;
+}
+
+static unsigned trn_fft_out_width(unsigned sub)
+{
+    return sub == NISA_FFT_C2R ? 1 : 2;
+}
+
+/* Lines [@first, @first + @howmany) through one FFTW call. */
+static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
+                              uint64_t howmany, double *in, double *out)
+{
+    uint64_t win = f->nin * trn_fft_in_width(f->sub);
+    uint64_t wout = f->nout * trn_fft_out_width(f->sub);
+    bool cached;
+    fftw_plan p;
+
+    for (uint64_t l = 0; l < howmany; l++) {
+        trn_fft_gather(f, first + l, in + l * win);
+    }
+    p = trn_fft_plan(f, howmany, in, out, &cached);
+    if (!p) {
+        return trn_bad_insn(k, "FFT: FFTW has no plan for this length");
+    }
+    switch (f->sub) {
+    case NISA_FFT_FORWARD:
+    case NISA_FFT_BACKWARD:
+        fftw_execute_dft(p, (fftw_complex *)in, (fftw_complex *)out);
+        break;
+    case NISA_FFT_R2C:
+        fftw_execute_dft_r2c(p, in, (fftw_complex *)out);
+        break;
+    default:
+        fftw_execute_dft_c2r(p, (fftw_complex *)in, out);
+        break;
+    }
+    trn_fft_drop_plan(p, cached);
+    for (uint64_t l = 0; l < howmany; l++) {
+        trn_fft_scatter(f, first + l, out + l * wout);
+    }
+    return NISA_ERR_NONE;
+}
+
+/* About 5 n log2 n operations for a line of n, in elementwise elements. */
+static uint64_t trn_fft_line_work(uint64_t n)
+{
+    return n * (5 * (64 - clz64(n | 1)));
+}
+
+static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
+{
+    uint64_t per = MAX(f->nin, f->nout), batch = 1, done = 0;
+    double *in, *out;
+    uint32_t err = NISA_ERR_NONE;
+
+    /* A power of two of lines per call: few distinct plans to cache. */
+    while (batch * 2 * per <= TRN_FFT_BATCH_ELEMS && batch * 2 <= f->nlines) {
+        batch *= 2;
+    }
+    in = fftw_malloc(batch * f->nin * trn_fft_in_width(f->sub) *
+                     sizeof(double));
+    out = fftw_malloc(batch * f->nout * trn_fft_out_width(f->sub) *
+                      sizeof(double));
+    while (!err && done < f->nlines) {
+        while (batch > f->nlines - done) {
+            batch /= 2;         /* the tail: smaller powers of two */
+        }
+        if (trn_tick(k, batch * trn_fft_line_work(f->n))) {
+            err = NISA_ERR_ABORTED;
+            break;
+        }
+        err = trn_fft_batch(k, f, done, batch, in, out);
+        done += batch;
+    }
+    fftw_free(in);
+    fftw_free(out);
+    return err;
+}
+
+/* The operands' dtypes, as the subop wants them. */
+static uint32_t trn_fft_check_dtypes(TrnKernel *k, const TrnFft *f)
+{
+    uint8_t want_src = f->sub == NISA_FFT_R2C ? NISA_F32 : NISA_C64;
+    uint8_t want_dst = f->sub == NISA_FFT_C2R ? NISA_F32 : NISA_C64;
+
+    if (f->src.dtype != want_src) {
+        return trn_bad_insn(k, f->sub == NISA_FFT_R2C ?
+                            "FFT R2C: src0 is not F32" :
+                            "FFT: src0 is not C64");
+    }
+    if (f->dst.dtype != want_dst) {
+        return trn_bad_insn(k, f->sub == NISA_FFT_C2R ?
+                            "FFT C2R: dst is not F32" :
+                            "FFT: dst is not C64");
+    }
+    return NISA_ERR_NONE;
+}
+
+/*
+ * The extents along the axis: n, and the elements FFTW reads and writes
+ * per line; every other extent the same in src0 and dst.
+ */
+static uint32_t trn_fft_check_shapes(TrnKernel *k, TrnFft *f)
+{
+    uint64_t ns = f->src.shape[f->axis], nd = f->dst.shape[f->axis];
+
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        if (d != f->axis && f->src.shape[d] != f->dst.shape[d]) {
+            return trn_bad_insn(k, "FFT: src0 and dst differ off the axis");
+        }
+    }
+    f->n = f->sub == NISA_FFT_C2R ? nd : ns;
+    f->ndst = nd;
+    if (f->n > NISA_FFT_MAX_LEN) {
+        return trn_bad_insn(k, "FFT: longer than NISA_FFT_MAX_LEN");
+    }
+    switch (f->sub) {
+    case NISA_FFT_FORWARD:
+    case NISA_FFT_BACKWARD:
+        if (nd != ns) {
+            return trn_bad_insn(k, "FFT: dst's extent along the axis is "
+                                "not src0's");
+        }
+        f->nin = f->nout = f->n;
+        break;
+    case NISA_FFT_R2C:
+        if (f->n ? nd != f->n / 2 + 1 && nd != f->n : nd) {
+            return trn_bad_insn(k, "FFT R2C: dst's extent along the axis "
+                                "is neither n / 2 + 1 nor n");
+        }
+        f->nin = f->n;
+        f->nout = f->n / 2 + 1;
+        break;
+    default:
+        if (f->n ? ns < f->n / 2 + 1 : ns) {
+            return trn_bad_insn(k, "FFT C2R: src0's extent along the axis "
+                                "is less than n / 2 + 1");
+        }
+        f->nin = f->n / 2 + 1;
+        f->nout = f->n;
+        break;
+    }
+    return NISA_ERR_NONE;
+}
+
+/*
+ * dst may be src0 itself (FORWARD or BACKWARD in place: each batch of
+ * lines is read before it is written), but no other overlap: a line
+ * written would be read later as another line's input.
+ */
+static bool trn_fft_overlap_ok(const TrnFft *f)
+{
+    return !trn_overlap(&f->dst, &f->src) ||
+           (f->dst.data == f->src.data && f->dst.dtype == f->src.dtype &&
+            trn_same_shape(&f->dst, &f->src) &&
+            !memcmp(f->dst.stride, f->src.stride, sizeof(f->dst.stride)) &&
+            trn_strides_nest(f->dst.shape, f->dst.stride, NISA_MAX_DIMS));
+}
+
+uint32_t trn_insn_fft(TrnKernel *k, const struct nisa_insn *in)
+{
+    static const struct nisa_tensor zero;
+    unsigned ndim = in->src[0].ndim;
+    int32_t axis = (int32_t)le32_to_cpu(in->axis);
+    TrnFft f = { .sub = le16_to_cpu(in->subop) };
+    uint32_t err;
+
+    if (f.sub >= NISA_NUM_FFT) {
+        return trn_bad_insn(k, "FFT: unknown subop");
+    }
+    if (in->flags || in->alpha || memcmp(&in->src[1], &zero, sizeof(zero)) ||
+        memcmp(&in->src[2], &zero, sizeof(zero))) {
+        return trn_bad_insn(k, "FFT: flags, alpha, src1 or src2 set");
+    }
+    f.scale = trn_f64(le64_to_cpu(in->scalar));
+    err = trn_view_init(k, &in->src[0], TRN_READ, &f.src);
+    if (!err) {
+        err = trn_view_init(k, &in->dst, TRN_WRITE, &f.dst);
+    }
+    if (!err) {
+        err = trn_fft_check_dtypes(k, &f);
+    }
+    if (err) {
+        return err;
+    }
+    if (in->dst.ndim != ndim) {
+        return trn_bad_insn(k, "FFT: dst's ndim is not src0's");
+    }
+    /* As SORT and SCAN: a 0-d operand is one line of one element. */
+    if (ndim == 0 && (axis == 0 || axis == -1)) {
+        axis = -1;
+    } else if (axis < -(int32_t)ndim || axis >= (int32_t)ndim) {
+        return trn_bad_insn(k, "FFT: axis out of range");
+    }
+    f.axis = ndim == 0 ? NISA_MAX_DIMS - 1 :
+             NISA_MAX_DIMS - ndim + (axis < 0 ? axis + ndim : axis);
+    err = trn_fft_check_shapes(k, &f);
+    if (err) {
+        return err;
+    }
+    if (!trn_fft_overlap_ok(&f)) {
+        return trn_bad_insn(k, "FFT: dst overlaps src0 (but as src0 itself)");
+    }
+    f.nlines = 1;
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        if (d != f.axis) {
+            f.nlines *= f.dst.shape[d];
+        }
+    }
+    if (!f.n || !f.nlines || !f.dst.numel) {
+        return NISA_ERR_NONE;   /* empty: nothing to do */
+    }
+    return trn_fft_run(k, &f);
+}
