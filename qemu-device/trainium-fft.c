@@ -268,6 +268,25 @@ static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
     return err;
 }
 
+/*
+ * R2C of an empty signal into one bin per line (n / 2 + 1 is 1): each
+ * bin is a sum of no terms, 0.
+ */
+static uint32_t trn_fft_empty_sum(TrnKernel *k, const TrnFft *f)
+{
+    for (uint64_t l = 0; l < f->nlines; l++) {
+        uint8_t *p = trn_fft_at(f, &f->dst, trn_fft_line_base(f, &f->dst, l),
+                                0);
+
+        if (trn_tick(k, 1)) {
+            return NISA_ERR_ABORTED;
+        }
+        trn_store(NISA_F32, p, 0.0);
+        trn_store(NISA_F32, p + 4, 0.0);
+    }
+    return NISA_ERR_NONE;
+}
+
 /* The operands' dtypes, as the subop wants them. */
 static uint32_t trn_fft_check_dtypes(TrnKernel *k, const TrnFft *f)
 {
@@ -315,7 +334,7 @@ static uint32_t trn_fft_check_shapes(TrnKernel *k, TrnFft *f)
         f->nin = f->nout = f->n;
         break;
     case NISA_FFT_R2C:
-        if (f->n ? nd != f->n / 2 + 1 && nd != f->n : nd) {
+        if (nd != f->n / 2 + 1 && nd != f->n) {
             return trn_bad_insn(k, "FFT R2C: dst's extent along the axis "
                                 "is neither n / 2 + 1 nor n");
         }
@@ -323,7 +342,7 @@ static uint32_t trn_fft_check_shapes(TrnKernel *k, TrnFft *f)
         f->nout = f->n / 2 + 1;
         break;
     default:
-        if (f->n ? ns < f->n / 2 + 1 : ns) {
+        if (f->n && ns < f->n / 2 + 1) {
             return trn_bad_insn(k, "FFT C2R: src0's extent along the axis "
                                 "is less than n / 2 + 1");
         }
@@ -398,8 +417,11 @@ uint32_t trn_insn_fft(TrnKernel *k, const struct nisa_insn *in)
             f.nlines *= f.dst.shape[d];
         }
     }
-    if (!f.n || !f.nlines || !f.dst.numel) {
+    if (!f.dst.numel) {
         return NISA_ERR_NONE;   /* empty: nothing to do */
+    }
+    if (!f.n) {
+        return trn_fft_empty_sum(k, &f);
     }
     return trn_fft_run(k, &f);
 }

@@ -289,6 +289,25 @@ static void test_bad(void)
     g_assert_cmphex(run1(c, in), ==, OK);
     in.axis = 0;
     g_assert_cmphex(run1(c, in), ==, OK);
+    /* R2C of n = 0 into one bin per line: a sum of nothing, 0. */
+    {
+        C32 junk[8] = { { 1, 2 }, { 3, 4 } }, got[8];
+
+        put(c, 1, 0, junk, sizeof(junk));
+        in = fft(NISA_FFT_R2C, tn(1, NISA_C64, 0, 8, 1, 0, 0),
+                 tn(0, NISA_F32, 0, 8, 1, 0, 0), 1);
+        in.src[0].shape[1] = 0;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, got, sizeof(got));
+        for (unsigned i = 0; i < 8; i++) {
+            g_assert(got[i].re == 0 && got[i].im == 0);
+        }
+        /* C2R of n = 0: nothing to write, whatever src0's extent. */
+        in = fft(NISA_FFT_C2R, tn(1, NISA_F32, 0, 8, 1, 0, 0),
+                 tn(0, NISA_C64, 0, 8, 3, 0, 0), 1);
+        in.dst.shape[1] = 0;
+        g_assert_cmphex(run1(c, in), ==, OK);
+    }
     /* Still alive. */
     g_assert_cmphex(run1(c, good), ==, OK);
 #undef BAD
