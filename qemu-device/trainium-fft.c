@@ -11,11 +11,21 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
+#include "qemu/atomic.h"
+#include "qemu/thread.h"
 #include <fftw3.h>
 #include "trainium-isa.h"
 
 /* Elements gathered per FFTW call, about: enough to amortise the call. */
 #define TRN_FFT_BATCH_ELEMS (1u << 15)
+
+/*
+ * An FFTW call of more work than this (5 n log2 n, about 2^17 elements
+ * and up) runs on a thread of its own while the worker watches for a
+ * reset: FFTW cannot be interrupted, and a line of 2^26 elements takes
+ * seconds, beyond the bound a reset may wait (docs/hardware.md, "Reset").
+ */
+#define TRN_FFT_ASYNC_WORK (1ull << 24)
 
 /*
  * Plans cached per (subop, n, log2 of the lines per call); past this many
@@ -104,6 +114,83 @@ static void trn_fft_drop_plan(fftw_plan p, bool cached)
     }
 }
 
+/*
+ * FFTW's buffers and the call on them, shared by the worker and, for a
+ * long call, the thread running it: the last of the two to let go frees
+ * them, so that a worker giving up on a reset leaves the call to finish
+ * on buffers nobody else touches.
+ */
+typedef struct TrnFftCall {
+    int refs;
+    QemuSemaphore done;
+    unsigned sub;
+    fftw_plan plan;
+    bool cached;
+    double *in, *out;
+} TrnFftCall;
+
+static void trn_fft_call_unref(TrnFftCall *c)
+{
+    if (qatomic_fetch_dec(&c->refs) == 1) {
+        fftw_free(c->in);
+        fftw_free(c->out);
+        qemu_sem_destroy(&c->done);
+        g_free(c);
+    }
+}
+
+static void trn_fft_execute(TrnFftCall *c)
+{
+    switch (c->sub) {
+    case NISA_FFT_FORWARD:
+    case NISA_FFT_BACKWARD:
+        fftw_execute_dft(c->plan, (fftw_complex *)c->in,
+                         (fftw_complex *)c->out);
+        break;
+    case NISA_FFT_R2C:
+        fftw_execute_dft_r2c(c->plan, c->in, (fftw_complex *)c->out);
+        break;
+    default:
+        fftw_execute_dft_c2r(c->plan, (fftw_complex *)c->in, c->out);
+        break;
+    }
+    trn_fft_drop_plan(c->plan, c->cached);
+}
+
+static void *trn_fft_thread(void *opaque)
+{
+    TrnFftCall *c = opaque;
+
+    trn_fft_execute(c);
+    qemu_sem_post(&c->done);
+    trn_fft_call_unref(c);
+    return NULL;
+}
+
+/*
+ * Run the call, on a thread of its own when it is long, checking for a
+ * reset every millisecond meanwhile: NISA_ERR_ABORTED if there is one
+ * (the call then finishes unwatched and frees what it holds).
+ */
+static uint32_t trn_fft_call_run(TrnKernel *k, TrnFftCall *c, uint64_t work)
+{
+    QemuThread thread;
+
+    if (work < TRN_FFT_ASYNC_WORK) {
+        trn_fft_execute(c);
+        return NISA_ERR_NONE;
+    }
+    qatomic_inc(&c->refs);
+    qemu_thread_create(&thread, "trn-fft", trn_fft_thread, c,
+                       QEMU_THREAD_DETACHED);
+    while (qemu_sem_timedwait(&c->done, 1) < 0) {
+        if (trn_queue_aborting(k->q)) {
+            return NISA_ERR_ABORTED;
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
 /* Element offset (in elements) of line @line's first element in @v. */
 static int64_t trn_fft_line_base(const TrnFft *f, const TrnView *v,
                                  uint64_t line)
@@ -127,22 +214,31 @@ static inline uint8_t *trn_fft_at(const TrnFft *f, const TrnView *v,
            (base + (int64_t)i * v->stride[f->axis]) * (int64_t)v->esize;
 }
 
-/* Line @line of src into @buf: f->nin reals or complex numbers. */
-static void trn_fft_gather(const TrnFft *f, uint64_t line, double *buf)
+/* Elements a line's gather or scatter moves between checks for a reset. */
+#define TRN_FFT_MOVE_PIECE (1u << 16)
+
+/*
+ * Line @line of src into @buf: f->nin reals or complex numbers. True if
+ * the queue is being reset meanwhile (a line may be 2^26 elements).
+ */
+static bool trn_fft_gather(TrnKernel *k, const TrnFft *f, uint64_t line,
+                           double *buf)
 {
     int64_t base = trn_fft_line_base(f, &f->src, line);
 
-    if (f->sub == NISA_FFT_R2C) {
-        for (uint64_t i = 0; i < f->nin; i++) {
-            buf[i] = trn_load(NISA_F32, trn_fft_at(f, &f->src, base, i));
-        }
-        return;
-    }
     for (uint64_t i = 0; i < f->nin; i++) {
         const uint8_t *p = trn_fft_at(f, &f->src, base, i);
 
-        buf[2 * i] = trn_load(NISA_F32, p);
-        buf[2 * i + 1] = trn_load(NISA_F32, p + 4);
+        if (i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
+            trn_tick(k, TRN_FFT_MOVE_PIECE)) {
+            return true;
+        }
+        if (f->sub == NISA_FFT_R2C) {
+            buf[i] = trn_load(NISA_F32, p);
+        } else {
+            buf[2 * i] = trn_load(NISA_F32, p);
+            buf[2 * i + 1] = trn_load(NISA_F32, p + 4);
+        }
     }
     if (f->sub == NISA_FFT_C2R) {
         /*
@@ -155,24 +251,31 @@ static void trn_fft_gather(const TrnFft *f, uint64_t line, double *buf)
             buf[2 * (f->n / 2) + 1] = 0.0;
         }
     }
+    return false;
 }
 
-/* FFTW's line @buf, times the scale, into line @line of dst. */
-static void trn_fft_scatter(const TrnFft *f, uint64_t line, const double *buf)
+/*
+ * FFTW's line @buf, times the scale, into line @line of dst. True if the
+ * queue is being reset meanwhile (the line is then written in part).
+ */
+static bool trn_fft_scatter(TrnKernel *k, const TrnFft *f, uint64_t line,
+                            const double *buf)
 {
     int64_t base = trn_fft_line_base(f, &f->dst, line);
     double s = f->scale;
 
-    if (f->sub == NISA_FFT_C2R) {
-        for (uint64_t i = 0; i < f->n; i++) {
-            trn_store(NISA_F32, trn_fft_at(f, &f->dst, base, i), s * buf[i]);
-        }
-        return;
-    }
     for (uint64_t i = 0; i < f->ndst; i++) {
         uint8_t *p = trn_fft_at(f, &f->dst, base, i);
         double re, im;
 
+        if (i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
+            trn_tick(k, TRN_FFT_MOVE_PIECE)) {
+            return true;
+        }
+        if (f->sub == NISA_FFT_C2R) {
+            trn_store(NISA_F32, p, s * buf[i]);
+            continue;
+        }
         if (i < f->nout) {
             re = buf[2 * i];
             im = buf[2 * i + 1];
@@ -184,6 +287,7 @@ static void trn_fft_scatter(const TrnFft *f, uint64_t line, const double *buf)
         trn_store(NISA_F32, p, s * re);
         trn_store(NISA_F32, p + 4, s * im);
     }
+    return false;
 }
 
 /* Doubles per line element in FFTW's input and output buffers. */
@@ -197,74 +301,74 @@ static unsigned trn_fft_out_width(unsigned sub)
     return sub == NISA_FFT_C2R ? 1 : 2;
 }
 
-/* Lines [@first, @first + @howmany) through one FFTW call. */
-static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
-                              uint64_t howmany, double *in, double *out)
-{
-    uint64_t win = f->nin * trn_fft_in_width(f->sub);
-    uint64_t wout = f->nout * trn_fft_out_width(f->sub);
-    bool cached;
-    fftw_plan p;
-
-    for (uint64_t l = 0; l < howmany; l++) {
-        trn_fft_gather(f, first + l, in + l * win);
-    }
-    p = trn_fft_plan(f, howmany, in, out, &cached);
-    if (!p) {
-        return trn_bad_insn(k, "FFT: FFTW has no plan for this length");
-    }
-    switch (f->sub) {
-    case NISA_FFT_FORWARD:
-    case NISA_FFT_BACKWARD:
-        fftw_execute_dft(p, (fftw_complex *)in, (fftw_complex *)out);
-        break;
-    case NISA_FFT_R2C:
-        fftw_execute_dft_r2c(p, in, (fftw_complex *)out);
-        break;
-    default:
-        fftw_execute_dft_c2r(p, (fftw_complex *)in, out);
-        break;
-    }
-    trn_fft_drop_plan(p, cached);
-    for (uint64_t l = 0; l < howmany; l++) {
-        trn_fft_scatter(f, first + l, out + l * wout);
-    }
-    return NISA_ERR_NONE;
-}
-
 /* About 5 n log2 n operations for a line of n, in elementwise elements. */
 static uint64_t trn_fft_line_work(uint64_t n)
 {
     return n * (5 * (64 - clz64(n | 1)));
 }
 
+/* Lines [@first, @first + @howmany) through one FFTW call. */
+static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
+                              uint64_t howmany, TrnFftCall *c)
+{
+    uint64_t win = f->nin * trn_fft_in_width(f->sub);
+    uint64_t wout = f->nout * trn_fft_out_width(f->sub);
+    uint64_t work = howmany * trn_fft_line_work(f->n);
+    uint32_t err;
+
+    for (uint64_t l = 0; l < howmany; l++) {
+        if (trn_fft_gather(k, f, first + l, c->in + l * win)) {
+            return NISA_ERR_ABORTED;
+        }
+    }
+    c->plan = trn_fft_plan(f, howmany, c->in, c->out, &c->cached);
+    if (!c->plan) {
+        return trn_bad_insn(k, "FFT: FFTW has no plan for this length");
+    }
+    if (trn_tick(k, work)) {
+        trn_fft_drop_plan(c->plan, c->cached);
+        return NISA_ERR_ABORTED;
+    }
+    err = trn_fft_call_run(k, c, work);
+    if (err) {
+        return err;
+    }
+    for (uint64_t l = 0; l < howmany; l++) {
+        if (trn_fft_scatter(k, f, first + l, c->out + l * wout)) {
+            return NISA_ERR_ABORTED;
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
 static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
 {
     uint64_t per = MAX(f->nin, f->nout), batch = 1, done = 0;
-    double *in, *out;
+    TrnFftCall *c = g_new0(TrnFftCall, 1);
     uint32_t err = NISA_ERR_NONE;
 
     /* A power of two of lines per call: few distinct plans to cache. */
     while (batch * 2 * per <= TRN_FFT_BATCH_ELEMS && batch * 2 <= f->nlines) {
         batch *= 2;
     }
-    in = fftw_malloc(batch * f->nin * trn_fft_in_width(f->sub) *
-                     sizeof(double));
-    out = fftw_malloc(batch * f->nout * trn_fft_out_width(f->sub) *
-                      sizeof(double));
+    c->refs = 1;
+    c->sub = f->sub;
+    qemu_sem_init(&c->done, 0);
+    c->in = fftw_malloc(batch * f->nin * trn_fft_in_width(f->sub) *
+                        sizeof(double));
+    c->out = fftw_malloc(batch * f->nout * trn_fft_out_width(f->sub) *
+                         sizeof(double));
+    if (!c->in || !c->out) {
+        err = trn_bad_insn(k, "FFT: no host memory for lines this long");
+    }
     while (!err && done < f->nlines) {
         while (batch > f->nlines - done) {
             batch /= 2;         /* the tail: smaller powers of two */
         }
-        if (trn_tick(k, batch * trn_fft_line_work(f->n))) {
-            err = NISA_ERR_ABORTED;
-            break;
-        }
-        err = trn_fft_batch(k, f, done, batch, in, out);
+        err = trn_fft_batch(k, f, done, batch, c);
         done += batch;
     }
-    fftw_free(in);
-    fftw_free(out);
+    trn_fft_call_unref(c);
     return err;
 }
 

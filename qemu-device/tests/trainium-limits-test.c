@@ -102,6 +102,7 @@ static void test_reset_bound(void)
     static const uint32_t sel[] = { 1u << 10, 1u << 30 };
     static const uint32_t idx1[] = { 1u << 10 };
     static const uint32_t cube8[] = { 1u << 8, 1u << 8, 1u << 8, 1u << 16 };
+    static const uint32_t line22[] = { 1u << 10, 1u << 22 };
     static const int64_t z[] = { 0, 0, 0, 0 };
     static const int64_t r1[] = { 0, 1 };
     struct {
@@ -166,6 +167,16 @@ static void test_reset_bound(void)
           .subop = NISA_RNG_NORMAL, .dst = t4(2, NISA_BF16, 4, cube8, z) } },
         { "random bits into 2^40", { .opcode = NISA_INSN_RANDOM,
           .subop = NISA_RNG_BITS, .dst = t4(2, NISA_I64, 4, cube8, z) } },
+        /* One FFTW call of seconds: run beside the worker, which returns. */
+        { "fft of 2^10 lines of 2^22", { .opcode = NISA_INSN_FFT,
+          .subop = NISA_FFT_FORWARD, .axis = -1, .scalar = 0x3ff0000000000000,
+          .dst = t4(2, NISA_C64, 2, line22, z),
+          .src = { t4(0, NISA_C64, 2, line22, z) } } },
+        { "fft of 2^30 lines of 2^4", { .opcode = NISA_INSN_FFT,
+          .subop = NISA_FFT_R2C, .axis = -1, .scalar = 0x3ff0000000000000,
+          .dst = t4(2, NISA_C64, 2, (const uint32_t[]){ 1u << 30, 9 }, z),
+          .src = { t4(0, NISA_F32, 2, (const uint32_t[]){ 1u << 30, 16 },
+                      z) } } },
     };
     Core *c = core_start();
 
