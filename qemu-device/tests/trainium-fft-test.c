@@ -110,6 +110,55 @@ static void test_lengths(void)
     core_stop(c);
 }
 
+/*
+ * A long prime length (FFTW's Bluestein or Rader; the call runs on a
+ * thread of its own): a few bins against the DFT's sums, and the round
+ * trip back.
+ */
+static void test_long_prime(void)
+{
+    enum { n = 262147 };
+    static const unsigned bins[] = { 0, 1, 1000, 131073, n - 1 };
+    Core *c = core_start();
+    g_autofree C32 *x = g_new(C32, n);
+    g_autofree C32 *got = g_new(C32, n);
+    g_autofree long double complex *want = g_new(long double complex, n);
+    long double complex one[ARRAY_SIZE(bins)];
+    C32 gbin[ARRAY_SIZE(bins)];
+
+    randc(x, n, 5);
+    put(c, 0, 0, x, n * sizeof(C32));
+    g_assert_cmphex(run1(c, fft(NISA_FFT_FORWARD,
+                                tn(1, NISA_C64, 0, n, 0, 0, 0),
+                                tn(0, NISA_C64, 0, n, 0, 0, 0), 1)), ==, OK);
+    get(c, 1, 0, got, n * sizeof(C32));
+    for (unsigned b = 0; b < ARRAY_SIZE(bins); b++) {
+        long double complex sum = 0;
+
+        for (unsigned j = 0; j < n; j++) {
+            long double t = -2 * 3.14159265358979323846264338327950288L *
+                            (long double)((uint64_t)j * bins[b] % n) / n;
+
+            sum += (x[j].re + I * (long double)x[j].im) *
+                   (cosl(t) + I * sinl(t));
+        }
+        one[b] = sum;
+        gbin[b] = got[bins[b]];
+    }
+    /* Each bin is about sqrt(n) in size: 1e-6 of the transform's norm. */
+    check_norm("long prime bins", gbin, 1, one, ARRAY_SIZE(bins));
+    g_assert_cmphex(run1(c, fft(NISA_FFT_BACKWARD,
+                                tn(2, NISA_C64, 0, n, 0, 0, 0),
+                                tn(1, NISA_C64, 0, n, 0, 0, 0), 1.0 / n)),
+                    ==, OK);
+    get(c, 2, 0, got, n * sizeof(C32));
+    for (unsigned j = 0; j < n; j++) {
+        want[j] = x[j].re + I * (long double)x[j].im;
+    }
+    check_norm("long prime round trip", got, 1, want, n);
+    core_stop(c);
+}
+
 /* R2C one-sided and full, C2R back, scaled by 1/n. */
 static void test_real(void)
 {
@@ -318,6 +367,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/trainium/fft/lengths", test_lengths);
+    qtest_add_func("/trainium/fft/long-prime", test_long_prime);
     qtest_add_func("/trainium/fft/real", test_real);
     qtest_add_func("/trainium/fft/strided", test_strided);
     qtest_add_func("/trainium/fft/bad", test_bad);
