@@ -15,6 +15,7 @@
 #include "qemu/thread.h"
 #include <fftw3.h>
 #include "trainium-isa.h"
+#include "trace.h"
 
 /* Elements gathered per FFTW call, about: enough to amortise the call. */
 #define TRN_FFT_BATCH_ELEMS (1u << 15)
@@ -100,6 +101,7 @@ static fftw_plan trn_fft_plan(const TrnFft *f, uint64_t howmany, void *in,
         } else {
             *cached = false;
         }
+        trace_trainium_fft_plan(f->sub, f->n, howmany, *cached);
     }
     g_mutex_unlock(&trn_fft_lock);
     return p;
@@ -172,7 +174,8 @@ static void *trn_fft_thread(void *opaque)
  * reset every millisecond meanwhile: NISA_ERR_ABORTED if there is one
  * (the call then finishes unwatched and frees what it holds).
  */
-static uint32_t trn_fft_call_run(TrnKernel *k, TrnFftCall *c, uint64_t work)
+static uint32_t trn_fft_call_run(TrnKernel *k, TrnFftCall *c, uint64_t n,
+                                 uint64_t work)
 {
     QemuThread thread;
 
@@ -185,6 +188,7 @@ static uint32_t trn_fft_call_run(TrnKernel *k, TrnFftCall *c, uint64_t work)
                        QEMU_THREAD_DETACHED);
     while (qemu_sem_timedwait(&c->done, 1) < 0) {
         if (trn_queue_aborting(k->q)) {
+            trace_trainium_fft_abandon(k->q->idx, n);
             return NISA_ERR_ABORTED;
         }
     }
@@ -329,7 +333,7 @@ static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
         trn_fft_drop_plan(c->plan, c->cached);
         return NISA_ERR_ABORTED;
     }
-    err = trn_fft_call_run(k, c, work);
+    err = trn_fft_call_run(k, c, f->n, work);
     if (err) {
         return err;
     }
