@@ -299,6 +299,13 @@ static void trn_cx_chunk(const TrnEw *e, TrnCxBufs *b, uint64_t start,
         break;
     case NISA_INSN_COPY:
         o = &b->src[0];     /* a real dst keeps the real part */
+        if (e->dst.dtype == NISA_BOOL) {
+            /* But bool: either part non-zero, as PyTorch's cast. */
+            for (uint64_t j = 0; j < n; j++) {
+                b->out.re[j] = x->re[j] != 0 || x->im[j] != 0;
+            }
+            o = &b->out;
+        }
         break;
     case NISA_INSN_UNARY:
         trn_cx_unary(e->sub, x, o, n);

@@ -446,6 +446,18 @@ static void test_copy(void)
         for (unsigned i = 0; i < N; i++) {
             g_assert_cmpint(i32[i], ==, (int32_t)truncf(x[i].re));
         }
+        /* To bool: either part non-zero (PyTorch's cast), not the real. */
+        x[0] = (C32){ 0, 0 };
+        x[1] = (C32){ 0, -2 };
+        x[2] = (C32){ -0.0f, 0 };
+        x[3] = (C32){ NAN, 0 };
+        put(c, 0, 0, x, 4 * sizeof(C32));
+        in.dst = tn(2, NISA_BOOL, 0, N, 0, 0, 0);
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, bl, sizeof(bl));
+        for (unsigned i = 0; i < N; i++) {
+            g_assert_cmpuint(bl[i], ==, x[i].re != 0 || x[i].im != 0);
+        }
     }
     /* Complex to complex, transposing [16, 16]: the same bits. */
     {
