@@ -172,6 +172,27 @@ static void valid_insn(Fuzz *f, struct nisa_insn *in)
             in->src[1] = tensor(3, NISA_I32, nd, ext, 0);
         }
         break;
+    case NISA_INSN_FFT: {
+        /* The shapes each transform takes (docs/hardware.md, "FFT"). */
+        unsigned ax = nd ? rnd(f, nd) : 0;
+        bool r2c, c2r;
+
+        in->subop = rnd(f, NISA_NUM_FFT);
+        r2c = in->subop == NISA_FFT_R2C;
+        c2r = in->subop == NISA_FFT_C2R;
+        in->axis = ax;
+        in->alpha = 0;
+        memcpy(red, ext, sizeof(red));
+        if (nd && (r2c || c2r)) {
+            red[ax] = ext[ax] / 2 + 1;
+        }
+        in->dst = tensor(0, c2r ? NISA_F32 : NISA_C64, nd, r2c ? red : ext,
+                         off);
+        in->src[0] = tensor(1, r2c ? NISA_F32 : NISA_C64, nd,
+                            c2r ? red : ext, off);
+        memset(&in->src[1], 0, 2 * sizeof(in->src[1]));
+        break;
+    }
     case NISA_INSN_TIMESTAMP:
         in->dst = tensor(0, NISA_I64, nd, (uint32_t[]){ 1, 1, 1, 1 }, off);
         memset(in->src, 0, sizeof(in->src));
