@@ -14,6 +14,7 @@
 #include <complex.h>
 #include "trainium-isa.h"
 #include "trainium-ew.h"
+#include "trainium-iter.h"
 
 /* Elements per chunk: the operands are gathered, computed, scattered. */
 #define TRN_CX_CHUNK TRN_CHUNK_ELEMS
@@ -75,6 +76,15 @@ static void trn_cx_gather(const TrnView *v, uint64_t start, uint64_t n,
         memset(b->im, 0, n * sizeof(double));
         return;
     }
+    if (v->contiguous) {
+        const uint8_t *p = v->data + start * 8;
+
+        for (uint64_t j = 0; j < n; j++) {
+            b->re[j] = trn_load(NISA_F32, p + 8 * j);
+            b->im[j] = trn_load(NISA_F32, p + 8 * j + 4);
+        }
+        return;
+    }
     trn_cx_coords(v, start, idx);
     for (uint64_t j = 0; j < n; j++) {
         const uint8_t *p = trn_elem(v, idx);
@@ -91,6 +101,15 @@ static void trn_cx_scatter(const TrnView *v, uint64_t start, uint64_t n,
 {
     uint64_t idx[NISA_MAX_DIMS];
 
+    if (v->contiguous) {
+        uint8_t *p = v->data + start * 8;
+
+        for (uint64_t j = 0; j < n; j++) {
+            trn_store(NISA_F32, p + 8 * j, b->re[j]);
+            trn_store(NISA_F32, p + 8 * j + 4, b->im[j]);
+        }
+        return;
+    }
     trn_cx_coords(v, start, idx);
     for (uint64_t j = 0; j < n; j++) {
         uint8_t *p = trn_elem(v, idx);
@@ -351,6 +370,65 @@ static void trn_cx_chunk(const TrnEw *e, TrnCxBufs *b, uint64_t start,
     }
 }
 
+/*
+ * A large instruction is shared by the card's threads (trn_pool_run()) in
+ * pieces of TRN_ITER_SHARE_PIECE elements, as the real engine shares its
+ * walks: only when dst writes each element once and overlaps no source
+ * but exactly (in place), so that the pieces are independent and the
+ * results the same bits with any number of threads.
+ */
+typedef struct TrnCxShare {
+    const TrnEw *e;
+    TrnCxBufs **bufs;       /* per worker, made by the worker */
+} TrnCxShare;
+
+static void trn_cx_piece(void *arg, unsigned w, uint64_t i)
+{
+    TrnCxShare *sh = arg;
+    uint64_t start = i * TRN_ITER_SHARE_PIECE;
+    uint64_t end = MIN(start + TRN_ITER_SHARE_PIECE, sh->e->dst.numel);
+
+    if (!sh->bufs[w]) {
+        sh->bufs[w] = g_new(TrnCxBufs, 1);
+    }
+    for (; start < end; start += TRN_CX_CHUNK) {
+        trn_cx_chunk(sh->e, sh->bufs[w], start, MIN(TRN_CX_CHUNK, end - start));
+    }
+}
+
+static bool trn_cx_independent(const TrnEw *e)
+{
+    if (!trn_strides_nest(e->dst.shape, e->dst.stride, NISA_MAX_DIMS)) {
+        return false;
+    }
+    for (unsigned i = 0; i < e->nsrc; i++) {
+        const TrnView *v = &e->src[i];
+        bool same = v->data == e->dst.data && v->esize == e->dst.esize &&
+                    trn_same_shape(v, &e->dst) &&
+                    !memcmp(v->stride, e->dst.stride, sizeof(v->stride));
+
+        if (!same && trn_overlap(v, &e->dst)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t trn_cx_shared(TrnKernel *k, const TrnEw *e)
+{
+    unsigned workers = trn_pool_workers(k->s->pool);
+    TrnCxShare sh = { e, g_new0(TrnCxBufs *, workers) };
+    uint32_t err;
+
+    err = trn_pool_run(k, DIV_ROUND_UP(e->dst.numel, TRN_ITER_SHARE_PIECE),
+                       trn_cx_piece, &sh);
+    for (unsigned w = 0; w < workers; w++) {
+        g_free(sh.bufs[w]);
+    }
+    g_free(sh.bufs);
+    return err;
+}
+
 uint32_t trn_ew_complex(TrnKernel *k, TrnEw *e)
 {
     g_autofree TrnCxBufs *b = NULL;
@@ -364,6 +442,9 @@ uint32_t trn_ew_complex(TrnKernel *k, TrnEw *e)
     if (e->op == NISA_INSN_BINARY && e->sub != NISA_BIN_ADD &&
         e->sub != NISA_BIN_SUB) {
         e->alpha = 1.0;
+    }
+    if (e->dst.numel >= TRN_ITER_SHARE_MIN && trn_cx_independent(e)) {
+        return trn_cx_shared(k, e);
     }
     b = g_new(TrnCxBufs, 1);
     for (uint64_t start = 0; start < e->dst.numel; start += TRN_CX_CHUNK) {

@@ -476,6 +476,45 @@ static void test_copy(void)
     core_stop(c);
 }
 
+/* 2^17 elements: shared by the card's threads, out of place and in place. */
+static void test_large(void)
+{
+    enum { L = 1 << 17 };
+    Core *c = core_start();
+    g_autofree C32 *x = g_new(C32, L);
+    g_autofree C32 *y = g_new(C32, L);
+    g_autofree C32 *got = g_new(C32, L);
+    struct nisa_insn in = { .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_DIV,
+                            .dst = tn(2, NISA_C64, 0, L, 0, 0, 0),
+                            .src = { tn(0, NISA_C64, 0, L, 0, 0, 0),
+                                     tn(1, NISA_C64, 0, L, 0, 0, 0) } };
+
+    inputs(x, L, 8);
+    inputs(y, L, 9);
+    put(c, 0, 0, x, L * sizeof(C32));
+    put(c, 1, 0, y, L * sizeof(C32));
+    for (unsigned form = 0; form < 3; form++) {
+        if (form == 1) {
+            put(c, 2, 0, x, L * sizeof(C32));
+            in.src[0] = in.dst;                 /* in place */
+        } else if (form == 2) {
+            in.subop = NISA_UN_EXP;             /* a transcendental */
+            in.opcode = NISA_INSN_UNARY;
+            in.src[0] = tn(0, NISA_C64, 0, L, 0, 0, 0);
+            memset(&in.src[1], 0, sizeof(in.src[1]));
+        }
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, L * sizeof(C32));
+        for (unsigned i = 0; i < L; i++) {
+            double complex w = form == 2 ? cexp(cz(x[i])) :
+                               cdiv(cz(x[i]), cz(y[i]));
+
+            check_c("large", form * L + i, got[i], w, form == 2 ? 2 : 1);
+        }
+    }
+    core_stop(c);
+}
+
 /* UNARY CONJ of a real operand is the identity (float and integer forms). */
 static void test_conj_real(void)
 {
@@ -647,6 +686,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/complex/compare-where-fill",
                    test_compare_where_fill);
     qtest_add_func("/trainium/complex/copy", test_copy);
+    qtest_add_func("/trainium/complex/large", test_large);
     qtest_add_func("/trainium/complex/conj-real", test_conj_real);
     qtest_add_func("/trainium/complex/gate", test_gate);
     return g_test_run();
