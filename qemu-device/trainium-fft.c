@@ -15,6 +15,7 @@
 #include "qemu/thread.h"
 #include <fftw3.h>
 #include "trainium-isa.h"
+#include "trainium-iter.h"
 #include "trace.h"
 
 /* Elements gathered per FFTW call, about: enough to amortise the call. */
@@ -233,7 +234,7 @@ static bool trn_fft_gather(TrnKernel *k, const TrnFft *f, uint64_t line,
     for (uint64_t i = 0; i < f->nin; i++) {
         const uint8_t *p = trn_fft_at(f, &f->src, base, i);
 
-        if (i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
+        if (k && i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
             trn_tick(k, TRN_FFT_MOVE_PIECE)) {
             return true;
         }
@@ -272,7 +273,7 @@ static bool trn_fft_scatter(TrnKernel *k, const TrnFft *f, uint64_t line,
         uint8_t *p = trn_fft_at(f, &f->dst, base, i);
         double re, im;
 
-        if (i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
+        if (k && i % TRN_FFT_MOVE_PIECE == TRN_FFT_MOVE_PIECE - 1 &&
             trn_tick(k, TRN_FFT_MOVE_PIECE)) {
             return true;
         }
@@ -311,7 +312,12 @@ static uint64_t trn_fft_line_work(uint64_t n)
     return n * (5 * (64 - clz64(n | 1)));
 }
 
-/* Lines [@first, @first + @howmany) through one FFTW call. */
+/*
+ * Lines [@first, @first + @howmany) through one FFTW call. @k NULL: on a
+ * helper thread of trn_fft_shared(), whose lines are short (no checks for
+ * a reset within them, no call of its own thread) and whose errors the
+ * caller logs.
+ */
 static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
                               uint64_t howmany, TrnFftCall *c)
 {
@@ -327,15 +333,19 @@ static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
     }
     c->plan = trn_fft_plan(f, howmany, c->in, c->out, &c->cached);
     if (!c->plan) {
-        return trn_bad_insn(k, "FFT: FFTW has no plan for this length");
+        return k ? trn_bad_insn(k, "FFT: FFTW has no plan for this length")
+                 : NISA_ERR_BAD_INSN;
     }
-    if (trn_tick(k, work)) {
+    if (!k) {
+        trn_fft_execute(c);
+    } else if (trn_tick(k, work)) {
         trn_fft_drop_plan(c->plan, c->cached);
         return NISA_ERR_ABORTED;
-    }
-    err = trn_fft_call_run(k, c, f->n, work);
-    if (err) {
-        return err;
+    } else {
+        err = trn_fft_call_run(k, c, f->n, work);
+        if (err) {
+            return err;
+        }
     }
     for (uint64_t l = 0; l < howmany; l++) {
         if (trn_fft_scatter(k, f, first + l, c->out + l * wout)) {
@@ -345,16 +355,27 @@ static uint32_t trn_fft_batch(TrnKernel *k, const TrnFft *f, uint64_t first,
     return NISA_ERR_NONE;
 }
 
-static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
+/* Lines [@first, @end) in calls of @batch lines, the tail in fewer. */
+static uint32_t trn_fft_lines(TrnKernel *k, const TrnFft *f, uint64_t first,
+                              uint64_t end, uint64_t batch, TrnFftCall *c)
 {
-    uint64_t per = MAX(f->nin, f->nout), batch = 1, done = 0;
-    TrnFftCall *c = g_new0(TrnFftCall, 1);
     uint32_t err = NISA_ERR_NONE;
 
-    /* A power of two of lines per call: few distinct plans to cache. */
-    while (batch * 2 * per <= TRN_FFT_BATCH_ELEMS && batch * 2 <= f->nlines) {
-        batch *= 2;
+    while (!err && first < end) {
+        while (batch > end - first) {
+            batch /= 2;         /* the tail: smaller powers of two */
+        }
+        err = trn_fft_batch(k, f, first, batch, c);
+        first += batch;
     }
+    return err;
+}
+
+/* Buffers for calls of @batch lines; NULL if the host has no memory. */
+static TrnFftCall *trn_fft_call_new(const TrnFft *f, uint64_t batch)
+{
+    TrnFftCall *c = g_new0(TrnFftCall, 1);
+
     c->refs = 1;
     c->sub = f->sub;
     qemu_sem_init(&c->done, 0);
@@ -363,15 +384,82 @@ static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
     c->out = fftw_malloc(batch * f->nout * trn_fft_out_width(f->sub) *
                          sizeof(double));
     if (!c->in || !c->out) {
-        err = trn_bad_insn(k, "FFT: no host memory for lines this long");
+        trn_fft_call_unref(c);
+        return NULL;
     }
-    while (!err && done < f->nlines) {
-        while (batch > f->nlines - done) {
-            batch /= 2;         /* the tail: smaller powers of two */
+    return c;
+}
+
+/*
+ * Many short lines are shared by the card's threads (trn_pool_run()),
+ * @batch lines a piece, each worker with buffers of its own. The pieces
+ * depend on the shape alone and every line is computed alike, so the
+ * results are the same bits with any number of threads.
+ */
+typedef struct TrnFftShare {
+    const TrnFft *f;
+    uint64_t batch;
+    TrnFftCall **calls;     /* per worker, made by the worker */
+    uint32_t err;           /* the first error of a piece (atomic) */
+} TrnFftShare;
+
+static void trn_fft_piece(void *arg, unsigned w, uint64_t i)
+{
+    TrnFftShare *sh = arg;
+    uint64_t first = i * sh->batch;
+    uint32_t err;
+
+    if (!sh->calls[w]) {
+        sh->calls[w] = trn_fft_call_new(sh->f, sh->batch);
+    }
+    err = sh->calls[w] ? trn_fft_lines(NULL, sh->f, first,
+                                       MIN(first + sh->batch, sh->f->nlines),
+                                       sh->batch, sh->calls[w])
+                       : NISA_ERR_BAD_INSN;
+    if (err) {
+        qatomic_cmpxchg(&sh->err, NISA_ERR_NONE, err);
+    }
+}
+
+static uint32_t trn_fft_shared(TrnKernel *k, const TrnFft *f, uint64_t batch)
+{
+    unsigned workers = trn_pool_workers(k->s->pool);
+    TrnFftShare sh = { f, batch, g_new0(TrnFftCall *, workers) };
+    uint32_t err;
+
+    err = trn_pool_run(k, DIV_ROUND_UP(f->nlines, batch), trn_fft_piece, &sh);
+    for (unsigned w = 0; w < workers; w++) {
+        if (sh.calls[w]) {
+            trn_fft_call_unref(sh.calls[w]);
         }
-        err = trn_fft_batch(k, f, done, batch, c);
-        done += batch;
     }
+    g_free(sh.calls);
+    if (!err && sh.err) {
+        err = trn_bad_insn(k, "FFT: no host memory or no FFTW plan");
+    }
+    return err;
+}
+
+static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
+{
+    uint64_t per = MAX(f->nin, f->nout), batch = 1;
+    TrnFftCall *c;
+    uint32_t err;
+
+    /* A power of two of lines per call: few distinct plans to cache. */
+    while (batch * 2 * per <= TRN_FFT_BATCH_ELEMS && batch * 2 <= f->nlines) {
+        batch *= 2;
+    }
+    if (per <= TRN_FFT_BATCH_ELEMS && f->nlines > batch &&
+        f->nlines * per >= TRN_ITER_SHARE_MIN &&
+        trn_strides_nest(f->dst.shape, f->dst.stride, NISA_MAX_DIMS)) {
+        return trn_fft_shared(k, f, batch);
+    }
+    c = trn_fft_call_new(f, batch);
+    if (!c) {
+        return trn_bad_insn(k, "FFT: no host memory for lines this long");
+    }
+    err = trn_fft_lines(k, f, 0, f->nlines, batch, c);
     trn_fft_call_unref(c);
     return err;
 }

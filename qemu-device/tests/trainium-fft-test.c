@@ -286,6 +286,52 @@ static void test_strided(void)
     core_stop(c);
 }
 
+/*
+ * 2^12 lines of 32 (2^17 elements: shared by the card's threads), along
+ * the last axis and, R2C, along the first (lines 2^12 elements apart).
+ */
+static void test_batched(void)
+{
+    enum { NL = 1 << 12, L = 32, H = L / 2 + 1 };
+    Core *c = core_start();
+    g_autofree C32 *x = g_new(C32, NL * L);
+    g_autofree C32 *got = g_new(C32, NL * L);
+    g_autofree float *r = g_new(float, NL * L);
+    C32 line[L];
+    long double complex want[L];
+
+    randc(x, NL * L, 11);
+    for (unsigned i = 0; i < NL * L; i++) {
+        r[i] = x[i].im;
+    }
+    put(c, 0, 0, x, NL * L * sizeof(C32));
+    put(c, 3, 0, r, NL * L * sizeof(float));
+    g_assert_cmphex(run1(c, fft(NISA_FFT_FORWARD,
+                                tn(1, NISA_C64, 0, NL, L, 0, 0),
+                                tn(0, NISA_C64, 0, NL, L, 0, 0), 0.5)), ==, OK);
+    get(c, 1, 0, got, NL * L * sizeof(C32));
+    for (unsigned l = 0; l < NL; l++) {
+        dft(&x[l * L], 1, L, -1, 0.5, want);
+        check_norm("batched", &got[l * L], 1, want, L);
+    }
+    {
+        struct nisa_insn in = fft(NISA_FFT_R2C, tn(1, NISA_C64, 0, H, NL, 0, 0),
+                                  tn(3, NISA_F32, 0, L, NL, 0, 0), 1);
+
+        in.axis = 0;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, got, H * NL * sizeof(C32));
+        for (unsigned l = 0; l < NL; l++) {
+            for (unsigned j = 0; j < L; j++) {
+                line[j] = (C32){ r[j * NL + l], 0 };
+            }
+            dft(line, 1, L, -1, 1, want);
+            check_norm("batched r2c", &got[l], NL, want, H);
+        }
+    }
+    core_stop(c);
+}
+
 /* Malformed instructions are BAD_INSN; empty operands do nothing. */
 static void test_bad(void)
 {
@@ -370,6 +416,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/fft/long-prime", test_long_prime);
     qtest_add_func("/trainium/fft/real", test_real);
     qtest_add_func("/trainium/fft/strided", test_strided);
+    qtest_add_func("/trainium/fft/batched", test_batched);
     qtest_add_func("/trainium/fft/bad", test_bad);
     return g_test_run();
 }
