@@ -139,7 +139,8 @@ static const struct {
     { NISA_UN_SIN, "sin", NISA_C64 }, { NISA_UN_COS, "cos", NISA_C64 },
     { NISA_UN_TANH, "tanh", NISA_C64 },
     { NISA_UN_SIGMOID, "sigmoid", NISA_C64 },
-    { NISA_UN_ISNAN, "isnan", NISA_BOOL }, { NISA_UN_ISINF, "isinf", NISA_BOOL },
+    { NISA_UN_ISNAN, "isnan", NISA_BOOL },
+    { NISA_UN_ISINF, "isinf", NISA_BOOL },
     { NISA_UN_ISFINITE, "isfinite", NISA_BOOL },
 };
 
