@@ -125,6 +125,7 @@ static void trn_fft_drop_plan(fftw_plan p, bool cached)
  */
 typedef struct TrnFftCall {
     int refs;
+    uint64_t bytes;         /* of in and out */
     QemuSemaphore done;
     unsigned sub;
     fftw_plan plan;
@@ -132,9 +133,19 @@ typedef struct TrnFftCall {
     double *in, *out;
 } TrnFftCall;
 
+/*
+ * Bytes of FFTW buffers alive, on every card: a call abandoned on a reset
+ * keeps its buffers until it ends, and a long one may take 2 GiB
+ * (NISA_FFT_MAX_LEN), so a new one waits while they would exceed
+ * TRN_FFT_MAX_LIVE (trn_fft_wait_memory()).
+ */
+#define TRN_FFT_MAX_LIVE (4ull << 30)
+static uint64_t trn_fft_live;
+
 static void trn_fft_call_unref(TrnFftCall *c)
 {
     if (qatomic_fetch_dec(&c->refs) == 1) {
+        qatomic_sub(&trn_fft_live, c->bytes);
         fftw_free(c->in);
         fftw_free(c->out);
         qemu_sem_destroy(&c->done);
@@ -376,13 +387,17 @@ static TrnFftCall *trn_fft_call_new(const TrnFft *f, uint64_t batch)
 {
     TrnFftCall *c = g_new0(TrnFftCall, 1);
 
+    uint64_t in = batch * f->nin * trn_fft_in_width(f->sub) * sizeof(double);
+    uint64_t out = batch * f->nout * trn_fft_out_width(f->sub) *
+                   sizeof(double);
+
     c->refs = 1;
     c->sub = f->sub;
+    c->bytes = in + out;
+    qatomic_add(&trn_fft_live, c->bytes);
     qemu_sem_init(&c->done, 0);
-    c->in = fftw_malloc(batch * f->nin * trn_fft_in_width(f->sub) *
-                        sizeof(double));
-    c->out = fftw_malloc(batch * f->nout * trn_fft_out_width(f->sub) *
-                         sizeof(double));
+    c->in = fftw_malloc(in);
+    c->out = fftw_malloc(out);
     if (!c->in || !c->out) {
         trn_fft_call_unref(c);
         return NULL;
@@ -440,6 +455,26 @@ static uint32_t trn_fft_shared(TrnKernel *k, const TrnFft *f, uint64_t batch)
     return err;
 }
 
+/*
+ * Wait, checking for a reset every millisecond, until @bytes more of
+ * buffers fit under TRN_FFT_MAX_LIVE, or none are alive (one call of any
+ * length always runs).
+ */
+static uint32_t trn_fft_wait_memory(TrnKernel *k, uint64_t bytes)
+{
+    for (;;) {
+        uint64_t live = qatomic_read(&trn_fft_live);
+
+        if (!live || live + bytes <= TRN_FFT_MAX_LIVE) {
+            return NISA_ERR_NONE;
+        }
+        if (trn_queue_aborting(k->q)) {
+            return NISA_ERR_ABORTED;
+        }
+        g_usleep(1000);
+    }
+}
+
 static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
 {
     uint64_t per = MAX(f->nin, f->nout), batch = 1;
@@ -454,6 +489,10 @@ static uint32_t trn_fft_run(TrnKernel *k, const TrnFft *f)
         f->nlines * per >= TRN_ITER_SHARE_MIN &&
         trn_strides_nest(f->dst.shape, f->dst.stride, NISA_MAX_DIMS)) {
         return trn_fft_shared(k, f, batch);
+    }
+    err = trn_fft_wait_memory(k, batch * per * 4 * sizeof(double));
+    if (err) {
+        return err;
     }
     c = trn_fft_call_new(f, batch);
     if (!c) {
