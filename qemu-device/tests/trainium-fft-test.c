@@ -332,6 +332,45 @@ static void test_batched(void)
     core_stop(c);
 }
 
+/*
+ * The shared paths give the same bits on one thread and on three: a
+ * batched FFT, and (the complex elementwise engine's) a complex multiply
+ * of 2^17 elements.
+ */
+static void run_on(const char *props, const C32 *x, C32 *fft_out,
+                   C32 *mul_out, unsigned n)
+{
+    Core *c = core_start_with(props);
+
+    put(c, 0, 0, x, n * sizeof(C32));
+    g_assert_cmphex(run1(c, fft(NISA_FFT_BACKWARD,
+                                tn(1, NISA_C64, 0, n / 64, 64, 0, 0),
+                                tn(0, NISA_C64, 0, n / 64, 64, 0, 0), 1)),
+                    ==, OK);
+    get(c, 1, 0, fft_out, n * sizeof(C32));
+    g_assert_cmphex(run1(c, (struct nisa_insn){ .opcode = NISA_INSN_BINARY,
+                         .subop = NISA_BIN_MUL,
+                         .dst = tn(2, NISA_C64, 0, n, 0, 0, 0),
+                         .src = { tn(0, NISA_C64, 0, n, 0, 0, 0),
+                                  tn(1, NISA_C64, 0, n, 0, 0, 0) } }), ==, OK);
+    get(c, 2, 0, mul_out, n * sizeof(C32));
+    core_stop(c);
+}
+
+static void test_threads(void)
+{
+    enum { n = 1 << 17 };
+    g_autofree C32 *x = g_new(C32, n);
+    g_autofree C32 *f1 = g_new(C32, n), *f3 = g_new(C32, n);
+    g_autofree C32 *m1 = g_new(C32, n), *m3 = g_new(C32, n);
+
+    randc(x, n, 13);
+    run_on("mem-size=64M,blas-threads=1", x, f1, m1, n);
+    run_on("mem-size=64M,blas-threads=3", x, f3, m3, n);
+    g_assert(!memcmp(f1, f3, n * sizeof(C32)));
+    g_assert(!memcmp(m1, m3, n * sizeof(C32)));
+}
+
 /* Malformed instructions are BAD_INSN; empty operands do nothing. */
 static void test_bad(void)
 {
@@ -417,6 +456,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/fft/real", test_real);
     qtest_add_func("/trainium/fft/strided", test_strided);
     qtest_add_func("/trainium/fft/batched", test_batched);
+    qtest_add_func("/trainium/fft/threads", test_threads);
     qtest_add_func("/trainium/fft/bad", test_bad);
     return g_test_run();
 }
