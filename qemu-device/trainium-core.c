@@ -116,11 +116,12 @@ static uint32_t trn_check_complex(TrnKernel *k, const struct nisa_insn *in)
     g_autofree char *why = NULL;
     bool cplx = false;
 
+    /* The dtypes first: the common case, no complex operand, costs 4 loads. */
     for (unsigned i = 0; i < 4; i++) {
         const struct nisa_tensor *t = i ? &in->src[i - 1] : &in->dst;
 
-        if (nisa_operand_access(op, sub, flags, axis, i) &&
-            nisa_dtype_is_complex(t->dtype)) {
+        if (nisa_dtype_is_complex(t->dtype) &&
+            nisa_operand_access(op, sub, flags, axis, i)) {
             cplx = true;
         }
     }
