@@ -52,23 +52,52 @@ at::Tensor& minimum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& ou
   return binary_out(NISA_BIN_MIN, a, b, 1.0, out);
 }
 
+// z^w of complex numbers (any operand complex): exp(w log z), 0 where z is
+// 0 (libstdc++'s std::pow, which the CPU's kernel calls), z * z for the
+// exponent 2 (the CPU's special case). The card's POW is real only.
+bool complex_pow(const at::Tensor& a, const at::Tensor& b) {
+  return at::isComplexType(at::result_type(a, b));
+}
+
+at::Tensor pow_complex(const at::Tensor& a, const at::Tensor& b) {
+  at::Device dev = result_device(a, b);
+  at::Tensor z = operand(a, dev).to(at::kComplexFloat);
+  if (is_cpu_scalar(b) && b.item<c10::complex<double>>() == c10::complex<double>(2.0))
+    return z * z;
+  at::Tensor r = at::exp(at::log(z) * operand(b, dev));
+  return at::where(z == 0, at::zeros({}, z.options()), r);
+}
+
 at::Tensor pow_tt(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NISA_BIN_POW, a, b);
+  return complex_pow(a, b) ? pow_complex(a, b) : binary(NISA_BIN_POW, a, b);
 }
 at::Tensor& pow_tt_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (complex_pow(a, b))
+    return into(out, pow_complex(a, b));
   return binary_out(NISA_BIN_POW, a, b, 1.0, out);
 }
 at::Tensor pow_ts(const at::Tensor& a, const at::Scalar& e) {
-  return binary(NISA_BIN_POW, a, wrapped(e));
+  at::Tensor w = wrapped(e);
+  return complex_pow(a, w) ? pow_complex(a, w) : binary(NISA_BIN_POW, a, w);
 }
 at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
-  return binary_inplace(NISA_BIN_POW, a, wrapped(e));
+  at::Tensor w = wrapped(e);
+  if (complex_pow(a, w)) {
+    TORCH_CHECK(a.is_complex(), "result type ComplexFloat can't be cast to the "
+                "desired output type ", a.scalar_type());
+    return a.copy_(pow_complex(a, w));
+  }
+  return binary_inplace(NISA_BIN_POW, a, w);
 }
 at::Tensor& pow_ts_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& out) {
-  return binary_out(NISA_BIN_POW, a, wrapped(e), 1.0, out);
+  at::Tensor w = wrapped(e);
+  if (complex_pow(a, w))
+    return into(out, pow_complex(a, w));
+  return binary_out(NISA_BIN_POW, a, w, 1.0, out);
 }
 at::Tensor pow_st(const at::Scalar& a, const at::Tensor& e) {
-  return binary(NISA_BIN_POW, wrapped(a), e);
+  at::Tensor b = wrapped(a);
+  return complex_pow(b, e) ? pow_complex(b, e) : binary(NISA_BIN_POW, b, e);
 }
 
 // rsub(self, other, alpha) = other - alpha * self

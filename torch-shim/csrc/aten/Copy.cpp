@@ -10,6 +10,8 @@
 // strides and broadcasts are converted on the card (or by the CPU for dtypes
 // the card lacks) around the transfer.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_conj.h>
+#include <ATen/ops/_neg_view.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -117,10 +119,35 @@ void copy_to_cpu(const at::Tensor& dst, const at::Tensor& src, bool non_blocking
   dst.copy_(read_to_cpu(src));
 }
 
+// @t without its math bits (a conjugate or negative view shows the
+// conjugate or negation of what it holds): the elements as stored.
+at::Tensor stored(const at::Tensor& t) {
+  at::Tensor r = t;
+  if (r.is_conj())
+    r = at::_conj(r);
+  if (r.is_neg())
+    r = at::_neg_view(r);
+  return r;
+}
+
 at::Tensor neuron_copy_from(const at::Tensor& self, const at::Tensor& dst,
                             bool non_blocking) {
   if (self.numel() == 0)
     return dst;
+  if (self.is_complex() && !dst.is_complex()) {
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+  }
+  // _copy_from gets views with their math bits: copy what is stored, then
+  // conjugate or negate dst's elements where the two views differ.
+  if (self.is_conj() || self.is_neg() || dst.is_conj() || dst.is_neg()) {
+    at::Tensor to = stored(dst);
+    neuron_copy_from(stored(self), to, non_blocking);
+    if (self.is_conj() != dst.is_conj())
+      to.conj_physical_();
+    if (self.is_neg() != dst.is_neg())
+      to.neg_();
+    return dst;
+  }
   if (dst.is_cpu()) {
     copy_to_cpu(dst, self, non_blocking);
   } else if (self.is_cpu()) {
@@ -153,6 +180,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", neuron_copy_from);
   m.impl("_copy_from_and_resize", neuron_copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+// The math bits pass through to neuron_copy_from(), which resolves them (the
+// fallbacks of these keys would materialize a conjugate view by a clone,
+// itself a copy: a recursion without end).
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace

@@ -98,6 +98,12 @@ double below(double v, at::ScalarType t) {
 }
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, Gen gen) {
+  // A complex64 tensor: both parts drawn from [from, to), as on the CPU.
+  if (self.is_complex()) {
+    at::Tensor planes = at::view_as_real(self);
+    uniform_(planes, from, to, gen);
+    return self;
+  }
   check_inplace(self, "uniform_", true);
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but "
               "found from=", from, " > to=", to);
@@ -118,6 +124,13 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, Gen gen) {
 }
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, Gen gen) {
+  // A complex64 tensor: each part normal of deviation std / sqrt(2) (so
+  // that E|z - mean|^2 = std^2), as on the CPU.
+  if (self.is_complex()) {
+    at::Tensor planes = at::view_as_real(self);
+    normal_(planes, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   check_inplace(self, "normal_", true);
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   draw(NISA_RNG_NORMAL, self, gen);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// fill_ and zero_: one FILL instruction of the card.
+// fill_ and zero_: one FILL instruction of the card (a complex value's
+// imaginary part is the instruction's @alpha).
 #include "NeuronOps.h"
 
 namespace torch_neuron {
@@ -7,6 +8,13 @@ namespace {
 
 at::Tensor& fill_scalar_(at::Tensor& self, const at::Scalar& value) {
   nrn_tensor_desc o = desc(self);
+  if (self.is_complex()) {
+    c10::complex<double> z = value.toComplexDouble();
+    // A conjugate view holds the conjugate of what it shows.
+    double im = self.is_conj() ? -z.imag() : z.imag();
+    NEURON_OP(nrn_op_fill_complex(stream_for(self), &o, z.real(), im));
+    return self;
+  }
   NEURON_OP(nrn_op_fill(stream_for(self), &o, value.toDouble()));
   return self;
 }

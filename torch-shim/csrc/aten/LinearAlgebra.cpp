@@ -27,9 +27,60 @@ void check_mm(const at::Tensor& a, const at::Tensor& b, int64_t dims) {
   check_device(a, b);
 }
 
+// @t's elements as it shows them: ATen passes the products conjugate and
+// negative views (their math bits) as they are, since CPU BLAS takes them.
+at::Tensor shown(const at::Tensor& t) {
+  return t.is_conj() || t.is_neg() ? t.resolve_conj().resolve_neg() : t;
+}
+
+void matmul_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                 const at::Tensor* bias, bool accumulate);
+
+// The product of complex64 matrices: four real products of their planes
+// (view_as_real), re = ar br - ai bi, im = ar bi + ai br, each a MATMUL
+// accumulating in float32 as the real products do.
+void complex_matmul_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                         const at::Tensor* bias, bool accumulate) {
+  auto part = [](const at::Tensor& t, int64_t i) {
+    return t.is_complex() ? at::view_as_real(t).select(-1, i)
+                          : (i ? at::zeros_like(t) : t);
+  };
+  at::Tensor ar = part(a, 0), ai = part(a, 1), br = part(b, 0), bi = part(b, 1);
+  at::Tensor re = empty_neuron(out.sizes(), at::kFloat, out.device());
+  at::Tensor im = empty_neuron(out.sizes(), at::kFloat, out.device());
+  at::Tensor t = empty_neuron(out.sizes(), at::kFloat, out.device());
+  matmul_into(re, ar, br, nullptr, false);
+  matmul_into(t, ai, bi, nullptr, false);
+  re.sub_(t);
+  matmul_into(im, ar, bi, nullptr, false);
+  matmul_into(im, ai, br, nullptr, true);
+  if (bias) {
+    re.add_(part(*bias, 0));
+    im.add_(part(*bias, 1));
+  }
+  at::Tensor ore = at::view_as_real(out).select(-1, 0);
+  at::Tensor oim = at::view_as_real(out).select(-1, 1);
+  if (accumulate) {
+    ore.add_(re);
+    oim.add_(im);
+  } else {
+    ore.copy_(re);
+    oim.copy_(im);
+  }
+}
+
 // out = a @ b (+ bias) (+ out); all on one device.
 void matmul_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                  const at::Tensor* bias, bool accumulate) {
+  TORCH_CHECK(!out.is_conj() && !out.is_neg(), "neuron: a matrix product into a "
+              "conjugate or negative view is not supported; resolve it first");
+  if (a.is_conj() || a.is_neg() || b.is_conj() || b.is_neg() ||
+      (bias && (bias->is_conj() || bias->is_neg()))) {
+    at::Tensor rb = bias ? shown(*bias) : at::Tensor();
+    return matmul_into(out, shown(a), shown(b), bias ? &rb : nullptr, accumulate);
+  }
+  if (out.is_complex())
+    return complex_matmul_into(out, a, b, bias, accumulate);
   nrn_tensor_desc o = desc(out), da = desc(a), db = desc(b), dbias;
   if (bias)
     dbias = desc(*bias);
@@ -128,6 +179,11 @@ at::Tensor dot(const at::Tensor& a, const at::Tensor& b) {
   if (!at::isFloatingType(a.scalar_type()))
     return (a * b).sum();
   return at::mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+}
+
+// vdot(a, b) = sum(conj(a) b): dot for real vectors.
+at::Tensor vdot(const at::Tensor& a, const at::Tensor& b) {
+  return torch_neuron::dot(a.is_complex() ? a.conj() : a, b);
 }
 
 at::Tensor addmv_n(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
@@ -477,7 +533,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bmm.out", bmm_out);
   m.impl("baddbmm", baddbmm);
   m.impl("dot", dot);
-  m.impl("vdot", dot);
+  m.impl("vdot", vdot);
   m.impl("addmv", addmv_n);
   m.impl("addmv.out", addmv_out);
   m.impl("trace", trace_k);

@@ -21,6 +21,13 @@ inline at::Tensor operand(const at::Tensor& t, const at::Device& dev,
               "device, but found at least two devices, ", dev, " and ",
               t.device(), "!");
   at::ScalarType st = t.scalar_type();
+  if (t.is_complex()) {
+    at::Tensor n = empty_neuron({}, at::kComplexFloat, dev);
+    nrn_tensor_desc d = desc(n);
+    c10::complex<double> z = t.item<c10::complex<double>>();
+    NEURON_OP(nrn_op_fill_complex(stream_for(n), &d, z.real(), z.imag()));
+    return n;
+  }
   if (!supported_dtype(st) || (st == at::kDouble && common != at::kDouble))
     st = at::kFloat;
   at::Tensor n = empty_neuron({}, st, dev);
@@ -42,7 +49,27 @@ inline double scalar_value(const at::Tensor& v, const at::Tensor& other,
 }
 
 inline at::ScalarType float_result(at::ScalarType t) {
-  return at::isFloatingType(t) ? t : at::typeMetaToScalarType(at::get_default_dtype());
+  return at::isFloatingType(t) || at::isComplexType(t)
+             ? t : at::typeMetaToScalarType(at::get_default_dtype());
+}
+
+// An elementwise instruction with a complex operand: the card computes the
+// functions nisa_takes_complex() lists (docs/hardware.md, "Complex
+// numbers"), the others are refused here, naming the operator; a complex
+// source gives a complex result but for @real_ok functions (abs, angle,
+// the predicates) and comparisons.
+inline void check_complex(nisa_opcode op, unsigned sub, bool any_complex,
+                          const at::Tensor& out, bool real_ok = false) {
+  if (!any_complex && !out.is_complex())
+    return;
+  std::string name = current_op_name();
+  TORCH_CHECK(nisa_takes_complex(op, sub), "neuron: ",
+              name.empty() ? "this operator" : name, " is not implemented "
+              "for complex64 on the card");
+  TORCH_CHECK(out.is_complex() || real_ok || !any_complex, "neuron: ",
+              name.empty() ? "this operator" : name, ": the result of "
+              "complex operands is complex, got an output of type ",
+              out.scalar_type());
 }
 
 // Kind BITS of the ISA's tables: integer (and bool) operands only.
@@ -90,13 +117,14 @@ inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
   TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(out.scalar_type()),
               "neuron: bitwise operations are not implemented for '",
               out.scalar_type(), "'");
+  check_complex(NISA_INSN_BINARY, op, a.is_complex() || b.is_complex(), out);
   nrn_stream* s = stream_for(out);
   nrn_tensor_desc o = desc(out);
-  if (is_neuron(a) && is_cpu_scalar(b)) {
+  if (is_neuron(a) && is_cpu_scalar(b) && !b.is_complex()) {
     nrn_tensor_desc x = desc(a);
     NEURON_OP(nrn_op_binary_scalar(s, op, &o, &x, scalar_value(b, a, binary_is_float(op)),
                                    alpha, 0));
-  } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0) {
+  } else if (is_cpu_scalar(a) && is_neuron(b) && alpha == 1.0 && !a.is_complex()) {
     nrn_tensor_desc y = desc(b);
     NEURON_OP(nrn_op_binary_scalar(s, op, &o, &y, scalar_value(a, b, binary_is_float(op)),
                                    1.0, 1));
@@ -142,8 +170,8 @@ inline at::Tensor& binary_inplace(nisa_binary op, at::Tensor& self,
 
 inline at::Tensor scalar_tensor(const at::Scalar& v) {
   return at::scalar_tensor(v, at::TensorOptions().dtype(
-      v.isFloatingPoint() ? at::kDouble : v.isBoolean() ? at::kBool : at::kLong))
-      .fill_(v);
+      v.isComplex() ? at::kComplexDouble : v.isFloatingPoint() ? at::kDouble
+      : v.isBoolean() ? at::kBool : at::kLong)).fill_(v);
 }
 
 // Wrapped-number scalars take part in type promotion like Python numbers.
@@ -164,7 +192,11 @@ enum class UnaryResult {
 };
 
 inline at::ScalarType unary_result_type(UnaryResult r, at::ScalarType t,
-                                        const char* name) {
+                                        const char* name,
+                                        nisa_unary fn = NISA_NUM_UNARY) {
+  // |z| and arg z of a complex z are real.
+  if (at::isComplexType(t) && (fn == NISA_UN_ABS || fn == NISA_UN_ANGLE))
+    return c10::toRealValueType(t);
   switch (r) {
     case UnaryResult::Keep: return t;
     case UnaryResult::Float: return float_result(t);
@@ -180,6 +212,9 @@ inline at::ScalarType unary_result_type(UnaryResult r, at::ScalarType t,
 inline at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& out,
                               double p = 0.0, double q = 0.0) {
   check_device(out, a);
+  check_complex(NISA_INSN_UNARY, fn, a.is_complex(), out,
+                fn == NISA_UN_ABS || fn == NISA_UN_ANGLE || fn == NISA_UN_ISNAN ||
+                    fn == NISA_UN_ISINF || fn == NISA_UN_ISFINITE);
   nrn_tensor_desc o = desc(out), x = desc(a);
   if (p == 0.0 && q == 0.0)
     NEURON_OP(nrn_op_unary(stream_for(out), fn, &o, &x));
@@ -214,9 +249,10 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
                                 const at::Tensor& b, at::Tensor& out) {
   check_device(out, a);
   check_device(out, b);
+  check_complex(NISA_INSN_COMPARE, cmp, a.is_complex() || b.is_complex(), out, true);
   nrn_stream* s = stream_for(out);
   nrn_tensor_desc o = desc(out);
-  if (is_cpu_scalar(b)) {
+  if (is_cpu_scalar(b) && !b.is_complex()) {
     nrn_tensor_desc x = desc(a);
     NEURON_OP(nrn_op_compare_scalar(s, cmp, &o, &x, scalar_value(b, a)));
   } else {
@@ -236,19 +272,21 @@ inline const char* const unary_names[NISA_NUM_UNARY] = {NISA_UNARY_OPS(NEURON_UN
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor un_f(const at::Tensor& a) {
   at::Tensor out = empty_neuron(
-      a.sizes(), unary_result_type(RES, a.scalar_type(), unary_names[FN]), a.device());
+      a.sizes(), unary_result_type(RES, a.scalar_type(), unary_names[FN], FN), a.device());
   return unary_into(FN, a, out);
 }
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor& un_i(at::Tensor& a) {
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
+  TORCH_CHECK(!a.is_complex() || (FN != NISA_UN_ABS && FN != NISA_UN_ANGLE),
+              "In-place ", unary_names[FN], " is not supported for complex tensors.");
+  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN], FN);
   TORCH_CHECK(at::canCast(rt, a.scalar_type()), "result type ", rt,
               " can't be cast to the desired output type ", a.scalar_type());
   return unary_into(FN, a, a);
 }
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor& un_o(const at::Tensor& a, at::Tensor& out) {
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN]);
+  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN], FN);
   TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
               " can't be cast to the desired output type ", out.scalar_type());
   return unary_out(FN, a, out);

@@ -31,7 +31,8 @@ inline bool is_cpu_scalar(const at::Tensor& t) {
 // type), every type of NISA_DTYPES (isa/neuron_isa.h) once.
 #define NEURON_SCALAR_TYPES(X)                                                \
   X(Float, F32) X(BFloat16, BF16) X(Int, I32) X(Long, I64) X(Bool, BOOL)      \
-  X(Half, F16) X(Byte, U8) X(Char, I8) X(Short, I16) X(Double, F64)
+  X(Half, F16) X(Byte, U8) X(Char, I8) X(Short, I16) X(Double, F64)        \
+  X(ComplexFloat, C64)
 #define NEURON_COUNT_(t, n) +1
 static_assert(0 NEURON_SCALAR_TYPES(NEURON_COUNT_) == NISA_NUM_DTYPES,
               "NEURON_SCALAR_TYPES: each card type once");
@@ -68,8 +69,8 @@ inline at::ScalarType acc_dtype(at::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-#define NEURON_CARD_DTYPES "float32, float64, bfloat16, float16, int64, " \
-                           "int32, int16, int8, uint8 and bool are"
+#define NEURON_CARD_DTYPES "float32, float64, complex64, bfloat16, float16, " \
+                           "int64, int32, int16, int8, uint8 and bool are"
 
 // The operator being run when a dtype is refused, for the message: the
 // name c10's dispatcher gives it (empty if no operator is known; the names

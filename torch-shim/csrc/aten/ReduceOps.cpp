@@ -68,8 +68,22 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
   return cur;
 }
 
+// The sum or mean of a complex64 tensor: of its real and imaginary planes
+// (view_as_real's last dim), each as a float32 tensor's.
+at::Tensor complex_reduce(bool mean, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                          bool keepdim, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(!dtype || *dtype == at::kComplexFloat, "neuron: ", mean ? "mean" : "sum",
+              " of a complex64 tensor into ", *dtype, " is not supported on the card");
+  auto dims = reduce_dims(self, dim);
+  at::Tensor planes = at::view_as_real(self);
+  at::Tensor r = mean ? at::mean(planes, dims, keepdim) : at::sum(planes, dims, keepdim);
+  return at::view_as_complex(r);
+}
+
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
+  if (self.is_complex())
+    return complex_reduce(false, self, dim, keepdim, dtype);
   auto dims = reduce_dims(self, dim);
   at::Tensor r = reduce_keep(NISA_RED_SUM, self, dims, scan_dtype(self, dtype));
   return r.view(reduced_shape(self, dims, keepdim));
@@ -102,6 +116,8 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keep
 
 at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
+  if (self.is_complex())
+    return complex_reduce(true, self, dim, keepdim, dtype);
   auto dims = reduce_dims(self, dim);
   at::ScalarType dt = dtype ? *dtype : self.scalar_type();
   TORCH_CHECK(at::isFloatingType(dt), "mean(): could not infer output dtype. "

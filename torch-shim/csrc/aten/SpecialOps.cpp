@@ -180,8 +180,7 @@ at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& x,
   X(special_modified_bessel_k1, BESSEL_K1)                                    \
   X(special_scaled_modified_bessel_k0, BESSEL_K0E)                            \
   X(special_scaled_modified_bessel_k1, BESSEL_K1E)                            \
-  X(special_spherical_bessel_j0, SPHERICAL_J0) X(special_entr, ENTR)          \
-  X(angle, ANGLE)
+  X(special_spherical_bessel_j0, SPHERICAL_J0) X(special_entr, ENTR)
 
 // torch name, ISA operator: functional and out= (float results).
 #define NEURON_SPECIAL_BINARY_MAP(X)                                          \

@@ -23,15 +23,18 @@ namespace {
 
 constexpr auto kKey = c10::DispatchKey::PrivateUse1;
 
-// Complex numbers have no place on the card, not even as storage: refuse
-// them where every neuron tensor is born, so that an operator whose CPU
-// fallback returns complex fails with this message rather than later.
+// The card stores complex64 (pairs of float32) and no other complex type:
+// refuse the others where every neuron tensor is born, so that an operator
+// whose CPU fallback returns one fails with this message rather than later.
 void check_storable(at::ScalarType dtype) {
-  TORCH_CHECK(!c10::isComplexType(dtype), "neuron: dtype ", dtype,
-              " is not supported on the card (complex tensors cannot be "
-              "stored on a neuron device; keep them on the CPU)");
-  if (!supported_dtype(dtype))
-    track_op_names(); // operators refusing it say who they are (Dtype.cpp)
+  TORCH_CHECK(!c10::isComplexType(dtype) || dtype == at::kComplexFloat,
+              "neuron: dtype ", dtype, " is not supported on the card (of the "
+              "complex types, the card stores complex64 only; convert with "
+              ".to(torch.complex64) or keep it on the CPU)");
+  // Operators refusing it (or, for complex64, refusing the functions the
+  // card does not compute on complex numbers) say who they are (Dtype.cpp).
+  if (!supported_dtype(dtype) || c10::isComplexType(dtype))
+    track_op_names();
 }
 
 at::Tensor neuron_empty(c10::IntArrayRef size,

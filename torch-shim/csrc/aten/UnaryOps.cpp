@@ -170,7 +170,7 @@ at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
   X(neg, NEG, Keep) X(abs, ABS, Keep) X(exp, EXP, Float) X(log, LOG, Float)   \
   X(sqrt, SQRT, Float) X(rsqrt, RSQRT, Float) X(reciprocal, RECIP, Float)     \
   X(sigmoid, SIGMOID, Float) X(tanh, TANH, Float) X(sin, SIN, Float)          \
-  X(cos, COS, Float) X(sign, SIGN, Keep) X(sgn, SIGN, Keep)                   \
+  X(cos, COS, Float) X(sign, SIGN, Keep)                                     \
   X(erf, ERF, Float) X(floor, FLOOR, Keep)                                    \
   X(ceil, CEIL, Keep) X(round, ROUND, Keep) X(trunc, TRUNC, Keep)             \
   X(frac, FRAC, FloatOnly) X(expm1, EXPM1, Float) X(log1p, LOG1P, Float)      \
