@@ -679,7 +679,10 @@ static inline enum nisa_class nisa_opcode_class(unsigned int opcode)
 #define NISA_C64_UNARY(X)						\
 	X(NEG) X(CONJ) X(ABS) X(ANGLE) X(SQUARE) X(RECIP) X(EXP)	\
 	X(LOG) X(SQRT) X(SIN) X(COS) X(TANH) X(SIGMOID)		\
-	X(ISNAN) X(ISINF) X(ISFINITE)
+	X(ISNAN) X(ISINF) X(ISFINITE)					\
+	X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH)			\
+	X(ASINH) X(ACOSH) X(ATANH) X(LOG2) X(LOG10) X(LOG1P)		\
+	X(EXPM1) X(RSQRT) X(EXP2)
 #define NISA_C64_BINARY(X)	X(ADD) X(SUB) X(MUL) X(DIV)
 #define NISA_C64_COMPARE(X)	X(EQ) X(NE)
 

@@ -135,6 +135,23 @@ static inline void trn_cx_div(double a, double b, double c, double d,
     *im = (b * c - a * d) / den;
 }
 
+/*
+ * log(1 + z) as c10's complex log1p, in double: the imaginary part
+ * atan2(b, 1 + a); the real part log1p(a (2 + a) + b^2) / 2 when |z| < 1/2
+ * (no cancellation in 1 + z near 0), else log(hypot(1 + a, b)).
+ */
+static inline void trn_cx_log1p(double a, double b, double *re, double *im)
+{
+    *im = atan2(b, a + 1);
+    if (hypot(a, b) < 0.5) {
+        double r = a * (2 + a) + b * b;
+
+        *re = r == 0 ? a : 0.5 * log1p(r);
+    } else {
+        *re = log(hypot(a + 1, b));
+    }
+}
+
 static inline void trn_cx_set(TrnCxBuf *o, uint64_t j, double complex z)
 {
     o->re[j] = creal(z);
@@ -199,6 +216,61 @@ static void trn_cx_unary(unsigned fn, const TrnCxBuf *x, TrnCxBuf *o,
                        &o->im[j]);
             break;
         }
+        case NISA_UN_TAN:
+            trn_cx_set(o, j, ctan(z));
+            break;
+        case NISA_UN_ASIN:
+            trn_cx_set(o, j, casin(z));
+            break;
+        case NISA_UN_ACOS:
+            trn_cx_set(o, j, cacos(z));
+            break;
+        case NISA_UN_ATAN:
+            trn_cx_set(o, j, catan(z));
+            break;
+        case NISA_UN_SINH:
+            trn_cx_set(o, j, csinh(z));
+            break;
+        case NISA_UN_COSH:
+            trn_cx_set(o, j, ccosh(z));
+            break;
+        case NISA_UN_ASINH:
+            trn_cx_set(o, j, casinh(z));
+            break;
+        case NISA_UN_ACOSH:
+            trn_cx_set(o, j, cacosh(z));
+            break;
+        case NISA_UN_ATANH:
+            trn_cx_set(o, j, catanh(z));
+            break;
+        case NISA_UN_LOG2:          /* each part of log(z) / ln 2 */
+        case NISA_UN_LOG10: {
+            double complex l = clog(z);
+            double d = fn == NISA_UN_LOG2 ? M_LN2 : M_LN10;
+
+            o->re[j] = creal(l) / d;
+            o->im[j] = cimag(l) / d;
+            break;
+        }
+        case NISA_UN_LOG1P:
+            trn_cx_log1p(a, b, &o->re[j], &o->im[j]);
+            break;
+        case NISA_UN_EXPM1: {       /* c10's formula, exact near 0 */
+            double s = sin(b / 2);
+
+            o->re[j] = expm1(a) * cos(b) - 2 * s * s;
+            o->im[j] = exp(a) * sin(b);
+            break;
+        }
+        case NISA_UN_RSQRT: {       /* 1 / sqrt(z), the division as RECIP */
+            double complex r = csqrt(z);
+
+            trn_cx_div(1.0, 0.0, creal(r), cimag(r), &o->re[j], &o->im[j]);
+            break;
+        }
+        case NISA_UN_EXP2:          /* exp(ln 2 z), as PyTorch's exp2_impl */
+            trn_cx_set(o, j, cexp(CMPLX(M_LN2 * a, M_LN2 * b)));
+            break;
         case NISA_UN_ISNAN:
             o->re[j] = isnan(a) || isnan(b);
             break;

@@ -85,10 +85,85 @@ static double complex cdiv(double complex x, double complex y)
     return CMPLX((a * c + b * d) / den, (b * c - a * d) / den);
 }
 
+/*
+ * The functions added in a second set, in long double: a reference more
+ * precise than the device's double, and for log1p and expm1 the identities
+ * written out (log|1 + z|^2 = log1p(2a + a^2 + b^2), exp(z) - 1 =
+ * expm1(a) cos b - 2 sin^2(b / 2) + i exp(a) sin b), exact near 0.
+ */
+static bool ref_unary_l(unsigned fn, double complex z, double complex *w)
+{
+    long double complex x = CMPLXL(creal(z), cimag(z)), r;
+    long double a = creal(z), b = cimag(z), l2 = logl(2.0L);
+
+    switch (fn) {
+    case NISA_UN_TAN:
+        r = ctanl(x);
+        break;
+    case NISA_UN_ASIN:
+        r = casinl(x);
+        break;
+    case NISA_UN_ACOS:
+        r = cacosl(x);
+        break;
+    case NISA_UN_ATAN:
+        r = catanl(x);
+        break;
+    case NISA_UN_SINH:
+        r = csinhl(x);
+        break;
+    case NISA_UN_COSH:
+        r = ccoshl(x);
+        break;
+    case NISA_UN_ASINH:
+        r = casinhl(x);
+        break;
+    case NISA_UN_ACOSH:
+        r = cacoshl(x);
+        break;
+    case NISA_UN_ATANH:
+        r = catanhl(x);
+        break;
+    case NISA_UN_LOG2:
+        r = clogl(x);
+        r = CMPLXL(creall(r) / l2, cimagl(r) / l2);
+        break;
+    case NISA_UN_LOG10:
+        r = clogl(x);
+        r = CMPLXL(creall(r) / logl(10.0L), cimagl(r) / logl(10.0L));
+        break;
+    case NISA_UN_LOG1P:
+        r = CMPLXL(0.5L * log1pl(a * (2 + a) + b * b), atan2l(b, 1 + a));
+        break;
+    case NISA_UN_EXPM1:
+        r = CMPLXL(expm1l(a) * cosl(b) - 2 * sinl(b / 2) * sinl(b / 2),
+                   expl(a) * sinl(b));
+        break;
+    case NISA_UN_RSQRT: {
+        long double complex s = csqrtl(x);
+        long double c = creall(s), d = cimagl(s), den = c * c + d * d;
+
+        r = CMPLXL(c / den, -d / den);
+        break;
+    }
+    case NISA_UN_EXP2:
+        r = cexpl(l2 * x);
+        break;
+    default:
+        return false;
+    }
+    *w = CMPLX((double)creall(r), (double)cimagl(r));
+    return true;
+}
+
 static double complex ref_unary(unsigned fn, double complex z)
 {
     double a = creal(z), b = cimag(z);
+    double complex w;
 
+    if (ref_unary_l(fn, z, &w)) {
+        return w;
+    }
     switch (fn) {
     case NISA_UN_NEG:
         return CMPLX(-a, -b);
@@ -142,6 +217,16 @@ static const struct {
     { NISA_UN_ISNAN, "isnan", NISA_BOOL },
     { NISA_UN_ISINF, "isinf", NISA_BOOL },
     { NISA_UN_ISFINITE, "isfinite", NISA_BOOL },
+    { NISA_UN_TAN, "tan", NISA_C64 }, { NISA_UN_ASIN, "asin", NISA_C64 },
+    { NISA_UN_ACOS, "acos", NISA_C64 }, { NISA_UN_ATAN, "atan", NISA_C64 },
+    { NISA_UN_SINH, "sinh", NISA_C64 }, { NISA_UN_COSH, "cosh", NISA_C64 },
+    { NISA_UN_ASINH, "asinh", NISA_C64 },
+    { NISA_UN_ACOSH, "acosh", NISA_C64 },
+    { NISA_UN_ATANH, "atanh", NISA_C64 },
+    { NISA_UN_LOG2, "log2", NISA_C64 }, { NISA_UN_LOG10, "log10", NISA_C64 },
+    { NISA_UN_LOG1P, "log1p", NISA_C64 },
+    { NISA_UN_EXPM1, "expm1", NISA_C64 },
+    { NISA_UN_RSQRT, "rsqrt", NISA_C64 }, { NISA_UN_EXP2, "exp2", NISA_C64 },
 };
 
 /* Read @n elements of dtype @dt at (@slot, 0) as complex numbers. */
@@ -209,6 +294,25 @@ static void test_unary(void)
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 1, 0, got, 2 * sizeof(C32));
         check_c("conj real", 1, got[1], CMPLX(3, 0), 0);
+    }
+    /* log1p and expm1 near 0, where log(1 + z) and exp(z) - 1 cancel. */
+    for (unsigned i = 0; i < N; i++) {
+        x[i].re = x[i].re * 0x1p-20f * (i % 3 ? 1 : 0x1p-60f);
+        x[i].im = x[i].im * 0x1p-20f * (i % 5 ? 1 : 0x1p-60f);
+    }
+    put(c, 0, 0, x, sizeof(x));
+    for (unsigned f = 0; f < 2; f++) {
+        unsigned fn = f ? NISA_UN_EXPM1 : NISA_UN_LOG1P;
+        struct nisa_insn in = { .opcode = NISA_INSN_UNARY, .subop = fn,
+                                .dst = tn(1, NISA_C64, 0, N, 0, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, N, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 1, 0, got, sizeof(got));
+        for (unsigned i = 0; i < N; i++) {
+            check_c(f ? "expm1 small" : "log1p small", i, got[i],
+                    ref_unary(fn, cz(x[i])), 2);
+        }
     }
     core_stop(c);
 }
