@@ -103,10 +103,10 @@ at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
 }
 
 // beta * self + alpha * (a @ b); beta = alpha = 1 is one instruction.
+// (beta and alpha may be complex for complex operands.)
 at::Tensor& addmm_into(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  double be = beta.toDouble(), al = alpha.toDouble();
-  if (be == 1.0 && al == 1.0) {
+  if (beta.equal(1) && alpha.equal(1)) {
     if (out.is_same(self)) {
       matmul_into(out, a, b, nullptr, true);
     } else {
@@ -117,9 +117,11 @@ at::Tensor& addmm_into(const at::Tensor& self, const at::Tensor& a, const at::Te
   }
   at::Tensor prod = empty_neuron(out.sizes(), out.scalar_type(), out.device());
   matmul_into(prod, a, b, nullptr, false);
-  prod.mul_(al);
-  if (be != 0.0)
-    prod.add_(self, be);
+  prod.mul_(alpha);
+  if (beta.isComplex())
+    prod.add_(self * beta);
+  else if (!beta.equal(0))
+    prod.add_(self, beta.toDouble());
   return out.copy_(prod);
 }
 

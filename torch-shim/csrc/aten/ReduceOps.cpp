@@ -74,6 +74,8 @@ at::Tensor complex_reduce(bool mean, const at::Tensor& self, at::OptionalIntArra
                           bool keepdim, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(!dtype || *dtype == at::kComplexFloat, "neuron: ", mean ? "mean" : "sum",
               " of a complex64 tensor into ", *dtype, " is not supported on the card");
+  if (self.dim() == 0)  // nothing to reduce (the planes' own dim is not one)
+    return self.clone();
   auto dims = reduce_dims(self, dim);
   at::Tensor planes = at::view_as_real(self);
   at::Tensor r = mean ? at::mean(planes, dims, keepdim) : at::sum(planes, dims, keepdim);
@@ -369,8 +371,9 @@ std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor& self,
                                                  at::OptionalIntArrayRef dim,
                                                  const std::optional<at::Scalar>& correction,
                                                  bool keepdim) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "var/std: expected a floating "
-              "point input on neuron, got ", self.scalar_type());
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) ||
+              self.scalar_type() == at::kComplexFloat, "var/std: expected a floating "
+              "point or complex64 input on neuron, got ", self.scalar_type());
   std::vector<int64_t> d = dims_of(self, dim);
   int64_t n = 1;
   for (int64_t i : d)
@@ -378,8 +381,10 @@ std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor& self,
   at::Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
   at::Tensor mean = x.mean(d, true);
   at::Tensor dev = x - mean;
+  // |dev|^2: of a complex deviation, the sum of its parts' squares (real)
+  at::Tensor sq = dev.is_complex() ? at::view_as_real(dev).square().sum(-1) : dev * dev;
   double c = correction ? correction->toDouble() : 1.0;
-  at::Tensor var = (dev * dev).sum(d, keepdim).div_(std::max(0.0, n - c));
+  at::Tensor var = sq.sum(d, keepdim).div_(std::max(0.0, n - c));
   if (!keepdim)
     mean = mean.squeeze(d);
   if (self.dim() == 0)
@@ -422,6 +427,10 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
 at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord,
                        at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype) {
+  // Of complex numbers, the norm of their magnitudes.
+  if (self.is_complex())
+    return vector_norm(self.abs(), ord, dim, keepdim,
+                       dtype ? std::optional(c10::toRealValueType(*dtype)) : std::nullopt);
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "linalg.vector_norm: expected a "
               "floating point input on neuron, got ", self.scalar_type());
   at::Tensor x = dtype ? self.to(*dtype) : self;
