@@ -3,7 +3,7 @@
 
 Runs the OpInfo samples of ``op_db`` (forward) and the ModuleInfo samples
 of ``module_db`` (forward and backward) on the CPU and on "neuron", in
-float32 (or --dtype float64), and sorts every op and module into one of:
+float32 (or --dtype float64 or complex64), and sorts every op and module into one of:
 
   pass      every sample matches the CPU and nothing fell back to the CPU
   fallback  every sample matches, but some operator ran through the CPU
@@ -17,15 +17,19 @@ per op go to OUT (JSON); the summary lines are
   opinfo: N of M ops pass on neuron with no fallback (...)
   moduleinfo: N of M modules pass on neuron with no fallback (...)
 
-("opinfo float64: ..." and "moduleinfo float64: ..." with --dtype float64).
+("opinfo float64: ..." and "moduleinfo float64: ..." with --dtype float64,
+and so on).
 
 Usage: sweep.py [--samples K] [--only ops|modules] [--filter REGEX]
-                [--dtype float32|float64] [--item-timeout S] [--shards N]
+                [--dtype float32|float64|complex64] [--item-timeout S]
+                [--shards N]
                 [--card I] --out DIR
 
 --dtype float64 sweeps the ops and modules that take float64, compared
 with the CPU's float64 at TOL_F64: far tighter than float32 is from it,
 so that an operator that computes narrower than float64 is a MISMATCH.
+--dtype complex64 sweeps those that take complex64, at float32's tolerance
+per part.
 
 --card I runs the samples on card I ("neuron" is then neuron:I): `make
 check` sweeps card 1 while its other tests use card 0.
@@ -69,6 +73,7 @@ DTYPE = "float32"
 
 
 def tol_for(t):
+    """float64 at TOL_F64; float32 and complex64 (float32 parts) at TOL."""
     return TOL_F64 if t.dtype.is_floating_point and t.dtype.itemsize == 8 else TOL
 
 
@@ -116,12 +121,12 @@ def compare(torch, want, got, exact_shape_only, device=DEV, exact=None, noise=No
             try:
                 torch.testing.assert_close(b.detach().cpu(), a.detach(), equal_nan=True,
                                            **(tol_for(a) if a.is_floating_point()
-                                              else dict(rtol=0, atol=0)))
+                                              or a.is_complex() else dict(rtol=0, atol=0)))
             except AssertionError as e:
                 if not (x is not None and as_accurate(torch, a, b, x[n],
                                                       noise[n] if noise else 0.0)):
                     return str(e).splitlines()[0][:200]
-        elif isinstance(a, float) and isinstance(b, float):
+        elif isinstance(a, (float, complex)) and type(b) is type(a):
             tol = TOL_F64 if DTYPE == "float64" else TOL
             if not (a == b or abs(a - b) <= tol["atol"] + tol["rtol"] * abs(a)
                     or (a != a and b != b)):
@@ -137,6 +142,11 @@ def as_accurate(torch, cpu, card, exact, noise=0.0):
     4 times the CPU's largest error, or within noise (the CPU's own largest
     error on inputs perturbed by half an ulp, for an ill-conditioned
     sample), with NaNs and infinities where the CPU has them."""
+    if cpu.is_complex() and isinstance(exact, torch.Tensor) and exact.is_complex():
+        # complex64 against complex128: part by part
+        cpu, card = torch.view_as_real(cpu.resolve_conj()), torch.view_as_real(
+            card.detach().resolve_conj())
+        exact = torch.view_as_real(exact.resolve_conj())
     if not (cpu.dtype in (torch.float32, torch.float64) and isinstance(exact, torch.Tensor)
             and exact.dtype == torch.float64 and exact.shape == cpu.shape):
         return False
@@ -171,8 +181,10 @@ def copied(torch, x, fn=lambda t: t.clone()):
 
 
 def to_double(torch, x):
-    """x with its float32 tensors in float64, every tensor a copy."""
-    return copied(torch, x, lambda t: t.double() if t.dtype == torch.float32 else t.clone())
+    """x with its float32 tensors in float64 and complex64 in complex128,
+    every tensor a copy."""
+    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+    return copied(torch, x, lambda t: t.to(wider[t.dtype]) if t.dtype in wider else t.clone())
 
 
 def perturbed(torch, x, gen):
@@ -336,6 +348,24 @@ def dropout_sample(op, args, kwargs):
     return isinstance(p, (int, float)) and p > 0
 
 
+# Products whose CPU result is wrong for complex vectors on this PyTorch
+# build: its BLAS returns cdotu's and zdotu's complex result another way
+# than PyTorch reads it, so dot, vdot and a matmul of two vectors give 0 on
+# the CPU (complex128 too). Their reference is the same sum of products
+# through einsum (PyTorch's bmm: another BLAS routine).
+CPU_COMPLEX_DOT_WRONG = {"dot", "vdot", "matmul", "__rmatmul__"}
+
+
+def complex_dot_reference(torch, name, inp, args):
+    """The product of the vectors of a sample of CPU_COMPLEX_DOT_WRONG, or
+    None if it is not a product of two vectors."""
+    a, b = (args[0], inp) if name == "__rmatmul__" else (inp, args[0] if args else None)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+            and a.dim() == 1 and b.dim() == 1 and a.is_complex()):
+        return None
+    return torch.einsum("i,i->", a.conj() if name == "vdot" else a, b)
+
+
 def sweep_op(torch, runner, op, k):
     results = []
     random_op = op.name in NONDETERMINISTIC or op.name.split(".")[0] in NONDETERMINISTIC
@@ -353,6 +383,9 @@ def sweep_op(torch, runner, op, k):
             cpu_in, cpu_args, cpu_kw = to_cpu(torch, (inp, args, kwargs))
             pristine = copied(torch, (cpu_in, cpu_args, cpu_kw))  # before an in-place op
             want = op(cpu_in, *cpu_args, **cpu_kw)
+            if DTYPE == "complex64" and op.name in CPU_COMPLEX_DOT_WRONG:
+                ref = complex_dot_reference(torch, op.name, cpu_in, cpu_args)
+                want = want if ref is None else ref
         except Exception:  # noqa: BLE001 -- the CPU refuses: not a sample
             continue
         got, err, fell = runner.run(lambda: op(inp, *args, **kwargs))
@@ -361,7 +394,7 @@ def sweep_op(torch, runner, op, k):
             continue
         random = random_op or dropout_sample(op, args, kwargs)
         why = compare(torch, want, got, random, device)
-        if why and not random and DTYPE == "float32":
+        if why and not random and DTYPE in ("float32", "complex64"):
             why = second_look(torch, lambda x: op(x[0], *x[1], **x[2]), pristine, want, got,
                               device, why)
         elif why and DTYPE == "float64" and op.name in MPMATH_EXACT:
@@ -513,7 +546,7 @@ def parse(argv):
                    help='the card that "neuron" means in the samples')
     p.add_argument("--progress")
     p.add_argument("--filter", help="only the ops/modules whose name matches this regex")
-    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--dtype", choices=["float32", "float64", "complex64"], default="float32")
     p.add_argument("--python", default=shlex.quote(sys.executable),
                    help="the command that runs the children (make check: "
                         "scripts/guest/prefork.py's client)")
