@@ -674,7 +674,9 @@ static inline enum nisa_class nisa_opcode_class(unsigned int opcode)
  * these, anything else is NISA_ERR_BAD_INSN. Real operands of these
  * instructions are complex numbers of imaginary part 0. ABS, ANGLE and the
  * predicates write a real (or bool) dst; COPY of a complex source to a
- * real dst keeps the real part.
+ * real dst keeps the real part. GATHER, SCATTER_ADD and SCATTER (assign,
+ * add) take complex dst and src0 together (real indices): moves are exact,
+ * adds are made part by part as float32's.
  */
 #define NISA_C64_UNARY(X)						\
 	X(NEG) X(CONJ) X(ABS) X(ANGLE) X(SQUARE) X(RECIP) X(EXP)	\
@@ -715,6 +717,14 @@ static inline int nisa_takes_complex(unsigned int opcode, unsigned int subop)
 			return 1;
 		}
 		return 0;
+	case NISA_INSN_GATHER:	/* dst and src0 C64: exact moves */
+	case NISA_INSN_SCATTER_ADD:	/* per part, as float32 */
+		return subop == NISA_IDX_SELECT || subop == NISA_IDX_ELEMENT;
+	case NISA_INSN_SCATTER:	/* assign (moves) and add (per part) */
+		return (NISA_SCATTER_MODE(subop) == NISA_IDX_SELECT ||
+			NISA_SCATTER_MODE(subop) == NISA_IDX_ELEMENT) &&
+		       (NISA_SCATTER_RED(subop) == NISA_SCAT_ASSIGN ||
+			NISA_SCATTER_RED(subop) == NISA_SCAT_ADD);
 	}
 	return 0;
 #undef NISA_C64_UN_

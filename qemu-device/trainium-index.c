@@ -11,6 +11,9 @@
  *   dst[c with c[axis] = src1[c]] += src0[c].
  * Indices are int32 or int64 and must lie in [0, extent of the axis); every
  * index is checked before anything is written (NISA_ERR_BAD_INDEX).
+ * complex64 dst and src0 (both or neither): GATHER moves the 8 bytes
+ * exactly, SCATTER_ADD adds the real parts, then the imaginary parts, each
+ * as float32 operands (trn_indexed_parts()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -48,6 +51,11 @@ uint32_t trn_indexed_init(TrnKernel *k, const struct nisa_insn *in,
     }
     if (x->idx.dtype != NISA_I32 && x->idx.dtype != NISA_I64) {
         return trn_bad_insn(k, "indices must be int32 or int64");
+    }
+    if (nisa_dtype_is_complex(x->dst.dtype) !=
+        nisa_dtype_is_complex(x->src.dtype)) {
+        return trn_bad_insn(k, "complex64 indexed instruction: dst and src0 "
+                            "are both complex64 or neither");
     }
     if (in->src[0].ndim != ndim || ndim == 0 ||
         axis < -(int32_t)ndim || axis >= (int32_t)ndim) {
@@ -278,6 +286,54 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
     return NISA_ERR_NONE;
 }
 
+/* @v, a complex64 view, as the float32 view of part @part (1: imaginary). */
+static void trn_c64_part(TrnView *v, unsigned part)
+{
+    v->dtype = NISA_F32;
+    v->esize = 4;
+    v->data += 4 * part;
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        v->stride[d] *= 2;
+    }
+    v->contiguous = false;
+}
+
+uint32_t trn_indexed_parts(TrnKernel *k, const TrnIndexed *x, bool add,
+                           TrnPartFn *fn, void *opaque)
+{
+    TrnIndexed p = *x;
+    uint32_t err = NISA_ERR_NONE;
+
+    if (!add) {
+        /* Moves: the 8 bytes as int64, exactly (NaN payloads included). */
+        p.dst.dtype = p.src.dtype = NISA_I64;
+        return fn(k, &p, opaque);
+    }
+    for (unsigned part = 0; part < 2 && !err; part++) {
+        p = *x;
+        trn_c64_part(&p.dst, part);
+        trn_c64_part(&p.src, part);
+        err = fn(k, &p, opaque);
+    }
+    return err;
+}
+
+typedef struct TrnIndexedRun {
+    unsigned mode;
+    bool scatter;
+    uint64_t limit;
+} TrnIndexedRun;
+
+static uint32_t trn_indexed_run(TrnKernel *k, TrnIndexed *x, void *opaque)
+{
+    TrnIndexedRun *r = opaque;
+
+    if (r->mode == NISA_IDX_SELECT) {
+        return trn_index_rows(k, x, r->limit, trn_select_row, &r->scatter);
+    }
+    return trn_element(k, x, r->scatter, r->limit);
+}
+
 /* Check every index against @limit, logging a bad one. */
 uint32_t trn_indexed_check(TrnKernel *k, const TrnIndexed *x, uint64_t limit)
 {
@@ -306,11 +362,17 @@ static uint32_t trn_indexed(TrnKernel *k, const struct nisa_insn *in,
     if (err || !x.dst.numel || !x.src.numel) {
         return err;
     }
+    if (nisa_dtype_is_complex(x.dst.dtype)) {
+        TrnIndexedRun r = { le16_to_cpu(in->subop), scatter, limit };
+
+        return trn_indexed_parts(k, &x, scatter, trn_indexed_run, &r);
+    }
     if (le16_to_cpu(in->subop) == NISA_IDX_SELECT) {
         return trn_index_rows(k, &x, limit, trn_select_row, &scatter);
     }
     return trn_element(k, &x, scatter, limit);
 }
+
 uint32_t trn_insn_gather(TrnKernel *k, const struct nisa_insn *in)
 {
     return trn_indexed(k, in, false);

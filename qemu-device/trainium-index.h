@@ -47,4 +47,15 @@ typedef void TrnRowFn(TrnIndexed *x, uint64_t big, uint64_t small,
 uint32_t trn_index_rows(TrnKernel *k, TrnIndexed *x, uint64_t limit,
                         TrnRowFn *row, void *opaque);
 
+/*
+ * A complex64 instruction (dst and src0 complex64) run by @fn on real
+ * views: @add false, once with both as int64 views of the same bytes
+ * (exact moves); @add true, once per part with both as float32 views of
+ * the real parts, then of the imaginary parts (stride doubled, contiguous
+ * false), so that each part adds as float32 operands do.
+ */
+typedef uint32_t TrnPartFn(TrnKernel *k, TrnIndexed *x, void *opaque);
+uint32_t trn_indexed_parts(TrnKernel *k, const TrnIndexed *x, bool add,
+                           TrnPartFn *fn, void *opaque);
+
 #endif /* HW_MISC_TRAINIUM_INDEX_H */

@@ -12,7 +12,9 @@
  * MUL accumulate in that order as a sequential CPU loop does. Integer
  * operands are exact on int64 and wrap at the store; MAX and MIN keep a
  * NaN of either side. Every index is checked before anything is written
- * (NISA_ERR_BAD_INDEX).
+ * (NISA_ERR_BAD_INDEX). complex64 dst and src0: ASSIGN moves the 8 bytes
+ * exactly, ADD adds part by part as float32 operands (trn_indexed_parts());
+ * the other reductions are not taken (nisa_takes_complex()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -121,6 +123,25 @@ static uint32_t trn_scatter_elems(TrnKernel *k, TrnIndexed *x, unsigned red,
     return NISA_ERR_NONE;
 }
 
+typedef struct TrnScatRun {
+    unsigned red, mode;
+    uint64_t limit;
+} TrnScatRun;
+
+/* A complex64 SCATTER on the real views trn_indexed_parts() makes. */
+static uint32_t trn_scatter_run(TrnKernel *k, TrnIndexed *x, void *opaque)
+{
+    TrnScatRun *r = opaque;
+    bool integer = trn_is_int(x->dst.dtype) && trn_is_int(x->src.dtype);
+
+    if (r->mode == NISA_IDX_SELECT) {
+        TrnScatRow op = { r->red, integer };
+
+        return trn_index_rows(k, x, r->limit, trn_scatter_row, &op);
+    }
+    return trn_scatter_elems(k, x, r->red, integer, r->limit);
+}
+
 uint32_t trn_insn_scatter(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned subop = le16_to_cpu(in->subop);
@@ -144,6 +165,16 @@ uint32_t trn_insn_scatter(TrnKernel *k, const struct nisa_insn *in)
     err = trn_indexed_check(k, &x, limit);
     if (err || !x.dst.numel || !x.src.numel) {
         return err;
+    }
+    if (nisa_dtype_is_complex(x.dst.dtype)) {
+        TrnScatRun r = { red, mode, limit };
+
+        if (red != NISA_SCAT_ASSIGN && red != NISA_SCAT_ADD) {
+            /* trn_insn_exec()'s gate lets no other through. */
+            return trn_bad_insn(k, "complex64 SCATTER: assign or add only");
+        }
+        return trn_indexed_parts(k, &x, red == NISA_SCAT_ADD,
+                                 trn_scatter_run, &r);
     }
     integer = trn_is_int(x.dst.dtype) && trn_is_int(x.src.dtype);
     if (mode == NISA_IDX_SELECT) {

@@ -678,6 +678,155 @@ static unsigned expr_encode(struct nisa_insn *code, struct nisa_tensor dst,
     return len;
 }
 
+/*
+ * GATHER, SCATTER_ADD and SCATTER (assign, add) on complex64, both index
+ * forms: the moves exact to the bit (a signalling NaN's payload, -0
+ * included), the adds part by part as float32 adds, in the iteration's
+ * order (duplicate indices accumulate, resp. the last one wins).
+ */
+#define IR 6
+#define IC 5
+#define IL 4
+
+static bool same_c(C32 a, C32 b, bool exact)
+{
+    if (!exact && (isnan(a.re) || isnan(a.im))) {
+        return isnan(a.re) == isnan(b.re) && isnan(a.im) == isnan(b.im) &&
+               (isnan(a.re) || a.re == b.re) && (isnan(a.im) || a.im == b.im);
+    }
+    return !memcmp(&a, &b, sizeof(a));
+}
+
+static void check_same(const char *what, const C32 *got, const C32 *want,
+                       unsigned n, bool exact)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (!same_c(got[i], want[i], exact)) {
+            g_test_message("%s [%u]: got %a%+ai, want %a%+ai", what, i,
+                           got[i].re, got[i].im, want[i].re, want[i].im);
+            g_assert_not_reached();
+        }
+    }
+}
+
+static void test_index(void)
+{
+    Core *c = core_start();
+    C32 a[IR * IC], d0[IR * IC], s[IL * IC], got[IR * IC], want[IR * IC];
+    int64_t sel[IL] = { 5, 0, 2, 2 }, el[IL * IC];
+    uint32_t snan_bits = 0x7fa00001;
+    float snan;
+    GRand *r = g_rand_new_with_seed(11);
+    struct nisa_tensor at = tn(0, NISA_C64, 0, IR, IC, 0, 0);
+
+    memcpy(&snan, &snan_bits, 4);
+    inputs(a, IR * IC, 7);
+    inputs(d0, IR * IC, 8);
+    inputs(s, IL * IC, 9);
+    a[3].im = snan;
+    a[4].re = -0.0f;
+    a[20].re = snan;        /* row 4 of the transposed view's column 3 */
+    s[6].re = snan;
+    for (unsigned i = 0; i < IL * IC; i++) {
+        el[i] = g_rand_int_range(r, 0, IR);
+    }
+    el[IC + 1] = el[1];     /* a duplicate in column 1 */
+    g_rand_free(r);
+    put(c, 0, 0, a, sizeof(a));
+    put(c, 1, 0, s, sizeof(s));
+    put(c, 3, 0, sel, sizeof(sel));
+    put(c, 3, 256, el, sizeof(el));
+
+    /* GATHER select along axis 0. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_GATHER,
+                                .subop = NISA_IDX_SELECT,
+                                .dst = tn(2, NISA_C64, 0, IL, IC, 0, 0),
+                                .src = { at, tn(3, NISA_I64, 0, IL, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, IL * IC * sizeof(C32));
+        for (unsigned l = 0; l < IL; l++) {
+            for (unsigned j = 0; j < IC; j++) {
+                want[l * IC + j] = a[sel[l] * IC + j];
+            }
+        }
+        check_same("gather select", got, want, IL * IC, true);
+    }
+    /* GATHER element along axis 0 of a transposed view: (r, j) at jR + r. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_GATHER,
+                                .subop = NISA_IDX_ELEMENT,
+                                .dst = tn(2, NISA_C64, 0, IL, IC, 0, 0),
+                                .src = { at, tn(3, NISA_I64, 256, IL, IC, 0, 0) } };
+
+        in.src[0].strides[0] = 1;
+        in.src[0].strides[1] = IR;
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, IL * IC * sizeof(C32));
+        for (unsigned i = 0; i < IL * IC; i++) {
+            want[i] = a[(i % IC) * IR + el[i]];
+        }
+        check_same("gather element", got, want, IL * IC, true);
+    }
+    /* SCATTER_ADD, SCATTER add and SCATTER assign, both forms, axis 0. */
+    for (unsigned v = 0; v < 6; v++) {
+        bool elem = v & 1, assign = v >= 4;
+        unsigned mode = elem ? NISA_IDX_ELEMENT : NISA_IDX_SELECT;
+        struct nisa_insn in = {
+            .opcode = v < 2 ? NISA_INSN_SCATTER_ADD : NISA_INSN_SCATTER,
+            .subop = v < 2 ? mode :
+                     NISA_SCATTER_SUBOP(assign ? NISA_SCAT_ASSIGN :
+                                        NISA_SCAT_ADD, mode),
+            .dst = tn(2, NISA_C64, 0, IR, IC, 0, 0),
+            .src = { tn(1, NISA_C64, 0, IL, IC, 0, 0),
+                     elem ? tn(3, NISA_I64, 256, IL, IC, 0, 0) :
+                            tn(3, NISA_I64, 0, IL, 0, 0, 0) } };
+
+        g_test_message("scatter form %u", v);
+        put(c, 2, 0, d0, sizeof(d0));
+        memcpy(want, d0, sizeof(want));
+        for (unsigned i = 0; i < IL * IC; i++) {
+            C32 *w = &want[(elem ? el[i] : sel[i / IC]) * IC + i % IC];
+
+            if (assign) {
+                *w = s[i];
+            } else {
+                w->re += s[i].re;   /* float32 adds: one rounding each */
+                w->im += s[i].im;
+            }
+        }
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, got, sizeof(got));
+        check_same("scatter", got, want, IR * IC, assign);
+    }
+    /* Refused: another reduction, a real src0 or dst against a complex. */
+    {
+        struct nisa_insn in = {
+            .opcode = NISA_INSN_SCATTER,
+            .subop = NISA_SCATTER_SUBOP(NISA_SCAT_MUL, NISA_IDX_SELECT),
+            .dst = tn(2, NISA_C64, 0, IR, IC, 0, 0),
+            .src = { tn(1, NISA_C64, 0, IL, IC, 0, 0),
+                     tn(3, NISA_I64, 0, IL, 0, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        in.subop = NISA_SCATTER_SUBOP(NISA_SCAT_MAX, NISA_IDX_ELEMENT);
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        in.opcode = NISA_INSN_SCATTER_ADD;
+        in.subop = NISA_IDX_SELECT;
+        in.src[0].dtype = NISA_F32;
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        in.opcode = NISA_INSN_GATHER;
+        in.dst = tn(2, NISA_F32, 0, IL, IC, 0, 0);
+        in.src[0] = at;
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        /* Still alive. */
+        in.dst.dtype = NISA_C64;
+        g_assert_cmphex(run1(c, in), ==, OK);
+    }
+    core_stop(c);
+}
+
 /* The gate: complex operands of functions that do not take them. */
 static void test_gate(void)
 {
@@ -793,6 +942,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/complex/copy", test_copy);
     qtest_add_func("/trainium/complex/large", test_large);
     qtest_add_func("/trainium/complex/conj-real", test_conj_real);
+    qtest_add_func("/trainium/complex/index", test_index);
     qtest_add_func("/trainium/complex/gate", test_gate);
     return g_test_run();
 }
