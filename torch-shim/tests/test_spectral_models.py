@@ -6,36 +6,12 @@ spectral branch runs stft, view_as_real masks and istft. Two SGD steps on
 the card and on the CPU from the same weights: the same losses and
 gradients (within 1e-3 relative), no operator falling back to the CPU
 (conftest)."""
-import copy
-
 import pytest
 import torch
 import torch.nn as nn
 
 torchaudio = pytest.importorskip("torchaudio")
-
-
-def _train(model, dev, step, steps=2):
-    model = copy.deepcopy(model).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = step(model, dev)
-        loss.backward()
-        opt.step()
-        losses.append(loss.detach().cpu())
-    return losses, {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None}
-
-
-def _compare(model, step, atol):
-    want_losses, want = _train(model, "cpu", step)
-    got_losses, got = _train(model, "neuron", step)
-    for a, b in zip(got_losses, want_losses):
-        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
-    assert got.keys() == want.keys() and want
-    for name in want:
-        torch.testing.assert_close(got[name], want[name], rtol=1e-3, atol=atol, msg=name)
+from test_audio_models import _compare  # noqa: E402 -- two SGD steps, card and CPU
 
 
 class LogMelConformer(nn.Module):
