@@ -676,7 +676,7 @@ static inline enum nisa_class nisa_opcode_class(unsigned int opcode)
  * predicates write a real (or bool) dst; COPY of a complex source to a
  * real dst keeps the real part. GATHER, SCATTER_ADD and SCATTER (assign,
  * add) take complex dst and src0 together (real indices): moves are exact,
- * adds are made part by part as float32's.
+ * adds are made part by part as float32's; so does SCAN SUM (cumsum).
  */
 #define NISA_C64_UNARY(X)						\
 	X(NEG) X(CONJ) X(ABS) X(ANGLE) X(SQUARE) X(RECIP) X(EXP)	\
@@ -725,6 +725,8 @@ static inline int nisa_takes_complex(unsigned int opcode, unsigned int subop)
 			NISA_SCATTER_MODE(subop) == NISA_IDX_ELEMENT) &&
 		       (NISA_SCATTER_RED(subop) == NISA_SCAT_ASSIGN ||
 			NISA_SCATTER_RED(subop) == NISA_SCAT_ADD);
+	case NISA_INSN_SCAN:	/* cumsum, per part */
+		return subop == NISA_SCAN_SUM;
 	}
 	return 0;
 #undef NISA_C64_UN_

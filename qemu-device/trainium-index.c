@@ -286,18 +286,6 @@ static uint32_t trn_element(TrnKernel *k, TrnIndexed *x, bool scatter,
     return NISA_ERR_NONE;
 }
 
-/* @v, a complex64 view, as the float32 view of part @part (1: imaginary). */
-static void trn_c64_part(TrnView *v, unsigned part)
-{
-    v->dtype = NISA_F32;
-    v->esize = 4;
-    v->data += 4 * part;
-    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
-        v->stride[d] *= 2;
-    }
-    v->contiguous = false;
-}
-
 uint32_t trn_indexed_parts(TrnKernel *k, const TrnIndexed *x, bool add,
                            TrnPartFn *fn, void *opaque)
 {
@@ -311,8 +299,8 @@ uint32_t trn_indexed_parts(TrnKernel *k, const TrnIndexed *x, bool add,
     }
     for (unsigned part = 0; part < 2 && !err; part++) {
         p = *x;
-        trn_c64_part(&p.dst, part);
-        trn_c64_part(&p.src, part);
+        trn_view_c64_part(&p.dst, part);
+        trn_view_c64_part(&p.src, part);
         err = fn(k, &p, opaque);
     }
     return err;

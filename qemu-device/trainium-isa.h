@@ -73,6 +73,22 @@ typedef struct TrnView {
 #define TRN_READ  NISA_ACCESS_READ
 #define TRN_WRITE NISA_ACCESS_WRITE
 
+/*
+ * @v, a complex64 view, as the float32 view of its part @part (0 real, 1
+ * imaginary): strides doubled, not contiguous. The instructions that work
+ * on complex64 part by part (SCATTER_ADD, SCAN SUM) run on these.
+ */
+static inline void trn_view_c64_part(TrnView *v, unsigned part)
+{
+    v->dtype = NISA_F32;
+    v->esize = 4;
+    v->data += 4 * part;
+    for (unsigned d = 0; d < NISA_MAX_DIMS; d++) {
+        v->stride[d] *= 2;
+    }
+    v->contiguous = false;
+}
+
 /* @x rounded to float32, a NaN made the quiet NaN with its sign ("Numerics"). */
 static inline float trn_to_f32(double x)
 {

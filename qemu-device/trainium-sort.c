@@ -12,6 +12,7 @@
  * compare exactly on int64. SCAN is an inclusive prefix along the lane:
  * integer SUM/PROD/MAX/MIN exactly on int64 (wrapping at the store), the
  * rest in double, rounded at each store (docs/hardware.md, SORT and SCAN).
+ * A complex64 SCAN is SUM only, of each part as a float32 lane's.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -317,6 +318,22 @@ static bool trn_scan_real(TrnKernel *k, const TrnLanes *l, unsigned op,
     return false;
 }
 
+static uint32_t trn_scan_lanes(TrnKernel *k, const TrnLanes *l, unsigned op,
+                               bool integer)
+{
+    for (uint64_t lane = 0; lane < l->nlanes; lane++) {
+        int64_t sb = trn_lane_base(l, &l->src, lane);
+        int64_t db = trn_lane_base(l, &l->dst, lane);
+        int64_t ib = l->indices ? trn_lane_base(l, &l->idx, lane) : 0;
+
+        if (integer ? trn_scan_int(k, l, op, sb, db, ib) :
+                      trn_scan_real(k, l, op, sb, db, ib)) {
+            return NISA_ERR_ABORTED;
+        }
+    }
+    return NISA_ERR_NONE;
+}
+
 uint32_t trn_insn_scan(TrnKernel *k, const struct nisa_insn *in)
 {
     unsigned op = le16_to_cpu(in->subop);
@@ -335,16 +352,24 @@ uint32_t trn_insn_scan(TrnKernel *k, const struct nisa_insn *in)
     if (err || !l.src.numel) {
         return err;
     }
-    integer = trn_is_int(l.src.dtype) && op != NISA_SCAN_LOGSUMEXP;
-    for (uint64_t lane = 0; lane < l.nlanes; lane++) {
-        int64_t sb = trn_lane_base(&l, &l.src, lane);
-        int64_t db = trn_lane_base(&l, &l.dst, lane);
-        int64_t ib = l.indices ? trn_lane_base(&l, &l.idx, lane) : 0;
-
-        if (integer ? trn_scan_int(k, &l, op, sb, db, ib) :
-                      trn_scan_real(k, &l, op, sb, db, ib)) {
-            return NISA_ERR_ABORTED;
+    if (nisa_dtype_is_complex(l.src.dtype)) {
+        if (op != NISA_SCAN_SUM) {
+            /* trn_insn_exec()'s gate lets no other through. */
+            return trn_bad_insn(k, "complex64 SCAN: sum only");
         }
+        /* Part by part: each a float32 lane's sum, in double. */
+        for (unsigned part = 0; part < 2; part++) {
+            TrnLanes p = l;
+
+            trn_view_c64_part(&p.src, part);
+            trn_view_c64_part(&p.dst, part);
+            err = trn_scan_lanes(k, &p, op, false);
+            if (err) {
+                return err;
+            }
+        }
+        return NISA_ERR_NONE;
     }
-    return NISA_ERR_NONE;
+    integer = trn_is_int(l.src.dtype) && op != NISA_SCAN_LOGSUMEXP;
+    return trn_scan_lanes(k, &l, op, integer);
 }

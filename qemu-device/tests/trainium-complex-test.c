@@ -827,6 +827,60 @@ static void test_index(void)
     core_stop(c);
 }
 
+/*
+ * SCAN SUM (cumsum) on complex64: each part summed in double, each prefix
+ * rounded once, as PyTorch's CPU (complex<double> accumulator); along the
+ * last axis, and along the first in place.
+ */
+#define SR 3
+#define SC 50
+
+static void test_scan(void)
+{
+    Core *c = core_start();
+    C32 x[SR * SC], got[SR * SC], want[SR * SC];
+
+    inputs(x, SR * SC, 12);
+    put(c, 0, 0, x, sizeof(x));
+    for (unsigned v = 0; v < 2; v++) {
+        struct nisa_insn in = { .opcode = NISA_INSN_SCAN,
+                                .subop = NISA_SCAN_SUM, .axis = v ? 0 : -1,
+                                .dst = tn(v ? 0 : 1, NISA_C64, 0, SR, SC, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, SR, SC, 0, 0) } };
+        unsigned lanes = v ? SC : SR, len = v ? SR : SC;
+
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, v ? 0 : 1, 0, got, sizeof(got));
+        for (unsigned ln = 0; ln < lanes; ln++) {
+            double re = 0, im = 0;
+
+            for (unsigned i = 0; i < len; i++) {
+                unsigned at = v ? i * SC + ln : ln * SC + i;
+
+                re += x[at].re;
+                im += x[at].im;
+                want[at] = (C32){ (float)re, (float)im };
+            }
+        }
+        check_same(v ? "cumsum axis 0 in place" : "cumsum", got, want,
+                   SR * SC, true);
+    }
+    /* The other scans stay refused. */
+    {
+        struct nisa_insn in = { .opcode = NISA_INSN_SCAN,
+                                .subop = NISA_SCAN_PROD, .axis = 1,
+                                .dst = tn(1, NISA_C64, 0, SR, SC, 0, 0),
+                                .src = { tn(0, NISA_C64, 0, SR, SC, 0, 0) } };
+
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        in.subop = NISA_SCAN_MAX;
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+        in.subop = NISA_SCAN_LOGSUMEXP;
+        g_assert_cmphex(run1(c, in), ==, OK | NISA_ERR_BAD_INSN);
+    }
+    core_stop(c);
+}
+
 /* The gate: complex operands of functions that do not take them. */
 static void test_gate(void)
 {
@@ -943,6 +997,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/complex/large", test_large);
     qtest_add_func("/trainium/complex/conj-real", test_conj_real);
     qtest_add_func("/trainium/complex/index", test_index);
+    qtest_add_func("/trainium/complex/scan", test_scan);
     qtest_add_func("/trainium/complex/gate", test_gate);
     return g_test_run();
 }
