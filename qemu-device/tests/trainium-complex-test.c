@@ -742,7 +742,8 @@ static void test_index(void)
         struct nisa_insn in = { .opcode = NISA_INSN_GATHER,
                                 .subop = NISA_IDX_SELECT,
                                 .dst = tn(2, NISA_C64, 0, IL, IC, 0, 0),
-                                .src = { at, tn(3, NISA_I64, 0, IL, 0, 0, 0) } };
+                                .src = { at,
+                                         tn(3, NISA_I64, 0, IL, 0, 0, 0) } };
 
         g_assert_cmphex(run1(c, in), ==, OK);
         get(c, 2, 0, got, IL * IC * sizeof(C32));
@@ -758,7 +759,8 @@ static void test_index(void)
         struct nisa_insn in = { .opcode = NISA_INSN_GATHER,
                                 .subop = NISA_IDX_ELEMENT,
                                 .dst = tn(2, NISA_C64, 0, IL, IC, 0, 0),
-                                .src = { at, tn(3, NISA_I64, 256, IL, IC, 0, 0) } };
+                                .src = { at, tn(3, NISA_I64, 256, IL, IC,
+                                                0, 0) } };
 
         in.src[0].strides[0] = 1;
         in.src[0].strides[1] = IR;
