@@ -239,6 +239,9 @@ int nrn_insn_format(const struct nisa_insn *insn, char *out, size_t size);
  * device memory. Operations take descriptors of any strides; operands of
  * elementwise operations broadcast to the destination's shape the NumPy
  * way. Each call encodes one or more instructions into the stream's batch.
+ * An instruction with a NISA_C64 operand that is not one of the functions
+ * nisa_takes_complex() lists is refused before it is encoded: -EDOM (the
+ * function's domain is the reals).
  */
 #define NRN_TENSOR_MAX_DIMS 8
 

@@ -463,10 +463,26 @@ bool nrn_stream_batch_full_locked(const struct nrn_stream *s, unsigned int len)
 	       (s->batch.count && s->batch_work >= NRN_BATCH_MAX_WORK);
 }
 
+/* Whether @in reads or writes a complex operand it does not take. */
+static bool nrn_insn_complex_refused(const struct nisa_insn *in)
+{
+	const struct nisa_tensor *t[4] = { &in->dst, &in->src[0], &in->src[1],
+					   &in->src[2] };
+
+	for (unsigned int i = 0; i < 4; i++)
+		if (nisa_dtype_is_complex(t[i]->dtype) &&
+		    nisa_operand_access(in->opcode, in->subop, in->flags, in->axis, i) &&
+		    !nisa_takes_complex(in->opcode, in->subop))
+			return true;
+	return false;
+}
+
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 {
 	int ret;
 
+	if (nrn_insn_complex_refused(insn))
+		return -EDOM;
 	if (s->capture)
 		return nrn_capture_push_locked(s, insn);
 	ret = nrn_kernel_push(&s->batch, insn);

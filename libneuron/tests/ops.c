@@ -3,7 +3,7 @@
  * Description: the operations layer against the same computation on the
  * CPU: elementwise with broadcasting and scalars, matmul (batched,
  * transposed, bias, accumulate), reductions, softmax, gather/scatter, casts,
- * random numbers; operands of more than four dimensions and non-contiguous
+ * complex64 (and what it refuses), random numbers; operands of more than four dimensions and non-contiguous
  * views; empty operands without memory; bad descriptors.
  */
 #include <errno.h>
@@ -402,6 +402,43 @@ static void test_casts_compare_where(void)
 	rm_dt(&o);
 }
 
+/*
+ * complex64: what the card computes on it runs (a product, an FFT round
+ * trip), anything else is refused before it is encoded (-EDOM).
+ */
+static void test_complex(void)
+{
+	int64_t sh[1] = { 8 }, one[1] = { 1 };
+	struct nrn_buffer *zb, *ob;
+	struct nrn_tensor_desc z, w, r, sum;
+	float host[16], back[16];
+
+	for (int i = 0; i < 16; i++)
+		host[i] = (float)(i % 5) - 2.0f;
+	t_check_ret(nrn_buffer_alloc(dev, 3 * 64, NRN_MEM_DEVICE, &zb), 0);
+	t_check_ret(nrn_buffer_alloc(dev, 8, NRN_MEM_DEVICE, &ob), 0);
+	nrn_tensor_contiguous(&z, zb, 0, NISA_C64, 1, sh);
+	nrn_tensor_contiguous(&w, zb, 64, NISA_C64, 1, sh);
+	nrn_tensor_contiguous(&r, zb, 128, NISA_C64, 1, sh);
+	nrn_tensor_contiguous(&sum, ob, 0, NISA_C64, 1, one);
+	t_check_ret(nrn_copy_h2d(zb, 0, host, 64), 0);
+	t_check_ret(nrn_op_fft(s, NISA_FFT_FORWARD, &w, &z, 0, 1.0), 0);
+	t_check_ret(nrn_op_fft(s, NISA_FFT_BACKWARD, &r, &w, 0, 1.0 / 8), 0);
+	t_check_ret(nrn_op_binary(s, NISA_BIN_MUL, &r, &r, &z, 1.0), 0);
+	t_check_ret(nrn_stream_copy_d2h(s, back, zb, 128, 64), 0);
+	for (int i = 0; i < 8; i++) {
+		float a = host[2 * i], b = host[2 * i + 1];
+
+		t_check(close_enough(back[2 * i], a * a - b * b, 1e-5));
+		t_check(close_enough(back[2 * i + 1], 2 * a * b, 1e-5));
+	}
+	t_check_ret(nrn_op_unary(s, NISA_UN_ERF, &r, &z), -EDOM);
+	t_check_ret(nrn_op_reduce(s, NISA_RED_MAX, &sum, &z, 0), -EDOM);
+	t_check_ret(nrn_op_softmax(s, NISA_SM_SOFTMAX, &r, &z, 0), -EDOM);
+	nrn_buffer_free(zb);
+	nrn_buffer_free(ob);
+}
+
 /* A device buffer of @n int64 random bits: element i from counter off + i. */
 static int64_t *draw_bits(struct nrn_tensor_desc *d, size_t n, uint64_t seed,
 			  uint64_t off)
@@ -511,6 +548,7 @@ int main(void)
 	test_gather_scatter();
 	test_gather_scatter_6d();
 	test_casts_compare_where();
+	test_complex();
 	test_random();
 	t_check_ret(nrn_stream_sync(s), 0);
 	nrn_stream_destroy(s);
