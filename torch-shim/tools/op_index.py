@@ -4,7 +4,7 @@ the kernel each operator has on the card.
 
 Every kernel the shim registers for the PrivateUse1 dispatch key (and the
 AutogradPrivateUse1 fallthroughs and kernels, and the sparse tensors'
-SparsePrivateUse1 kernels) is read from c10's dispatcher
+SparsePrivateUse1 and SparseCsrPrivateUse1 kernels) is read from c10's dispatcher
 itself, which records the file and line of each registration, so the
 index cannot miss a registration hidden in a macro. The index is
 torch-shim/operators.txt, one line per operator and key:
@@ -28,7 +28,7 @@ import torch_neuron  # noqa: F401  (registers the kernels)
 
 INDEX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                      "operators.txt")
-KEYS = ("PrivateUse1", "AutogradPrivateUse1", "SparsePrivateUse1")
+KEYS = ("PrivateUse1", "AutogradPrivateUse1", "SparsePrivateUse1", "SparseCsrPrivateUse1")
 # "PrivateUse1: registered at csrc/aten/X.cpp:300 :: (...) [ boxed unboxed ]":
 # the shim is compiled from torch-shim/, so its paths start with csrc/
 # (PyTorch's own with ./).

@@ -112,8 +112,11 @@ at::Tensor to_sparse_dim(const at::Tensor& self, int64_t sparse_dim) {
 at::Tensor to_sparse(const at::Tensor& self, std::optional<at::Layout> layout,
                      at::OptionalIntArrayRef blocksize, std::optional<int64_t> dense_dim) {
   at::Layout l = layout.value_or(at::kSparse);
+  if (l == at::kSparseCsr && !blocksize)
+    return self._to_sparse_csr(dense_dim);  // SparseCsrTensor.cpp
   TORCH_CHECK_NOT_IMPLEMENTED(l == at::kSparse && !blocksize, "neuron: to_sparse to "
-                              "layout ", l, " has no neuron kernel (only torch.sparse_coo)");
+                              "layout ", l, " has no neuron kernel (only torch.sparse_coo "
+                              "and torch.sparse_csr)");
   return dense_to_sparse_coo(self, self.dim() - dense_dim.value_or(0));
 }
 
@@ -182,15 +185,16 @@ void sparse_unsupported(const c10::OperatorHandle& op, torch::jit::Stack* stack)
                               "to the CPU with .cpu().");
 }
 
-// The compressed layouts (CSR, CSC, BSR, BSC) have no kernels at all: their
-// operators, and the conversions of a dense neuron tensor to them, fail
-// naming themselves.
+// The compressed layouts (CSR, CSC, BSR, BSC): what SparseCsrTensor.cpp has
+// no kernel for (every operator of CSC, BSR and BSC tensors but the
+// products, and the conversions of a dense neuron tensor to them) fails
+// naming itself.
 void compressed_unsupported(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, "neuron: operator ", op.schema().operator_name(),
                               " has no neuron kernel for compressed sparse tensors (layouts "
                               "torch.sparse_csr, sparse_csc, sparse_bsr, sparse_bsc); on "
-                              "neuron only sparse COO tensors (layout torch.sparse_coo) run, "
-                              "see docs/sparse.md");
+                              "neuron sparse COO tensors and some operators of CSR matrices "
+                              "run, see docs/sparse.md");
 }
 
 } // namespace
@@ -225,7 +229,7 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_to_sparse.sparse_dim", torch_neuron::to_sparse_dim);
   m.impl("_to_sparse", torch_neuron::to_sparse);
-  for (const char* op : {"_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"})
+  for (const char* op : {"_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"})
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<
                    &torch_neuron::compressed_unsupported>());
 }
