@@ -43,6 +43,12 @@ nrn_stream* device_stream(c10::DeviceIndex index);
 [[noreturn]] void check_failed(int err, const char* expr, const char* func,
                                const char* file, int line);
 
+// The operator being run when a dtype is refused, for the message: the
+// name c10's dispatcher gives it (empty if no operator is known; the names
+// are tracked from track_op_names() on: aten/Dtype.cpp).
+std::string current_op_name();
+void track_op_names();
+
 } // namespace torch_neuron
 
 #define NEURON_CHECK(expr)                                                    \

@@ -72,11 +72,6 @@ inline at::ScalarType acc_dtype(at::ScalarType t) {
 #define NEURON_CARD_DTYPES "float32, float64, complex64, bfloat16, float16, " \
                            "int64, int32, int16, int8, uint8 and bool are"
 
-// The operator being run when a dtype is refused, for the message: the
-// name c10's dispatcher gives it (empty if no operator is known; the names
-// are tracked from track_op_names() on: Dtype.cpp).
-std::string current_op_name();
-void track_op_names();
 
 inline nisa_dtype to_nrn(at::ScalarType t) {
   switch (t) {

@@ -101,6 +101,12 @@ void check_failed(int err, const char* expr, const char* func,
   if (err == -ENOMEM)
     TORCH_CHECK_WITH(OutOfMemoryError, false, "neuron: out of device memory (",
                      expr, " in ", func, " at ", file, ":", line, ")");
+  if (err == -EDOM) {
+    std::string op = current_op_name();
+    TORCH_CHECK(false, "neuron: ", op.empty() ? "" : op + ": ", "the card does not "
+                "compute this on complex64 tensors (docs/complex.md lists what it "
+                "does) (", expr, " in ", func, " at ", file, ":", line, ")");
+  }
   std::string where;
   if (err == -EIO) {
     try {
