@@ -332,6 +332,32 @@ at::Tensor& csr_sampled_addmm_out(const at::Tensor& self, const at::Tensor& mat1
   return at::native::copy_sparse_compressed_(out, r, false);
 }
 
+// torch.sparse.mm(csr, other, reduce) for reduce "sum" and "mean": the
+// product above, divided for "mean" by each row's count of nonzeros (the
+// differences of crow_indices; an empty row stays 0). "amax"/"amin" (and
+// their argument tensor) have no kernel.
+std::tuple<at::Tensor, at::Tensor> csr_mm_reduce(const at::Tensor& self,
+                                                 const at::Tensor& other,
+                                                 c10::string_view reduce) {
+  TORCH_CHECK_NOT_IMPLEMENTED(reduce == "sum" || reduce == "mean", "neuron: "
+                              "_sparse_mm_reduce_impl with reduce='", reduce, "' (layout "
+                              "torch.sparse_csr) has no neuron kernel (only 'sum' and 'mean')");
+  check_compressed_matrix(self, "_sparse_mm_reduce_impl", false);
+  TORCH_CHECK(other.layout() == at::kStrided && other.dim() == 2, "sparse_mm_reduce: "
+              "expected 'other' to be a dense 2-D tensor");
+  TORCH_CHECK(self.size(1) == other.size(0), "sparse_mm_reduce: mat1 and mat2 shapes "
+              "cannot be multiplied (", self.size(0), "x", self.size(1), " and ",
+              other.size(0), "x", other.size(1), ")");
+  at::Tensor out = at::zeros({self.size(0), other.size(1)}, other.options());
+  csr_mm_into(out, self, other, 1, false, "_sparse_mm_reduce_impl");
+  if (reduce == "mean") {
+    at::Tensor crow = self.crow_indices().to(at::kLong);
+    at::Tensor count = crow.narrow(0, 1, self.size(0)).sub(crow.narrow(0, 0, self.size(0)));
+    out.div_(count.clamp_min(1).to(out.scalar_type()).unsqueeze(1));
+  }
+  return {out, at::Tensor()};
+}
+
 // What no kernel here takes, among the operators PyTorch's CPU has CSR
 // kernels for: an error naming the operator and the layout. (Without it,
 // the structured operators' generic kernels, which c10 also gives the
@@ -398,6 +424,7 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
   m.impl("mm", torch_neuron::csr_mm);
   m.impl("mm.out", torch_neuron::csr_mm_out);
   m.impl("mv", torch_neuron::csr_mv);
+  m.impl("_sparse_mm_reduce_impl", torch_neuron::csr_mm_reduce);
   m.impl("sparse_sampled_addmm", torch_neuron::csr_sampled_addmm);
   m.impl("sparse_sampled_addmm.out", torch_neuron::csr_sampled_addmm_out);
 }
