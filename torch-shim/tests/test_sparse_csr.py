@@ -159,7 +159,7 @@ def test_sampled_addmm(beta, alpha):
     assert_csr_equal(got, want)
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
 def test_mm_reduce(reduce):
     a = random_csr((6, 5), seed=7)  # row 1 empty
     x = torch.randn(5, 3)
@@ -208,7 +208,8 @@ LOUD = {
     "to_sparse_csr of a 3-D": lambda s: torch.zeros(2, 3, 4, device=N).to_sparse_csr(),
     "_to_sparse_bsr": lambda s: s.to_sparse_bsr((1, 1)),
     "_to_sparse_csc": lambda s: torch.zeros(3, 4, device=N).to_sparse_csc(),
-    "reduce='amax'": lambda s: torch.sparse.mm(s, torch.ones(4, 2, device=N), "amax"),
+    "_sparse_mm_reduce_impl_backward": lambda s: torch.sparse.mm(
+        s, torch.ones(4, 2, device=N, requires_grad=True), "sum").sum().backward(),
 }
 
 

@@ -332,16 +332,20 @@ at::Tensor& csr_sampled_addmm_out(const at::Tensor& self, const at::Tensor& mat1
   return at::native::copy_sparse_compressed_(out, r, false);
 }
 
-// torch.sparse.mm(csr, other, reduce) for reduce "sum" and "mean": the
-// product above, divided for "mean" by each row's count of nonzeros (the
-// differences of crow_indices; an empty row stays 0). "amax"/"amin" (and
-// their argument tensor) have no kernel.
+// torch.sparse.mm(csr, other, reduce): for "sum" and "mean" the product
+// above, divided for "mean" by each row's count of nonzeros (the
+// differences of crow_indices; an empty row stays 0); for "amax" and
+// "amin" each nonzero's row of products (index_select of other's rows,
+// times the value) reduced into its output row by index_reduce_ without
+// the output's zeros, so an empty row stays 0 as on the CPU. The argument
+// tensor, which only the backward reads, is returned empty, as the CPU
+// does when no operand needs a gradient; the backward has no kernel.
 std::tuple<at::Tensor, at::Tensor> csr_mm_reduce(const at::Tensor& self,
                                                  const at::Tensor& other,
                                                  c10::string_view reduce) {
-  TORCH_CHECK_NOT_IMPLEMENTED(reduce == "sum" || reduce == "mean", "neuron: "
-                              "_sparse_mm_reduce_impl with reduce='", reduce, "' (layout "
-                              "torch.sparse_csr) has no neuron kernel (only 'sum' and 'mean')");
+  const bool extremum = reduce == "amax" || reduce == "amin";
+  TORCH_CHECK(reduce == "sum" || reduce == "mean" || extremum, "_sparse_mm_reduce_impl: "
+              "reduce argument must be either sum, mean, amax or amin, got ", reduce);
   check_compressed_matrix(self, "_sparse_mm_reduce_impl", false);
   TORCH_CHECK(other.layout() == at::kStrided && other.dim() == 2, "sparse_mm_reduce: "
               "expected 'other' to be a dense 2-D tensor");
@@ -349,6 +353,18 @@ std::tuple<at::Tensor, at::Tensor> csr_mm_reduce(const at::Tensor& self,
               "cannot be multiplied (", self.size(0), "x", self.size(1), " and ",
               other.size(0), "x", other.size(1), ")");
   at::Tensor out = at::zeros({self.size(0), other.size(1)}, other.options());
+  if (extremum) {
+    TORCH_CHECK(self.layout() == at::kSparseCsr, "sparse_mm_reduce: expected a CSR "
+                "matrix, got ", layout_name(self.layout()));
+    at::Tensor vals = self.values();
+    check_device(other, vals);
+    if (vals.numel() == 0)
+      return {out, at::Tensor()};
+    auto [rows, cols] = rows_cols(self);
+    at::Tensor prod = other.index_select(0, cols).mul(vals.unsqueeze(1));
+    out.index_reduce_(0, rows, prod, reduce, /*include_self=*/false);
+    return {out, at::Tensor()};
+  }
   csr_mm_into(out, self, other, 1, false, "_sparse_mm_reduce_impl");
   if (reduce == "mean") {
     at::Tensor crow = self.crow_indices().to(at::kLong);
