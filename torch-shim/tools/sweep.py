@@ -298,7 +298,8 @@ def to_cpu(torch, x):
         if not isinstance(t, torch.Tensor):
             return t
         if id(t) not in seen:
-            if t.device.type == DEV and not t.requires_grad and \
+            if t.device.type == DEV and t.layout == torch.strided and \
+                    not t.requires_grad and \
                     t.untyped_storage().nbytes() % t.element_size() == 0:
                 c = storage_of(t).as_strided(t.shape, t.stride(), t.storage_offset())
             else:
