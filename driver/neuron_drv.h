@@ -43,7 +43,7 @@ struct neuron_counters {
 	atomic64_t errors;
 	atomic64_t queue_resets;
 	atomic64_t device_resets;
-	/** @pinned: bytes of host memory pinned by jobs alive */
+	/** @pinned: bytes of host memory pinned by jobs alive and pinned buffers */
 	atomic64_t pinned;
 };
 
@@ -73,7 +73,8 @@ struct neuron_file_stats {
 	atomic_t queued[NHW_MAX_QUEUES];
 	/**
 	 * @pinned: bytes of host memory this file's jobs in flight have
-	 * pinned, at most neuron_max_pinned()
+	 * pinned, and the size of the pinned buffers it created (until they
+	 * are freed), at most neuron_max_pinned()
 	 */
 	atomic64_t pinned;
 };

@@ -2,7 +2,9 @@
 /*
  * Buffer objects: device memory (drm_mm over BAR2) and host memory (GEM
  * shmem: pages allocated when touched, and only the ranges a job names
- * pinned and DMA-mapped, for as long as the job lives).
+ * pinned and DMA-mapped, for as long as the job lives -- or, created with
+ * DRM_NEURON_BO_PINNED, all of them pinned and mapped once, at creation,
+ * until the buffer is freed).
  */
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
@@ -67,10 +69,25 @@ u64 neuron_max_pinned(void)
 
 /* ---- Host placement (GEM shmem) ---- */
 
+static void neuron_pin_unmap_list(struct device *dev, struct neuron_pin *pin);
+
+/*
+ * A pinned buffer gives its share of the budget back, and its pages go with
+ * the shmem object (drm_gem_shmem_free() unmaps base.sgt and unpins them).
+ */
 static void neuron_host_bo_free(struct drm_gem_object *obj)
 {
-	atomic64_dec(&to_neuron_device(obj->dev)->stats.bos);
-	drm_gem_shmem_free(&to_neuron_bo(obj)->base);
+	struct neuron_device *ndev = to_neuron_device(obj->dev);
+	struct neuron_bo *bo = to_neuron_bo(obj);
+
+	if (bo->pin_stats) {
+		neuron_pin_unmap_list(obj->dev->dev, &bo->pin);
+		atomic64_sub(obj->size, &bo->pin_stats->pinned);
+		atomic64_sub(obj->size, &ndev->stats.pinned);
+		neuron_file_stats_put(bo->pin_stats);
+	}
+	atomic64_dec(&ndev->stats.bos);
+	drm_gem_shmem_free(&bo->base);
 }
 
 /*
@@ -126,6 +143,9 @@ struct drm_gem_object *neuron_gem_create_object(struct drm_device *drm,
 	return &bo->base.base;
 }
 
+static int neuron_pin_map_list(struct device *dev, struct sg_table *sgt,
+			       struct neuron_pin *pin);
+
 static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
 						    u64 size)
 {
@@ -136,6 +156,58 @@ static struct drm_gem_object *neuron_host_bo_create(struct neuron_device *ndev,
 	/* Complete: from here on, .free uncounts it. */
 	atomic64_inc(&ndev->stats.bos);
 	return &shmem->base;
+}
+
+/*
+ * A host buffer pinned for its lifetime, charged to @stats's budget of
+ * pinned memory: -E2BIG if it alone is larger than the budget, -ENOMEM if
+ * it does not fit beside what the context holds. Its pages are allocated
+ * (charged to the caller's memory cgroup), pinned and DMA-mapped by the
+ * shmem helper (base.sgt), and the device's list of their segments is
+ * built and mapped once; jobs naming the buffer use it as it is.
+ */
+static struct drm_gem_object *
+neuron_pinned_bo_create(struct neuron_device *ndev, u64 size,
+			struct neuron_file_stats *stats)
+{
+	struct drm_gem_object *obj;
+	struct neuron_bo *bo;
+	struct sg_table *sgt;
+	int ret;
+
+	if (size > neuron_max_pinned())
+		return ERR_PTR(-E2BIG);
+	if (atomic64_add_return(size, &stats->pinned) > neuron_max_pinned()) {
+		atomic64_sub(size, &stats->pinned);
+		return ERR_PTR(-ENOMEM);
+	}
+	obj = neuron_host_bo_create(ndev, size);
+	if (IS_ERR(obj)) {
+		atomic64_sub(size, &stats->pinned);
+		return obj;
+	}
+	/* Charged: from here on, .free gives the budget back. */
+	bo = to_neuron_bo(obj);
+	kref_get(&stats->ref);
+	bo->pin_stats = stats;
+	atomic64_add(size, &ndev->stats.pinned);
+
+	/* The device writes them behind the CPU's back: keep them on release. */
+	bo->base.pages_mark_dirty_on_put = true;
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto err_put;
+	}
+	bo->pin.dir = DMA_BIDIRECTIONAL;
+	ret = neuron_pin_map_list(obj->dev->dev, sgt, &bo->pin);
+	if (ret)
+		goto err_put;
+	return obj;
+
+err_put:
+	drm_gem_object_put(obj);
+	return ERR_PTR(ret);
 }
 
 /*
@@ -210,6 +282,57 @@ static void neuron_put_pages(struct page **pages, u32 n, bool dirty)
 	release_pages(pages, n);
 }
 
+/*
+ * How the device reaches @sgt, DMA-mapped: at @pin->addr directly if it is
+ * one segment, else through a list of its @pin->nseg segments, built here
+ * and mapped at @pin->addr. Return: 0, -E2BIG (more segments than the
+ * device's lists hold) or -ENOMEM (also for a list larger than kmalloc
+ * gives); @pin->sgl is NULL unless there is a list to unmap.
+ */
+static int neuron_pin_map_list(struct device *dev, struct sg_table *sgt,
+			       struct neuron_pin *pin)
+{
+	struct scatterlist *sg;
+	u32 i;
+
+	pin->sgl = NULL;
+	pin->nseg = sgt->nents;
+	if (pin->nseg == 1) {
+		pin->addr = sg_dma_address(sgt->sgl);
+		return 0;
+	}
+	if (pin->nseg > NHW_SGL_MAX_SEGS)
+		return -E2BIG;
+	/* Written once, read by the device: a streaming mapping will do. */
+	pin->sgl = kmalloc_array(pin->nseg, sizeof(*pin->sgl),
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pin->sgl)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		pin->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
+		pin->sgl[i].len = cpu_to_le64(sg_dma_len(sg));
+	}
+	pin->addr = dma_map_single(dev, pin->sgl, pin->nseg * sizeof(*pin->sgl),
+				   DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, pin->addr)) {
+		kfree(pin->sgl);
+		pin->sgl = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Undo neuron_pin_map_list(). */
+static void neuron_pin_unmap_list(struct device *dev, struct neuron_pin *pin)
+{
+	if (!pin->sgl)
+		return;
+	dma_unmap_single(dev, pin->addr, pin->nseg * sizeof(*pin->sgl),
+			 DMA_TO_DEVICE);
+	kfree(pin->sgl);
+	pin->sgl = NULL;
+}
+
 /**
  * neuron_bo_pin() - pin and DMA-map a range of a host buffer for a job
  * @bo: host buffer object
@@ -235,8 +358,7 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 	struct address_space *mapping = obj->filp->f_mapping;
 	struct device *dev = obj->dev->dev;
 	pgoff_t first = offset >> PAGE_SHIFT;
-	struct scatterlist *sg;
-	u32 i, n;
+	u32 n;
 	int ret;
 
 	pin->npages = ((offset + size - 1) >> PAGE_SHIFT) - first + 1;
@@ -261,34 +383,9 @@ int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 	ret = dma_map_sgtable(dev, &pin->sgt, dir, 0);
 	if (ret)
 		goto err_free_sgt;
-
-	pin->nseg = pin->sgt.nents;
-	if (pin->nseg == 1) {
-		pin->addr = sg_dma_address(pin->sgt.sgl);
-		return 0;
-	}
-	if (pin->nseg > NHW_SGL_MAX_SEGS) {
-		ret = -E2BIG;
+	ret = neuron_pin_map_list(dev, &pin->sgt, pin);
+	if (ret)
 		goto err_unmap;
-	}
-	/* Written once, read by the device: a streaming mapping will do. */
-	pin->sgl = kmalloc_array(pin->nseg, sizeof(*pin->sgl),
-				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pin->sgl) {
-		ret = -ENOMEM;
-		goto err_unmap;
-	}
-	for_each_sgtable_dma_sg(&pin->sgt, sg, i) {
-		pin->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
-		pin->sgl[i].len = cpu_to_le64(sg_dma_len(sg));
-	}
-	pin->addr = dma_map_single(dev, pin->sgl, pin->nseg * sizeof(*pin->sgl),
-				   DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, pin->addr)) {
-		kfree(pin->sgl);
-		ret = -ENOMEM;
-		goto err_unmap;
-	}
 	return 0;
 
 err_unmap:
@@ -313,11 +410,7 @@ err_free:
  */
 void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin)
 {
-	if (pin->sgl) {
-		dma_unmap_single(dev, pin->addr, pin->nseg * sizeof(*pin->sgl),
-				 DMA_TO_DEVICE);
-		kfree(pin->sgl);
-	}
+	neuron_pin_unmap_list(dev, pin);
 	dma_unmap_sgtable(dev, &pin->sgt, pin->dir, 0);
 	sg_free_table(&pin->sgt);
 	neuron_put_pages(pin->pages, pin->npages, pin->dir != DMA_TO_DEVICE);
@@ -447,22 +540,27 @@ static struct neuron_bo *neuron_dev_bo_create(struct neuron_device *ndev,
  * (-EINVAL), so that the field stays free for a later extension. Limits:
  * a device buffer at most the card's memory (else -ENOMEM, as when the
  * memory is full), a host buffer at most neuron_max_host_bo() (else
- * -E2BIG).
+ * -E2BIG); a pinned one also within the context's budget of pinned memory
+ * (neuron_pinned_bo_create()).
  */
 int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct neuron_device *ndev = to_neuron_device(drm);
+	struct neuron_file_priv *fpriv = file->driver_priv;
 	struct drm_neuron_bo_create *args = data;
 	struct drm_gem_object *obj;
 	struct neuron_bo *bo;
 	int ret;
 
-	if (args->flags || args->pad || args->handle || !args->size)
+	if (args->flags & ~DRM_NEURON_BO_PINNED || args->pad || args->handle ||
+	    !args->size)
 		return -EINVAL;
 
 	switch (args->placement) {
 	case DRM_NEURON_BO_DEVICE:
+		if (args->flags)
+			return -EINVAL;
 		if (args->size > ndev->mem_size)
 			return -ENOMEM;
 		bo = neuron_dev_bo_create(ndev, PAGE_ALIGN(args->size));
@@ -474,7 +572,11 @@ int neuron_bo_create_ioctl(struct drm_device *drm, void *data,
 		/* A multiple of the page size: no rounding past it. */
 		if (args->size > neuron_max_host_bo())
 			return -E2BIG;
-		obj = neuron_host_bo_create(ndev, PAGE_ALIGN(args->size));
+		if (args->flags & DRM_NEURON_BO_PINNED)
+			obj = neuron_pinned_bo_create(ndev, PAGE_ALIGN(args->size),
+						      fpriv->stats);
+		else
+			obj = neuron_host_bo_create(ndev, PAGE_ALIGN(args->size));
 		if (IS_ERR(obj))
 			return PTR_ERR(obj);
 		break;

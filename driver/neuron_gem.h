@@ -14,37 +14,7 @@ struct dma_buf;
 struct drm_device;
 struct drm_file;
 struct neuron_device;
-
-/**
- * struct neuron_bo - a buffer object in device or host memory
- *
- * Host buffers are GEM shmem objects; device buffers are private GEM objects
- * backed by a range of device memory. Both embed the same structure so that
- * a handle resolves to one type. A host buffer's pages are ordinary shmem
- * pages: allocated when first touched (a CPU fault or a job), charged then
- * to the toucher's memory cgroup, swappable, and pinned only while a job
- * that names them is in flight (struct neuron_pin).
- */
-struct neuron_bo {
-	struct drm_gem_shmem_object base;
-	/** @placement: DRM_NEURON_BO_DEVICE or DRM_NEURON_BO_HOST */
-	u32 placement;
-	/** @node: device placement: the range of device memory */
-	struct drm_mm_node node;
-	/**
-	 * @exporter: a peer buffer (neuron_prime.c): the device buffer of
-	 * another card it stands for, held (a reference to it and to that
-	 * card's drm_device) until the peer buffer is freed; NULL for the
-	 * others
-	 */
-	struct neuron_bo *exporter;
-	/**
-	 * @done_jobs: device and peer buffers: jobs that have completed and
-	 * still hold a reference to it, until they are freed (shortly after:
-	 * by the reaper or the scheduler); neuron_bo_close() waits for them
-	 */
-	atomic_t done_jobs;
-};
+struct neuron_file_stats;
 
 /**
  * struct neuron_pin - pages of a host buffer range, pinned for one job
@@ -68,9 +38,60 @@ struct neuron_pin {
 	u32 offset;
 };
 
+/**
+ * struct neuron_bo - a buffer object in device or host memory
+ *
+ * Host buffers are GEM shmem objects; device buffers are private GEM objects
+ * backed by a range of device memory. Both embed the same structure so that
+ * a handle resolves to one type. A host buffer's pages are ordinary shmem
+ * pages: allocated when first touched (a CPU fault or a job), charged then
+ * to the toucher's memory cgroup, swappable, and pinned only while a job
+ * that names them is in flight (struct neuron_pin) -- except those of a
+ * buffer created with DRM_NEURON_BO_PINNED, all pinned and DMA-mapped
+ * from its creation until it is freed (@pin_stats set).
+ */
+struct neuron_bo {
+	struct drm_gem_shmem_object base;
+	/** @placement: DRM_NEURON_BO_DEVICE or DRM_NEURON_BO_HOST */
+	u32 placement;
+	/** @node: device placement: the range of device memory */
+	struct drm_mm_node node;
+	/**
+	 * @exporter: a peer buffer (neuron_prime.c): the device buffer of
+	 * another card it stands for, held (a reference to it and to that
+	 * card's drm_device) until the peer buffer is freed; NULL for the
+	 * others
+	 */
+	struct neuron_bo *exporter;
+	/**
+	 * @done_jobs: device and peer buffers: jobs that have completed and
+	 * still hold a reference to it, until they are freed (shortly after:
+	 * by the reaper or the scheduler); neuron_bo_close() waits for them
+	 */
+	atomic_t done_jobs;
+	/**
+	 * @pin_stats: a pinned host buffer: the counters of the context that
+	 * created it (a reference), whose budget of pinned memory it is
+	 * charged to until it is freed; NULL for the others
+	 */
+	struct neuron_file_stats *pin_stats;
+	/**
+	 * @pin: a pinned host buffer: the whole buffer as the device reaches
+	 * it (@addr, @sgl and @nseg of it; the pages themselves are
+	 * base.pages, DMA-mapped as base.sgt)
+	 */
+	struct neuron_pin pin;
+};
+
 static inline struct neuron_bo *to_neuron_bo(struct drm_gem_object *obj)
 {
 	return container_of(obj, struct neuron_bo, base.base);
+}
+
+/* A host buffer pinned for its lifetime (DRM_NEURON_BO_PINNED)? */
+static inline bool neuron_bo_is_pinned(struct neuron_bo *bo)
+{
+	return bo->pin_stats;
 }
 
 /* A device buffer of this card (not a peer buffer, not host memory)? */

@@ -149,8 +149,14 @@ void neuron_job_free(struct neuron_job *job)
 	if (job->pinned)
 		atomic64_sub(job->pinned, &ndev->stats.pinned);
 	for (i = 0; i < job->bo_count; i++) {
-		if (job->done && to_neuron_bo(job->bos[i])->placement == DRM_NEURON_BO_DEVICE)
+		struct neuron_bo *bo = to_neuron_bo(job->bos[i]);
+
+		if (job->done && bo->placement == DRM_NEURON_BO_DEVICE)
 			neuron_bo_done_put(job->bos[i]);
+		/* As unmapping a job's own pin would (when the DMA API must). */
+		if (neuron_bo_is_pinned(bo))
+			dma_sync_sgtable_for_cpu(ndev->drm.dev, bo->base.sgt,
+						 DMA_BIDIRECTIONAL);
 		drm_gem_object_put(job->bos[i]);
 	}
 	for (i = 0; i < job->in_fence_count; i++)
@@ -252,7 +258,8 @@ static int neuron_job_pin(struct neuron_job *job, struct neuron_bo *bo,
 /*
  * Resolve (handle, offset, size) to a descriptor operand. The object is
  * kept in job->bos, so it lives as long as the job; of a host buffer, only
- * the pages of the range are pinned, for as long as the job lives.
+ * the pages of the range are pinned, for as long as the job lives (none of
+ * a pinned buffer's: they are pinned already).
  */
 static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 			      u32 handle, u64 offset, u64 size, bool write,
@@ -280,6 +287,20 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 		*space = NHW_SPACE_DEV;
 		*addr = cpu_to_le64(bo->node.start);
 		*nseg = 0;
+		*off = cpu_to_le64(offset);
+		return 0;
+	}
+	if (neuron_bo_is_pinned(bo)) {
+		/*
+		 * Pinned and mapped since its creation, for the whole buffer:
+		 * the job pins nothing. (A no-op where DMA is coherent, as
+		 * the sync for the CPU in neuron_job_free().)
+		 */
+		dma_sync_sgtable_for_device(obj->dev->dev, bo->base.sgt,
+					    DMA_BIDIRECTIONAL);
+		*space = bo->pin.sgl ? NHW_SPACE_SGL : NHW_SPACE_HOST;
+		*addr = cpu_to_le64(bo->pin.addr);
+		*nseg = cpu_to_le32(bo->pin.sgl ? bo->pin.nseg : 0);
 		*off = cpu_to_le64(offset);
 		return 0;
 	}

@@ -2,8 +2,8 @@
 /*
  * sysfs attributes of the card (on its PCI device, so under
  * /sys/class/accel/accelN/device/): memory use, engine busy time, host
- * memory pinned by jobs, the card's links and fabric, and the buffer, job,
- * error and reset counters.
+ * memory pinned by jobs and pinned buffers, the card's links and fabric,
+ * and the buffer, job, error and reset counters.
  * neuron-top reads these.
  */
 #include <linux/device.h>

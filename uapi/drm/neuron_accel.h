@@ -92,7 +92,11 @@ extern "C" {
  *   context may pin at most %DRM_NEURON_PARAM_MAX_PINNED bytes (half the
  *   RAM unless max_pinned_mb is set): a job that alone pins more fails
  *   with -E2BIG, one that does not fit beside the context's jobs in flight
- *   with -ENOMEM (it may succeed once they have completed);
+ *   with -ENOMEM (it may succeed once they have completed). A host
+ *   buffer created with %DRM_NEURON_BO_PINNED counts in the same budget,
+ *   its whole size, for as long as it exists: -E2BIG if it alone is larger
+ *   than the budget, -ENOMEM if it does not fit beside what the context's
+ *   pinned buffers and jobs in flight hold;
  * - a SUBMIT: 1..%DRM_NEURON_MAX_COPIES copies, 0..%DRM_NEURON_MAX_BOS
  *   buffer-table entries, 0..%DRM_NEURON_MAX_SYNCS in-syncs, a kernel of
  *   1..%NISA_MAX_INSNS instructions; beyond, -EINVAL.
@@ -114,21 +118,34 @@ struct drm_neuron_get_param {
 #define DRM_NEURON_BO_DEVICE		0	/* device memory, mmap write-combined */
 #define DRM_NEURON_BO_HOST		1	/* system memory the device reaches by DMA */
 
+/* Flags of struct drm_neuron_bo_create. */
+#define DRM_NEURON_BO_PINNED		0x1	/* host buffer, pinned while it exists */
+
 /**
  * struct drm_neuron_bo_create - allocate a buffer object
  *
  * The size is rounded up to the page size. A device buffer larger than the
  * card's memory, or than what is free of it, returns -ENOMEM; a host buffer
  * larger than %DRM_NEURON_PARAM_MAX_HOST_BO returns -E2BIG (see "resource
- * limits"). A size of 0, an unknown placement, nonzero @flags or @pad, or a
- * nonzero @handle return -EINVAL.
+ * limits"). A size of 0, an unknown placement, unknown @flags, nonzero
+ * @pad, or a nonzero @handle return -EINVAL.
+ *
+ * A host buffer created with %DRM_NEURON_BO_PINNED has all its pages
+ * allocated, pinned and mapped for the device at creation, until the
+ * buffer is freed: DMA jobs naming it pin nothing, which saves them the
+ * per-page work on large ranges. Its whole size counts in the creating
+ * context's budget of pinned memory for its lifetime (-E2BIG, -ENOMEM:
+ * see "resource limits"); a buffer of more discontiguous runs of pages
+ * than the device takes in one scatter-gather list (2^20) returns -E2BIG,
+ * one whose list the kernel cannot allocate -ENOMEM. The flag is
+ * refused (-EINVAL) with %DRM_NEURON_BO_DEVICE, whose memory never moves.
  */
 struct drm_neuron_bo_create {
 	/** @size: in, bytes, > 0 */
 	__u64 size;
 	/** @placement: in, %DRM_NEURON_BO_DEVICE or %DRM_NEURON_BO_HOST */
 	__u32 placement;
-	/** @flags: in, must be zero */
+	/** @flags: in, 0 or %DRM_NEURON_BO_PINNED (host buffers only) */
 	__u32 flags;
 	/**
 	 * @handle: out only, the new GEM handle, freed with
@@ -170,7 +187,8 @@ struct drm_neuron_bo_info {
  * @dst_offset). Both ranges must lie within their buffers (-EINVAL
  * otherwise, as is a @size of 0); either buffer may be in device or host
  * memory. Of a host buffer, only the pages of the range are pinned, from
- * SUBMIT until the job completes (see "resource limits").
+ * SUBMIT until the job completes (see "resource limits"); a buffer created
+ * with %DRM_NEURON_BO_PINNED is pinned already and pins nothing more.
  */
 struct drm_neuron_copy {
 	__u32 src_handle;
