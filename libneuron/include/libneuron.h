@@ -82,8 +82,19 @@ int nrn_forked(void);
 enum nrn_mem {
 	NRN_MEM_DEVICE = 0,		/* the card's memory */
 	NRN_MEM_HOST = 1,		/* system memory the card reaches by DMA */
+	NRN_MEM_HOST_PINNED = 2,	/* the same, pinned while it exists */
 };
 
+/*
+ * NRN_MEM_HOST: pages allocated when first touched, pinned only while a
+ * copy is in flight (each copy pins the pages it names). NRN_MEM_HOST_PINNED
+ * (only for nrn_buffer_alloc(); nrn_buffer_mem() reports NRN_MEM_HOST):
+ * all pages allocated and pinned at allocation, until the buffer is freed,
+ * so that copies to and from it pin nothing (they run at the DMA engine's
+ * speed); counted in the device file's budget of pinned memory
+ * (DRM_NEURON_PARAM_MAX_PINNED), -E2BIG when larger than the budget,
+ * -ENOMEM when it does not fit beside what is pinned already.
+ */
 int nrn_buffer_alloc(struct nrn_device *dev, size_t size, enum nrn_mem where,
 		     struct nrn_buffer **bufp);
 /* Frees the buffer; work issued on it still completes (it holds a reference). */

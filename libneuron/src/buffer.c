@@ -38,12 +38,14 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 {
 	struct drm_neuron_bo_create create = {
 		.size = size,
-		.placement = where == NRN_MEM_HOST ? DRM_NEURON_BO_HOST :
-						     DRM_NEURON_BO_DEVICE,
+		.placement = where == NRN_MEM_DEVICE ? DRM_NEURON_BO_DEVICE :
+						       DRM_NEURON_BO_HOST,
+		.flags = where == NRN_MEM_HOST_PINNED ? DRM_NEURON_BO_PINNED : 0,
 	};
 	int ret;
 
-	if (!dev || !bufp || !size || (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST))
+	if (!dev || !bufp || !size ||
+	    (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST && where != NRN_MEM_HOST_PINNED))
 		return -EINVAL;
 	if (nrn_inherited(dev))
 		return -EBADFD;

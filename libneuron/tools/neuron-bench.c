@@ -224,28 +224,41 @@ static double dma_gbps(struct nrn_stream *s, struct nrn_buffer *dst,
 	return best;
 }
 
+/*
+ * Host buffers as pin_memory() makes them (NRN_MEM_HOST_PINNED: pinned once,
+ * at allocation), then the plain kind, whose pages each copy pins for
+ * itself (dma_*_perjob_pin_gbps).
+ */
 static void bench_dma(struct nrn_device *dev, struct nrn_stream *s)
 {
 	size_t big = 64u << 20;
-	struct nrn_buffer *host, *devb, *devb2;
+	struct nrn_buffer *host, *plain, *devb, *devb2;
 	void *map;
 	char name[64];
 
-	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_HOST, &host));
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_HOST_PINNED, &host));
+	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_HOST, &plain));
 	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_DEVICE, &devb));
 	CHECK(nrn_buffer_alloc(dev, big, NRN_MEM_DEVICE, &devb2));
 	CHECK(nrn_buffer_map(host, &map));
+	memset(map, 1, big);
+	CHECK(nrn_buffer_map(plain, &map));
 	memset(map, 1, big); /* fault the pages in */
 	for (size_t size = 4096; size <= big; size *= quick ? 64 : 16) {
 		snprintf(name, sizeof(name), "dma_h2d_%zuk_gbps", size >> 10);
-		fig(name, dma_gbps(s, devb, host, size), "GB/s", "host buffer -> device");
+		fig(name, dma_gbps(s, devb, host, size), "GB/s", "pinned host buffer -> device");
 		snprintf(name, sizeof(name), "dma_d2h_%zuk_gbps", size >> 10);
-		fig(name, dma_gbps(s, host, devb, size), "GB/s", "device -> host buffer");
+		fig(name, dma_gbps(s, host, devb, size), "GB/s", "device -> pinned host buffer");
 	}
-	fig("dma_h2d_gbps", dma_gbps(s, devb, host, big), "GB/s", "64 MiB host -> device");
-	fig("dma_d2h_gbps", dma_gbps(s, host, devb, big), "GB/s", "64 MiB device -> host");
+	fig("dma_h2d_gbps", dma_gbps(s, devb, host, big), "GB/s", "64 MiB pinned host -> device");
+	fig("dma_d2h_gbps", dma_gbps(s, host, devb, big), "GB/s", "64 MiB device -> pinned host");
+	fig("dma_h2d_perjob_pin_gbps", dma_gbps(s, devb, plain, big), "GB/s",
+	    "64 MiB host -> device, pages pinned by the copy");
+	fig("dma_d2h_perjob_pin_gbps", dma_gbps(s, plain, devb, big), "GB/s",
+	    "64 MiB device -> host, pages pinned by the copy");
 	fig("dma_d2d_gbps", dma_gbps(s, devb2, devb, big), "GB/s", "64 MiB device -> device");
 	nrn_buffer_free(host);
+	nrn_buffer_free(plain);
 	nrn_buffer_free(devb);
 	nrn_buffer_free(devb2);
 }
