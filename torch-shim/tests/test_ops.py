@@ -341,3 +341,27 @@ def test_printing():
     """A neuron tensor prints like any other, with its device."""
     s = repr(torch.arange(3.0, device=N))
     assert "tensor([0., 1., 2.]" in s and "neuron:0" in s
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_pow_two_is_the_cpus_square(dtype):
+    """x ** 2 of a real floating tensor runs as x * x: bit for bit the CPU's
+    (which multiplies too), special values, in place and out= included."""
+    x = torch.cat([torch.randn(1000) * 1e3,
+                   torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"),
+                                 1e-30, -3e30, 65504.0, 300.0])]).to(dtype)
+    xn = x.to(N)
+    for e in (2, 2.0):
+        torch.testing.assert_close(torch.pow(xn, e).cpu(), torch.pow(x, e), rtol=0, atol=0,
+                                   equal_nan=True)
+    y = xn.clone()
+    y.pow_(2)
+    torch.testing.assert_close(y.cpu(), x.pow(2), rtol=0, atol=0, equal_nan=True)
+    out = torch.empty_like(xn)
+    torch.pow(xn, 2, out=out)
+    torch.testing.assert_close(out.cpu(), x.pow(2), rtol=0, atol=0, equal_nan=True)
+    # an integer tensor's square stays integer, a float exponent 2.0 gives float
+    i = torch.arange(-5, 5)
+    assert torch.pow(i.to(N), 2).dtype == torch.int64
+    assert torch.equal(torch.pow(i.to(N), 2).cpu(), i.pow(2))
+    assert torch.pow(i.to(N), 2.0).dtype == torch.pow(i, 2.0).dtype

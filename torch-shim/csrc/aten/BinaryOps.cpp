@@ -76,11 +76,23 @@ at::Tensor& pow_tt_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out
     return into(out, pow_complex(a, b));
   return binary_out(NISA_BIN_POW, a, b, 1.0, out);
 }
+// x^2 of a real floating tensor is x * x: the same number (the product of
+// two floats is exact in double, the card's POW rounds it once, as MUL
+// does, and the CPU's kernel multiplies too), at a multiply's cost instead
+// of a pow()'s per element (the square of RMSNorm and of variances).
+bool real_square(const at::Tensor& a, const at::Scalar& e) {
+  return a.is_floating_point() && !e.isComplex() && !e.isBoolean() && e.toDouble() == 2.0;
+}
+
 at::Tensor pow_ts(const at::Tensor& a, const at::Scalar& e) {
+  if (real_square(a, e))
+    return binary(NISA_BIN_MUL, a, a);
   at::Tensor w = wrapped(e);
   return complex_pow(a, w) ? pow_complex(a, w) : binary(NISA_BIN_POW, a, w);
 }
 at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
+  if (real_square(a, e))
+    return binary_inplace(NISA_BIN_MUL, a, a);
   at::Tensor w = wrapped(e);
   if (complex_pow(a, w)) {
     TORCH_CHECK(a.is_complex(), "result type ComplexFloat can't be cast to the "
@@ -90,6 +102,8 @@ at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
   return binary_inplace(NISA_BIN_POW, a, w);
 }
 at::Tensor& pow_ts_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& out) {
+  if (real_square(a, e))
+    return binary_out(NISA_BIN_MUL, a, a, 1.0, out);
   at::Tensor w = wrapped(e);
   if (complex_pow(a, w))
     return into(out, pow_complex(a, w));
