@@ -63,8 +63,7 @@ void check_inplace(const at::Tensor& self, const char* op, bool floating_only) {
   TORCH_CHECK(is_neuron(self), "neuron: ", op, " expects a neuron tensor");
   TORCH_CHECK(is_float(self) || (!floating_only && supported_dtype(self.scalar_type())),
               "neuron: ", op, " is not supported for dtype ", self.scalar_type(),
-              " on the card (", floating_only ? "float32, float64, bfloat16 and float16 are" :
-              NEURON_CARD_DTYPES, ")");
+              " on the card (", card_dtype_names(floating_only), ")");
   at::assert_no_internal_overlap(self);
 }
 

@@ -69,9 +69,21 @@ inline at::ScalarType acc_dtype(at::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-#define NEURON_CARD_DTYPES "float32, float64, complex64, bfloat16, float16, " \
-                           "int64, int32, int16, int8, uint8 and bool are"
-
+// The card's element types by PyTorch's names, for messages:
+// "the card's types: float32, bfloat16, ..." (with @floating_only, the
+// floating ones), from the table above.
+inline std::string card_dtype_names(bool floating_only = false) {
+  std::string s = floating_only ? "the card's floating types: " : "the card's types: ";
+  bool first = true;
+#define NEURON_NAME_(t, n)                                                    \
+  if (!floating_only || card_float(at::ScalarType::t)) {                      \
+    s += (first ? "" : ", ") + c10::getDtypeNames(at::ScalarType::t).first;   \
+    first = false;                                                            \
+  }
+  NEURON_SCALAR_TYPES(NEURON_NAME_)
+#undef NEURON_NAME_
+  return s;
+}
 
 inline nisa_dtype to_nrn(at::ScalarType t) {
   switch (t) {
@@ -81,7 +93,7 @@ inline nisa_dtype to_nrn(at::ScalarType t) {
     default: {
       std::string op = current_op_name();
       TORCH_CHECK(false, "neuron: ", op.empty() ? "" : op + ": ", "dtype ", t,
-                  " is not supported on the card (" NEURON_CARD_DTYPES ")");
+                  " is not supported on the card (", card_dtype_names(), ")");
     }
   }
 }

@@ -6,7 +6,7 @@
 // NeuronExchange.cpp, the reductions in NeuronReduceOps.cpp.
 #include "NeuronProcessGroup.h"
 
-#include "../aten/NeuronOps.h"  // supported_dtype(), NEURON_CARD_DTYPES
+#include "../aten/NeuronOps.h"  // supported_dtype(), card_dtype_names()
 
 #include <ATen/ATen.h>
 
@@ -105,7 +105,7 @@ void NeuronBackend::check_tensor(const at::Tensor& t, const char* op) const {
   TORCH_CHECK(t.is_contiguous(), "neuron: ", op, ": the tensor must be "
               "contiguous (call .contiguous() first)");
   TORCH_CHECK(supported_dtype(t.scalar_type()), "neuron: ", op, ": dtype ",
-              t.scalar_type(), " is not supported on the card (" NEURON_CARD_DTYPES ")");
+              t.scalar_type(), " is not supported on the card (", card_dtype_names(), ")");
 }
 
 c10::intrusive_ptr<c10d::Work> NeuronBackend::finish_on(
