@@ -234,3 +234,31 @@ def test_random_complex_tensors():
     u = torch.rand(1000, dtype=C, device=N).cpu()
     assert (u.real >= 0).all() and (u.real < 1).all()
     assert (u.imag >= 0).all() and (u.imag < 1).all() and u.imag.std() > 0.2
+
+
+@pytest.mark.parametrize("fn", [torch.logical_and, torch.logical_or, torch.logical_xor])
+def test_logical_operators_take_the_truth_value(fn):
+    """A complex number is true when either part is nonzero (0, 1j, 2, and
+    random values), with a complex, a real or a Python scalar beside it."""
+    a = torch.tensor([0, 1j, 2, 0, -0.0 - 0j, 1 + 1j], dtype=C)
+    b = torch.tensor([3, 0, 0j, 0, 1j, 2 - 1j], dtype=C)
+    for x, y in ((a, b), (a, b.real), (a.real, b), (a, b.abs() > 1)):
+        same(fn(x.to(N), y.to(N)), fn(x, y))
+    for s in (0j, 2 + 0j):
+        same(fn(a.to(N), torch.tensor(s)), fn(a, torch.tensor(s)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # nothing is discarded: no warning
+        out = a.to(N).clone()
+        fn(out, b.to(N), out=torch.empty(6, dtype=torch.bool, device=N))
+
+
+def test_masked_fill_with_a_complex_value():
+    x = z(3, 4)
+    m = torch.rand(3, 4) > 0.5
+    for v in (1 - 2j, 3.0, torch.tensor(0.5j)):
+        same(x.to(N).masked_fill(m.to(N), v), x.masked_fill(m, v))
+        # in place through a conjugate view: the stored value is conj(v)
+        got, want = x.to(N), x.clone()
+        got.conj().masked_fill_(m.to(N), v)
+        want.conj().masked_fill_(m, v)
+        same(got, want)

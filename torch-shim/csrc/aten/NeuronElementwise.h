@@ -249,6 +249,12 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
                                 const at::Tensor& b, at::Tensor& out) {
   check_device(out, a);
   check_device(out, b);
+  // logical_and/or/xor of a complex operand take its truth value, either
+  // part nonzero (a COPY to bool, docs/hardware.md), as the CPU's do.
+  if ((cmp == NISA_CMP_LAND || cmp == NISA_CMP_LOR || cmp == NISA_CMP_LXOR) &&
+      (a.is_complex() || b.is_complex()))
+    return compare_into(cmp, a.is_complex() ? a.to(at::kBool) : a,
+                        b.is_complex() ? b.to(at::kBool) : b, out);
   check_complex(NISA_INSN_COMPARE, cmp, a.is_complex() || b.is_complex(), out, true);
   nrn_stream* s = stream_for(out);
   nrn_tensor_desc o = desc(out);

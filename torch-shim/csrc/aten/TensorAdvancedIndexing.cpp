@@ -279,8 +279,8 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
 at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask,
                                 const at::Scalar& value) {
   at::Tensor v = empty_neuron({}, self.scalar_type(), self.device());
+  v.fill_(value);  // a complex value too (Fill.cpp)
   nrn_tensor_desc dv = desc(v), o = desc(self), dm = desc(mask);
-  NEURON_OP(nrn_op_fill(stream_for(self), &dv, value.toDouble()));
   NEURON_OP(nrn_op_where(stream_for(self), &o, &dm, &dv, &o));
   return self;
 }
