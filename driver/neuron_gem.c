@@ -81,6 +81,7 @@ static void neuron_host_bo_free(struct drm_gem_object *obj)
 	struct neuron_bo *bo = to_neuron_bo(obj);
 
 	if (bo->pin_stats) {
+		kvfree(bo->seg_start);
 		neuron_pin_unmap_list(obj->dev->dev, &bo->pin);
 		atomic64_sub(obj->size, &bo->pin_stats->pinned);
 		atomic64_sub(obj->size, &ndev->stats.pinned);
@@ -203,6 +204,22 @@ neuron_pinned_bo_create(struct neuron_device *ndev, u64 size,
 	ret = neuron_pin_map_list(obj->dev->dev, sgt, &bo->pin);
 	if (ret)
 		goto err_put;
+	if (bo->pin.sgl) {
+		struct scatterlist *sg;
+		u64 at = 0;
+		u32 i;
+
+		bo->seg_start = kvmalloc_array(bo->pin.nseg, sizeof(*bo->seg_start),
+					       GFP_KERNEL_ACCOUNT);
+		if (!bo->seg_start) {
+			ret = -ENOMEM;
+			goto err_put;
+		}
+		for_each_sgtable_dma_sg(sgt, sg, i) {
+			bo->seg_start[i] = at;
+			at += sg_dma_len(sg);
+		}
+	}
 	return obj;
 
 err_put:
@@ -416,6 +433,28 @@ void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin)
 	neuron_put_pages(pin->pages, pin->npages, pin->dir != DMA_TO_DEVICE);
 	kvfree(pin->pages);
 	pin->pages = NULL;
+}
+
+/**
+ * neuron_bo_pinned_seg() - the segment of a pinned buffer's list holding a byte
+ * @bo: a pinned host buffer reached through a list (@bo->pin.sgl set)
+ * @offset: a byte of the buffer, < its size
+ *
+ * Return: the index of the last segment starting at or before @offset.
+ */
+u32 neuron_bo_pinned_seg(struct neuron_bo *bo, u64 offset)
+{
+	u32 lo = 0, hi = bo->pin.nseg - 1;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo + 1) / 2;
+
+		if (bo->seg_start[mid] <= offset)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 /* ---- Device placement (drm_mm over device memory) ---- */

@@ -81,6 +81,14 @@ struct neuron_bo {
 	 * base.pages, DMA-mapped as base.sgt)
 	 */
 	struct neuron_pin pin;
+	/**
+	 * @seg_start: a pinned host buffer reached through a list: the
+	 * offset in the buffer of each of its @pin.nseg segments, ascending,
+	 * so that a job's operand starts at the segment holding its first
+	 * byte (neuron_bo_pinned_seg()) and the device does not walk the
+	 * segments before it
+	 */
+	u64 *seg_start;
 };
 
 static inline struct neuron_bo *to_neuron_bo(struct drm_gem_object *obj)
@@ -107,6 +115,7 @@ u64 neuron_max_pinned(void);
 int neuron_bo_pin(struct neuron_bo *bo, u64 offset, u64 size,
 		  enum dma_data_direction dir, struct neuron_pin *pin);
 void neuron_bo_unpin(struct device *dev, struct neuron_pin *pin);
+u32 neuron_bo_pinned_seg(struct neuron_bo *bo, u64 offset);
 void neuron_bo_close(struct drm_gem_object *obj, struct drm_file *file);
 void neuron_bo_done_put(struct drm_gem_object *obj);
 

@@ -270,6 +270,7 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 	struct neuron_pin *pin;
 	struct neuron_bo *bo;
 	u64 end;
+	u32 seg;
 	int ret;
 
 	obj = drm_gem_object_lookup(file, handle);
@@ -298,10 +299,19 @@ static int neuron_job_operand(struct neuron_job *job, struct drm_file *file,
 		 */
 		dma_sync_sgtable_for_device(obj->dev->dev, bo->base.sgt,
 					    DMA_BIDIRECTIONAL);
-		*space = bo->pin.sgl ? NHW_SPACE_SGL : NHW_SPACE_HOST;
-		*addr = cpu_to_le64(bo->pin.addr);
-		*nseg = cpu_to_le32(bo->pin.sgl ? bo->pin.nseg : 0);
-		*off = cpu_to_le64(offset);
+		if (!bo->pin.sgl) {
+			*space = NHW_SPACE_HOST;
+			*addr = cpu_to_le64(bo->pin.addr);
+			*nseg = 0;
+			*off = cpu_to_le64(offset);
+			return 0;
+		}
+		/* The list from the segment holding the first byte on. */
+		seg = neuron_bo_pinned_seg(bo, offset);
+		*space = NHW_SPACE_SGL;
+		*addr = cpu_to_le64(bo->pin.addr + seg * sizeof(*bo->pin.sgl));
+		*nseg = cpu_to_le32(bo->pin.nseg - seg);
+		*off = cpu_to_le64(offset - bo->seg_start[seg]);
 		return 0;
 	}
 	ret = neuron_job_pin(job, bo, offset, size, write, &pin);
