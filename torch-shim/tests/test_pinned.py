@@ -91,6 +91,75 @@ def test_pinned_copies_round_trip(dtype):
     assert torch.equal(back, x)
 
 
+def card_counter(name, card=0):
+    """One of the card's counters (sysfs), or None where it cannot be read."""
+    try:
+        with open(f"/sys/class/accel/accel{card}/device/neuron/{name}") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def test_pinned_block_is_pinned_by_the_driver():
+    """A block is a host buffer pinned once, at allocation (the card's
+    "pinned" counter grows by its size and stays while the block is cached),
+    so that its copies pin nothing more."""
+    torch.ones(4, device=N).cpu()  # the stream's own buffers are made
+    sync_all()
+    torch.ops.neuron.host_empty_cache()
+    base = card_counter("pinned")
+    if base is None:
+        pytest.skip("the card's sysfs counters are not readable here")
+    p = torch.empty(4 * MiB // 4, pin_memory=True)
+    # (Blocks of earlier tests whose copies were pending may go meanwhile.)
+    assert abs(card_counter("pinned") - base - 4 * MiB) < 256 * 1024
+    p.normal_()
+    d = p.to(N)
+    assert torch.equal(d.cpu(), p)
+    del p, d
+    sync_all()
+    torch.ops.neuron.host_empty_cache()
+    deadline = time.monotonic() + 5
+    while card_counter("pinned") > base and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert card_counter("pinned") <= base
+
+
+def test_pinned_past_the_budget_falls_back_to_per_copy_pinning():
+    """With the driver's budget of pinned memory (1 MiB here) smaller than
+    a block, the block is a plain host buffer, whose pages each copy pins:
+    still pinned memory as PyTorch sees it, and its copies (each within the
+    budget) give the same results."""
+    param = "/sys/module/neuron/parameters/max_pinned_mb"
+    try:
+        with open(param) as f:
+            old = f.read().strip()
+        with open(param, "w") as f:
+            f.write("1")
+    except OSError:
+        pytest.skip("needs root: sets neuron.ko's max_pinned_mb")
+    try:
+        sync_all()
+        torch.ops.neuron.host_empty_cache()
+        x = torch.randn(2 * MiB // 4)
+        p = x.pin_memory()  # 2 MiB: over the budget
+        back = torch.zeros_like(x, pin_memory=True)
+        assert p.is_pinned() and back.is_pinned()
+        d = torch.empty_like(x, device=N)
+        q = 128 * 1024  # 512 KiB a copy
+        for i in range(0, x.numel(), q):
+            d[i:i + q].copy_(p[i:i + q], non_blocking=True)
+        for i in range(0, x.numel(), q):
+            back[i:i + q].copy_(d[i:i + q], non_blocking=True)
+        torch.neuron.synchronize()
+        assert torch.equal(back, x)
+    finally:
+        with open(param, "w") as f:
+            f.write(old)
+        sync_all()
+        torch.ops.neuron.host_empty_cache()
+
+
 def test_non_blocking_h2d_returns_before_the_dma():
     src = torch.randn(4 * MiB // 4).pin_memory()
     torch.neuron.synchronize()

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The pinned (host) memory allocator. A block is one host buffer of a card
-// (NRN_MEM_HOST: system memory the card reaches by DMA), mapped into the
-// process; a pinned CPU tensor's data pointer is that mapping. Host buffers
+// (NRN_MEM_HOST_PINNED: system memory the card reaches by DMA, its pages
+// pinned once, at allocation, so that copies pin nothing), mapped into the
+// process; a pinned CPU tensor's data pointer is that mapping. Past the
+// driver's budget of pinned memory (neuron.ko max_pinned_mb, per device
+// file) a block is a plain host buffer (NRN_MEM_HOST), whose pages each copy
+// pins for itself: the same results, slower copies (and each copy must fit
+// in what the pinned blocks leave of the budget). Host buffers
 // are a limited resource of the driver (DRM_NEURON_PARAM_MAX_HOST_BO bytes
 // each, mmap offsets per card), so blocks are cached: sizes are rounded up to
 // a power of two (at least a page), and a freed block goes back to the cache
@@ -147,11 +152,14 @@ void release_free_blocks() {
 
 Block* fresh_block(c10::DeviceIndex index, size_t size) {
   nrn_buffer* buf = nullptr;
-  int err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST, &buf);
+  int err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PINNED, &buf);
   if (err == -ENOMEM || err == -ENOSPC) {
     release_free_blocks();
-    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST, &buf);
+    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PINNED, &buf);
   }
+  // Over the budget of pinned memory: a buffer pinned by each copy instead.
+  if (err == -ENOMEM || err == -E2BIG)
+    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST, &buf);
   if (err == -ENOMEM || err == -ENOSPC || err == -E2BIG)
     TORCH_CHECK_WITH(OutOfMemoryError, false, "neuron: cannot allocate ", size,
                      " bytes of pinned memory for neuron:",
