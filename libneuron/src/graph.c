@@ -84,6 +84,7 @@ NRN_EXPORT void nrn_graph_destroy(struct nrn_graph *g)
 		nrn_buffer_free(cb->buf);
 		free(cb);
 	}
+	nrn_graph_job_free(g->job);
 	pthread_mutex_destroy(&g->lock);
 	nrn_graph_origins_put(g->origins);
 	free(g->args);
@@ -473,6 +474,8 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 				struct nrn_buffer *arena, uint64_t arena_off)
 {
 	struct nrn_buffer *consts = NULL;
+	bool snapshot = false;
+	uint64_t submits = 0;
 	int ret;
 
 	if (!s || !g)
@@ -489,10 +492,25 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 			return ret;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (s->capture)
+	ret = nrn_graph_job_launch_locked(s, g, args, arena, arena_off, &snapshot);
+	if (ret != -EAGAIN) {
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
+	ret = 0;
+	if (snapshot) {
+		/* The graph alone in a batch, to be kept as it is issued. */
+		ret = nrn_stream_flush_locked(s);
+		submits = s->submits;
+	}
+	if (ret)
+		;
+	else if (s->capture)
 		ret = nrn_graph_record_locked(s, g, args, arena, arena_off);
 	else
 		ret = nrn_graph_issue_locked(s, g, args, arena, arena_off, consts);
+	if (!ret && snapshot && s->submits == submits)
+		nrn_graph_job_snapshot_locked(s, g, args, arena, arena_off);
 	/*
 	 * A graph is a unit of work worth starting at once: submitted now, the
 	 * card runs it while the caller prepares what follows (else it would
@@ -501,5 +519,7 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 	if (!ret && !s->capture)
 		ret = nrn_stream_flush_locked(s);
 	pthread_mutex_unlock(&s->lock);
+	if (snapshot)
+		nrn_graph_job_upload(g, s->dev);
 	return ret;
 }

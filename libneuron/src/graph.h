@@ -241,10 +241,29 @@ struct nrn_graph {
 	struct nrn_graph_op *ops;
 	uint8_t *consts;
 	uint64_t const_size;
-	/* Protects @cbufs, created on first launch on a device. */
+	/* Protects @cbufs, created on first launch on a device, and @job. */
 	pthread_mutex_t lock;
 	struct nrn_graph_cbuf *cbufs;
+	/* The last launch's operands, and its resident kernel (graph-resident.c). */
+	struct nrn_graph_job *job;
 };
+
+/*
+ * Resident launches (graph-resident.c), with @s's lock held: 0 when @g ran
+ * as its resident job, -EAGAIN when it is to be issued (with *@snapshot
+ * set when this launch repeats the last one's operands: issue it into a
+ * batch of its own and call nrn_graph_job_snapshot_locked() before the
+ * batch is submitted), another -errno when the submission failed.
+ */
+int nrn_graph_job_launch_locked(struct nrn_stream *s, const struct nrn_graph *g,
+				const struct nrn_graph_arg *args, struct nrn_buffer *arena,
+				uint64_t arena_off, bool *snapshot);
+void nrn_graph_job_snapshot_locked(struct nrn_stream *s, const struct nrn_graph *g,
+				   const struct nrn_graph_arg *args,
+				   struct nrn_buffer *arena, uint64_t arena_off);
+/* Write a snapshot's kernel to device memory; without the stream's lock. */
+void nrn_graph_job_upload(const struct nrn_graph *g, struct nrn_device *dev);
+void nrn_graph_job_free(struct nrn_graph_job *j);
 
 /*
  * Instructions from @in on (at most @left) that act as one: an EXPR and its

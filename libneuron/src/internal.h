@@ -226,6 +226,9 @@ uint64_t nrn_sites_next_cookie(struct nrn_stream *s);
 /* The batch's next instruction is graph @id's launch instruction @graph_insn. */
 int nrn_sites_note_locked(struct nrn_stream *s, uint64_t id,
 			  struct nrn_graph_origins *origins, unsigned int graph_insn);
+/* An empty batch's job is graph @id's launch instructions 0..@n-1. */
+int nrn_sites_note_run_locked(struct nrn_stream *s, uint64_t id,
+			      struct nrn_graph_origins *origins, unsigned int n);
 /* The instruction just noted was not pushed after all. */
 void nrn_sites_unnote_locked(struct nrn_stream *s);
 /* The batch was submitted with @cookie (0: it was not: its runs go). */

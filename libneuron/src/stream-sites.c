@@ -80,6 +80,16 @@ int nrn_sites_note_locked(struct nrn_stream *s, uint64_t id,
 	return 0;
 }
 
+int nrn_sites_note_run_locked(struct nrn_stream *s, uint64_t id,
+			      struct nrn_graph_origins *origins, unsigned int n)
+{
+	int ret = nrn_sites_note_locked(s, id, origins, 0);
+
+	if (!ret)
+		s->runs[s->nruns - 1].len = n;
+	return ret;
+}
+
 void nrn_sites_unnote_locked(struct nrn_stream *s)
 {
 	struct nrn_site_run *r = s->nruns > s->runs_pending ? &s->runs[s->nruns - 1] : NULL;
