@@ -40,7 +40,8 @@ static int neuron_get_param_ioctl(struct drm_device *drm, void *data,
 		args->value = ndev->model_version;
 		break;
 	case DRM_NEURON_PARAM_CAPABILITIES:
-		args->value = DRM_NEURON_CAP_DMA | DRM_NEURON_CAP_HOST_BO;
+		args->value = DRM_NEURON_CAP_DMA | DRM_NEURON_CAP_HOST_BO |
+			      DRM_NEURON_CAP_PINNED_BO;
 		if (ndev->caps & NHW_CAP_COMPUTE)
 			args->value |= DRM_NEURON_CAP_COMPUTE;
 		if (ndev->caps & NHW_CAP_BF16)

@@ -82,7 +82,10 @@ TEST_F(pin, flags_checked)
 {
 	long long bos = nt_counter(self->fd, "bos");
 	uint32_t h = 0;
+	uint64_t caps;
 
+	ASSERT_EQ(0, nt_param(self->fd, DRM_NEURON_PARAM_CAPABILITIES, &caps));
+	EXPECT_TRUE(caps & DRM_NEURON_CAP_PINNED_BO);
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, MiB, DRM_NEURON_BO_DEVICE,
 				     DRM_NEURON_BO_PINNED, &h));
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, MiB, DRM_NEURON_BO_HOST, 0x2, &h));

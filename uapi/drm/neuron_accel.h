@@ -55,7 +55,8 @@ extern "C" {
 #define DRM_NEURON_PARAM_MEM_FREE	7	/* device memory not allocated, bytes */
 #define DRM_NEURON_PARAM_ISA_VERSION	8	/* instruction set version */
 #define DRM_NEURON_PARAM_MAX_HOST_BO	9	/* largest host buffer, bytes */
-#define DRM_NEURON_PARAM_MAX_PINNED	10	/* host memory a context's jobs may pin, bytes */
+/* host memory a context's jobs and pinned buffers may pin, bytes */
+#define DRM_NEURON_PARAM_MAX_PINNED	10
 #define DRM_NEURON_PARAM_NUM_LINKS	11	/* card-to-card links, 0 when none */
 /* id << 16 | size << 8 | rank of the card's fabric; 0 when in none */
 #define DRM_NEURON_PARAM_FABRIC		12
@@ -68,6 +69,7 @@ extern "C" {
 #define DRM_NEURON_CAP_BF16		0x4ULL
 #define DRM_NEURON_CAP_HOST_BO		0x8ULL
 #define DRM_NEURON_CAP_LINK		0x10ULL	/* link jobs, peer buffers */
+#define DRM_NEURON_CAP_PINNED_BO	0x20ULL	/* BO_CREATE takes DRM_NEURON_BO_PINNED */
 
 /**
  * DOC: resource limits
@@ -139,6 +141,7 @@ struct drm_neuron_get_param {
  * than the device takes in one scatter-gather list (2^20) returns -E2BIG,
  * one whose list the kernel cannot allocate -ENOMEM. The flag is
  * refused (-EINVAL) with %DRM_NEURON_BO_DEVICE, whose memory never moves.
+ * A driver that takes the flag reports %DRM_NEURON_CAP_PINNED_BO.
  */
 struct drm_neuron_bo_create {
 	/** @size: in, bytes, > 0 */
