@@ -157,8 +157,9 @@ Block* fresh_block(c10::DeviceIndex index, size_t size) {
     release_free_blocks();
     err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PINNED, &buf);
   }
-  // Over the budget of pinned memory: a buffer pinned by each copy instead.
-  if (err == -ENOMEM || err == -E2BIG)
+  // Over the budget of pinned memory (or a driver without pinned buffers,
+  // -EINVAL): a buffer pinned by each copy instead.
+  if (err == -ENOMEM || err == -E2BIG || err == -EINVAL)
     err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST, &buf);
   if (err == -ENOMEM || err == -ENOSPC || err == -E2BIG)
     TORCH_CHECK_WITH(OutOfMemoryError, false, "neuron: cannot allocate ", size,
