@@ -106,18 +106,26 @@ static int card_works(const char *pci)
  */
 static int busy_until_gone(const char *pci)
 {
-	struct drm_neuron_copy c = { .size = 1 << 20 };
+	struct drm_neuron_copy c[2] = { { .size = 1 << 20 }, { .size = 1 << 20 } };
+	struct drm_neuron_bo_create pc = {
+		.size = 1 << 20, .placement = DRM_NEURON_BO_HOST,
+		.flags = DRM_NEURON_BO_PINNED,
+	};
 	int f = open_at(pci), ret = 0;
 	uint32_t a, b;
 
 	if (f < 0 || nt_bo_create(f, 1 << 20, DRM_NEURON_BO_HOST, &a) ||
-	    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b))
+	    nt_bo_create(f, 1 << 20, DRM_NEURON_BO_DEVICE, &b) ||
+	    nt_ioctl(f, DRM_IOCTL_NEURON_BO_CREATE, &pc))
 		return 1;
-	c.src_handle = a;
-	c.dst_handle = b;
+	/* From a plain host buffer and from a pinned one (freed after removal). */
+	c[0].src_handle = a;
+	c[1].src_handle = pc.handle;
+	c[0].dst_handle = b;
+	c[1].dst_handle = b;
 	/* Minutes at most: the removal takes seconds. */
 	for (int i = 0; i < 10000000 && ret != -ENODEV; i++)
-		ret = nt_submit_copies(f, i % 2, &c, 1, NULL, 0, 0);
+		ret = nt_submit_copies(f, i % 2, c, 2, NULL, 0, 0);
 	return ret == -ENODEV ? 0 : 3;
 }
 
