@@ -72,12 +72,23 @@ NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
 	return ret;
 }
 
-/* The stream's staging ring, allocated on first use. */
+/*
+ * The stream's staging ring, allocated on first use: pinned, so that its
+ * copies pin nothing (pageable copies of 64 MiB: about 0.8 -> 0.95 of a
+ * memcpy in the VM), or, past the device file's budget of pinned memory
+ * (or with a driver without pinned buffers), pinned by each copy as any
+ * host buffer is.
+ */
 static int nrn_staging_ready(struct nrn_stream *s)
 {
+	int ret;
+
 	if (s->staging.buf)
 		return 0;
-	return nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST);
+	ret = nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST_PINNED);
+	if (ret == -ENOMEM || ret == -E2BIG || ret == -EINVAL)
+		ret = nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST);
+	return ret;
 }
 
 /*
