@@ -262,3 +262,17 @@ def test_masked_fill_with_a_complex_value():
         got.conj().masked_fill_(m.to(N), v)
         want.conj().masked_fill_(m, v)
         same(got, want)
+
+
+def test_silu_and_sinc_by_the_cpus_formulas():
+    a = torch.cat([z(64, scale=3.0), torch.tensor([0, 1e-30j, 2.5, -1j], dtype=C)])
+    for f in (torch.nn.functional.silu, torch.sinc):
+        close(f(a.to(N)), f(a))
+        got = a.to(N).clone()
+        want = a.clone()
+        (torch.nn.functional.silu(got, inplace=True) if f is torch.nn.functional.silu
+         else got.sinc_())
+        (torch.nn.functional.silu(want, inplace=True) if f is torch.nn.functional.silu
+         else want.sinc_())
+        close(got, want)
+    assert torch.sinc(torch.zeros(3, dtype=C, device=N)).cpu().eq(1).all()

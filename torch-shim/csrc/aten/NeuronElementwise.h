@@ -209,9 +209,24 @@ inline at::ScalarType unary_result_type(UnaryResult r, at::ScalarType t,
   return t;
 }
 
+// Complex functions composed of ones the card computes, by the CPU's
+// formulas: silu(z) = z / (1 + exp(-z)); sinc(z) = sin(pi z) / (pi z), 1
+// where z is 0. Undefined for the others.
+inline at::Tensor complex_composed(nisa_unary fn, const at::Tensor& z) {
+  if (fn == NISA_UN_SILU)
+    return z / (at::exp(-z) + 1);
+  if (fn == NISA_UN_SINC) {
+    at::Tensor w = z * M_PI;
+    return at::where(z == 0, at::ones({}, z.options()), at::sin(w) / w);
+  }
+  return at::Tensor();
+}
+
 inline at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& out,
                               double p = 0.0, double q = 0.0) {
   check_device(out, a);
+  if (a.is_complex() && out.is_complex() && (fn == NISA_UN_SILU || fn == NISA_UN_SINC))
+    return out.copy_(complex_composed(fn, a));
   check_complex(NISA_INSN_UNARY, fn, a.is_complex(), out,
                 fn == NISA_UN_ABS || fn == NISA_UN_ANGLE || fn == NISA_UN_ISNAN ||
                     fn == NISA_UN_ISINF || fn == NISA_UN_ISFINITE);
