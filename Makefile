@@ -98,7 +98,8 @@ fuzz: stack
 
 # PyTorch's OpInfo and ModuleInfo samples, all of them (make check runs one
 # of each); results per op and module in build/sweep-full/. SWEEP_DTYPE=
-# float64 (or complex64) sweeps those samples (build/sweep-full-float64/...).
+# float64 or complex64 sweeps those samples (into build/sweep-full-float64/
+# or build/sweep-full-complex64/).
 SWEEP_DTYPE ?= float32
 sweep: stack
 	@$(S)/vm --timeout 14400 run -- sh -c 'insmod /src/neuron.ko && \
