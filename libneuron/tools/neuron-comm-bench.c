@@ -12,7 +12,8 @@
  *              definition: the share of the data that leaves the card).
  *   link_copy  the same bytes from card 0 to card 1 over their link
  *              (nrn_send / nrn_recv).
- *   dma_h2d    the same bytes from a host buffer to card 0 (DMA engine).
+ *   dma_h2d    the same bytes from a pinned host buffer to card 0 (DMA
+ *              engine), as neuron-bench's dma_h2d.
  *
  *   neuron-comm-bench [--cards N] [--mib M] [--runs R]
  */
@@ -129,7 +130,9 @@ static double h2d(struct nrn_device *dev, struct nrn_stream *s, struct nrn_buffe
 	void *p;
 	int ret;
 
-	ret = nrn_buffer_alloc(dev, bytes, NRN_MEM_HOST, &host);
+	ret = nrn_buffer_alloc(dev, bytes, NRN_MEM_HOST_PINNED, &host);
+	if (ret == -EINVAL || ret == -ENOMEM || ret == -E2BIG) /* not pinned here */
+		ret = nrn_buffer_alloc(dev, bytes, NRN_MEM_HOST, &host);
 	if (!ret)
 		ret = nrn_buffer_map(host, &p);
 	if (ret)
