@@ -131,8 +131,6 @@ static double h2d(struct nrn_device *dev, struct nrn_stream *s, struct nrn_buffe
 	int ret;
 
 	ret = nrn_buffer_alloc(dev, bytes, NRN_MEM_HOST_PINNED, &host);
-	if (ret == -EINVAL || ret == -ENOMEM || ret == -E2BIG) /* not pinned here */
-		ret = nrn_buffer_alloc(dev, bytes, NRN_MEM_HOST, &host);
 	if (!ret)
 		ret = nrn_buffer_map(host, &p);
 	if (ret)
