@@ -503,11 +503,9 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 		ret = nrn_stream_flush_locked(s);
 		submits = s->submits;
 	}
-	if (ret)
-		;
-	else if (s->capture)
+	if (!ret && s->capture)
 		ret = nrn_graph_record_locked(s, g, args, arena, arena_off);
-	else
+	else if (!ret)
 		ret = nrn_graph_issue_locked(s, g, args, arena, arena_off, consts);
 	if (!ret && snapshot && s->submits == submits)
 		nrn_graph_job_snapshot_locked(s, g, args, arena, arena_off);
