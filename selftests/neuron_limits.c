@@ -66,26 +66,6 @@ static uint64_t big_size(int fd)
 	return (max < GiB ? max : GiB) & ~(MiB - 1);
 }
 
-static int copy1(int fd, uint32_t src, uint64_t soff, uint32_t dst,
-		 uint64_t doff, uint64_t size, uint32_t sync)
-{
-	struct drm_neuron_copy c = {
-		.src_handle = src, .dst_handle = dst,
-		.src_offset = soff, .dst_offset = doff, .size = size,
-	};
-
-	return nt_submit_copies(fd, 0, &c, 1, NULL, 0, sync);
-}
-
-static int32_t wait_status(int fd, uint32_t sync)
-{
-	int32_t status = 1;
-
-	if (nt_wait(fd, sync, 0, 20000, &status, NULL))
-		return 1;
-	return status;
-}
-
 /*
  * The shmem helper frees a half-made object without our .free when it
  * fails after allocating it: here because the card's mmap offset space
@@ -219,10 +199,10 @@ TEST_F(lim, small_copy_from_big_bo_pins_its_pages_only)
 	ASSERT_NE(NULL, pk);
 
 	before = nt_meminfo_kb("Shmem");
-	ASSERT_EQ(0, copy1(self->fd, big, off, dev, 0, 4096, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
-	ASSERT_EQ(0, copy1(self->fd, dev, 0, back, 0, 4096, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, big, off, dev, 0, 4096, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, dev, 0, back, 0, 4096, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	after = nt_meminfo_kb("Shmem");
 	TH_LOG("4 KiB copied out of %llu MiB: Shmem %+lld KiB",
 	       (unsigned long long)(size >> 20), after - before);
@@ -234,10 +214,10 @@ TEST_F(lim, small_copy_from_big_bo_pins_its_pages_only)
 	ASSERT_NE(NULL, pb);
 	for (int i = 0; i < 4096; i++)
 		pb[off + i] = (uint8_t)(i * 7 + 1);
-	ASSERT_EQ(0, copy1(self->fd, big, off, dev, 0, 4096, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
-	ASSERT_EQ(0, copy1(self->fd, dev, 0, back, 4000, 4096, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, big, off, dev, 0, 4096, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, dev, 0, back, 4000, 4096, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(0, memcmp(pb + off, pk + 4000, 4096));
 	after = nt_meminfo_kb("Shmem");
 	EXPECT_LT(after - before, SLACK_KB);
@@ -272,21 +252,21 @@ TEST_F(lim, pinned_budget)
 	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync2));
 
 	/* One copy: 1 MiB at a page boundary fits, 1 byte off it spans a page more. */
-	EXPECT_EQ(0, copy1(self->fd, host, 0, dev, 0, MiB, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
-	EXPECT_EQ(-E2BIG, copy1(self->fd, host, 1, dev, 0, MiB, sync));
-	EXPECT_EQ(-E2BIG, copy1(self->fd, host, 0, dev, 0, MiB + 1, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, host, 0, dev, 0, MiB, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
+	EXPECT_EQ(-E2BIG, nt_copy1(self->fd, host, 1, dev, 0, MiB, sync));
+	EXPECT_EQ(-E2BIG, nt_copy1(self->fd, host, 0, dev, 0, MiB + 1, sync));
 	/* Host to host: both operands count. */
-	EXPECT_EQ(0, copy1(self->fd, host, 0, host, 2 * MiB, 512 * KiB, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
-	EXPECT_EQ(-E2BIG, copy1(self->fd, host, 0, host, 2 * MiB, 512 * KiB + 1, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, host, 0, host, 2 * MiB, 512 * KiB, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
+	EXPECT_EQ(-E2BIG, nt_copy1(self->fd, host, 0, host, 2 * MiB, 512 * KiB + 1, sync));
 	/* Two copies of a job add up. */
 	for (int i = 0; i < 2; i++) {
 		two[i].src_handle = host;
 		two[i].dst_handle = dev;
 	}
 	EXPECT_EQ(0, nt_submit_copies(self->fd, 0, two, 2, NULL, 0, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	two[1].size += 1;
 	EXPECT_EQ(-E2BIG, nt_submit_copies(self->fd, 0, two, 2, NULL, 0, sync));
 	EXPECT_EQ(pinned, nt_counter_settle(self->fd, "pinned", pinned, 2000));
@@ -295,14 +275,14 @@ TEST_F(lim, pinned_budget)
 	if (hook) {
 		/* A job that hangs keeps its megabyte until its timeout. */
 		ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
-		ASSERT_EQ(0, copy1(self->fd, host, 0, dev, 0, MiB, sync));
+		ASSERT_EQ(0, nt_copy1(self->fd, host, 0, dev, 0, MiB, sync));
 		EXPECT_EQ(pinned + (long long)MiB, nt_counter(self->fd, "pinned"));
-		EXPECT_EQ(-ENOMEM, copy1(self->fd, host, 0, dev, 0, 4096, sync2));
-		EXPECT_EQ(-ETIMEDOUT, wait_status(self->fd, sync));
+		EXPECT_EQ(-ENOMEM, nt_copy1(self->fd, host, 0, dev, 0, 4096, sync2));
+		EXPECT_EQ(-ETIMEDOUT, nt_wait_status(self->fd, sync));
 		ASSERT_EQ(0, nt_fault(self->fd, 0, 0));
 		EXPECT_EQ(pinned, nt_counter_settle(self->fd, "pinned", pinned, 2000));
-		EXPECT_EQ(0, copy1(self->fd, host, 0, dev, 0, 4096, sync2));
-		EXPECT_EQ(0, wait_status(self->fd, sync2));
+		EXPECT_EQ(0, nt_copy1(self->fd, host, 0, dev, 0, 4096, sync2));
+		EXPECT_EQ(0, nt_wait_status(self->fd, sync2));
 	} else {
 		TH_LOG("no fault-injection hook: the budget with a job in flight is not tested");
 	}
@@ -330,13 +310,13 @@ TEST_F(lim, submit_copy_and_sync_counts)
 		in[i] = (struct drm_neuron_sync){ .handle = sc.handle };
 
 	EXPECT_EQ(0, nt_submit_copies(self->fd, 0, c, DRM_NEURON_MAX_COPIES, NULL, 0, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(-EINVAL, nt_submit_copies(self->fd, 0, c, DRM_NEURON_MAX_COPIES + 1,
 					    NULL, 0, sync));
 	EXPECT_EQ(-EINVAL, nt_submit_copies(self->fd, 0, c, 0, NULL, 0, sync));
 
 	EXPECT_EQ(0, nt_submit_copies(self->fd, 0, c, 1, in, DRM_NEURON_MAX_SYNCS, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(-EINVAL, nt_submit_copies(self->fd, 0, c, 1, in, DRM_NEURON_MAX_SYNCS + 1,
 					    sync));
 }
@@ -361,19 +341,19 @@ TEST_F(lim, submit_bo_list_and_kernel_size)
 	/* NOPs: zeroes, from a fresh host buffer. */
 	ASSERT_EQ(0, nt_bo_create(self->fd, kmax + 4096, DRM_NEURON_BO_HOST, &zero));
 	ASSERT_EQ(0, nt_syncobj_create(self->fd, &out.handle));
-	ASSERT_EQ(0, copy1(self->fd, zero, 0, kbo, 0, kmax + 4096, out.handle));
-	ASSERT_EQ(0, wait_status(self->fd, out.handle));
+	ASSERT_EQ(0, nt_copy1(self->fd, zero, 0, kbo, 0, kmax + 4096, out.handle));
+	ASSERT_EQ(0, nt_wait_status(self->fd, out.handle));
 	for (int i = 0; i <= DRM_NEURON_MAX_BOS; i++)
 		refs[i] = (struct drm_neuron_bo_ref){ buf, DRM_NEURON_ACCESS_READ };
 
 	EXPECT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nisa_insn), refs,
 				      DRM_NEURON_MAX_BOS, NULL, 0, &out));
-	EXPECT_EQ(0, wait_status(self->fd, out.handle));
+	EXPECT_EQ(0, nt_wait_status(self->fd, out.handle));
 	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0, sizeof(struct nisa_insn),
 					    refs, DRM_NEURON_MAX_BOS + 1, NULL, 0, &out));
 
 	EXPECT_EQ(0, nt_submit_kernel(self->fd, 0, kbo, 0, kmax, NULL, 0, NULL, 0, &out));
-	EXPECT_EQ(0, wait_status(self->fd, out.handle));
+	EXPECT_EQ(0, nt_wait_status(self->fd, out.handle));
 	EXPECT_EQ(-EINVAL, nt_submit_kernel(self->fd, 0, kbo, 0,
 					    kmax + sizeof(struct nisa_insn), NULL, 0,
 					    NULL, 0, &out));

@@ -57,26 +57,6 @@ static int bo_create(int fd, uint64_t size, uint32_t placement,
 	return ret;
 }
 
-static int copy1(int fd, uint32_t src, uint64_t soff, uint32_t dst,
-		 uint64_t doff, uint64_t size, uint32_t sync)
-{
-	struct drm_neuron_copy c = {
-		.src_handle = src, .dst_handle = dst,
-		.src_offset = soff, .dst_offset = doff, .size = size,
-	};
-
-	return nt_submit_copies(fd, 0, &c, 1, NULL, 0, sync);
-}
-
-static int32_t wait_status(int fd, uint32_t sync)
-{
-	int32_t status = 1;
-
-	if (nt_wait(fd, sync, 0, 20000, &status, NULL))
-		return 1;
-	return status;
-}
-
 /* The flag is for host buffers only; other bits stay reserved. */
 TEST_F(pin, flags_checked)
 {
@@ -124,10 +104,10 @@ TEST_F(pin, pages_pinned_at_creation)
 
 	ASSERT_EQ(0, bo_create(self->fd, size, DRM_NEURON_BO_DEVICE, 0, &dev));
 	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync));
-	ASSERT_EQ(0, copy1(self->fd, h, 0, dev, 0, size, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
-	ASSERT_EQ(0, copy1(self->fd, dev, 0, h, 0, size, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, h, 0, dev, 0, size, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, dev, 0, h, 0, size, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(pinned + (long long)size,
 		  nt_counter_settle(self->fd, "pinned", pinned + size, 2000));
 
@@ -176,12 +156,12 @@ TEST_F(pin, budget)
 	EXPECT_EQ(pinned + (long long)MiB, nt_counter(self->fd, "pinned"));
 	EXPECT_EQ(-ENOMEM, bo_create(self->fd, 4 * KiB, DRM_NEURON_BO_HOST,
 				     DRM_NEURON_BO_PINNED, &small));
-	EXPECT_EQ(-ENOMEM, copy1(self->fd, plain, 0, dev, 0, 4 * KiB, sync));
+	EXPECT_EQ(-ENOMEM, nt_copy1(self->fd, plain, 0, dev, 0, 4 * KiB, sync));
 	/* Jobs naming it pin nothing: they fit. */
-	EXPECT_EQ(0, copy1(self->fd, pbo, 0, dev, 0, MiB, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
-	EXPECT_EQ(0, copy1(self->fd, dev, 0, pbo, 0, MiB, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, pbo, 0, dev, 0, MiB, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, dev, 0, pbo, 0, MiB, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 
 	/* Another file's budget is its own. */
 	fd2 = nt_open();
@@ -195,8 +175,8 @@ TEST_F(pin, budget)
 	/* Its share comes back once it and the jobs that named it are freed. */
 	EXPECT_EQ(0, nt_bo_close(self->fd, pbo));
 	EXPECT_EQ(pinned, nt_counter_settle(self->fd, "pinned", pinned, 2000));
-	EXPECT_EQ(0, copy1(self->fd, plain, 0, dev, 0, 4 * KiB, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, plain, 0, dev, 0, 4 * KiB, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	ASSERT_EQ(0, bo_create(self->fd, 4 * KiB, DRM_NEURON_BO_HOST,
 			       DRM_NEURON_BO_PINNED, &small));
 	EXPECT_EQ(0, nt_bo_close(self->fd, small));
@@ -231,26 +211,26 @@ TEST_F(pin, copies_at_offsets)
 		pa[i] = (uint8_t)(i * 131 + (i >> 12));
 	memset(pb, 0xee, size);
 
-	ASSERT_EQ(0, copy1(self->fd, a, 100, dev, 5000, n, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
-	ASSERT_EQ(0, copy1(self->fd, dev, 5000, b, 4097, n, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, a, 100, dev, 5000, n, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, dev, 5000, b, 4097, n, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(0, memcmp(pa + 100, pb + 4097, n));
 	EXPECT_EQ(0xee, pb[4096]);
 	EXPECT_EQ(0xee, pb[4097 + n]);
 
 	/* Host to host, pinned to plain and back. */
-	ASSERT_EQ(0, copy1(self->fd, a, 7, plain, MiB + 1, n, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, a, 7, plain, MiB + 1, n, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(0, memcmp(pa + 7, pp + MiB + 1, n));
 	memset(pb, 0, size);
-	ASSERT_EQ(0, copy1(self->fd, plain, MiB + 1, b, size - n, n, sync));
-	ASSERT_EQ(0, wait_status(self->fd, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, plain, MiB + 1, b, size - n, n, sync));
+	ASSERT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(0, memcmp(pa + 7, pb + size - n, n));
 	EXPECT_EQ(0, pb[size - n - 1]);
 
 	/* Out of range is still refused. */
-	EXPECT_EQ(-EINVAL, copy1(self->fd, a, size - 4, dev, 0, 8, sync));
+	EXPECT_EQ(-EINVAL, nt_copy1(self->fd, a, size - 4, dev, 0, 8, sync));
 
 	EXPECT_EQ(0, munmap(pa, size));
 	EXPECT_EQ(0, munmap(pb, size));
@@ -279,24 +259,24 @@ TEST_F(pin, closed_while_in_flight)
 	hook = !nt_fault(self->fd, 0, 0);
 	if (hook)
 		ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
-	ASSERT_EQ(0, copy1(self->fd, h, 0, dev, 0, size, sync));
+	ASSERT_EQ(0, nt_copy1(self->fd, h, 0, dev, 0, size, sync));
 	ASSERT_EQ(0, nt_bo_close(self->fd, h));
 	if (hook) {
 		EXPECT_EQ(pinned + (long long)size, nt_counter(self->fd, "pinned"));
 		EXPECT_EQ(bos + 2, nt_counter(self->fd, "bos"));
-		EXPECT_EQ(-ETIMEDOUT, wait_status(self->fd, sync));
+		EXPECT_EQ(-ETIMEDOUT, nt_wait_status(self->fd, sync));
 		ASSERT_EQ(0, nt_fault(self->fd, 0, 0));
 	} else {
 		TH_LOG("no fault-injection hook: the job is not held in flight");
-		EXPECT_EQ(0, wait_status(self->fd, sync));
+		EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	}
 	EXPECT_EQ(pinned, nt_counter_settle(self->fd, "pinned", pinned, 2000));
 	EXPECT_EQ(bos + 1, nt_counter_settle(self->fd, "bos", bos + 1, 2000));
 	/* The card works on. */
 	ASSERT_EQ(0, bo_create(self->fd, size, DRM_NEURON_BO_HOST,
 			       DRM_NEURON_BO_PINNED, &h));
-	EXPECT_EQ(0, copy1(self->fd, dev, 0, h, 0, size, sync));
-	EXPECT_EQ(0, wait_status(self->fd, sync));
+	EXPECT_EQ(0, nt_copy1(self->fd, dev, 0, h, 0, size, sync));
+	EXPECT_EQ(0, nt_wait_status(self->fd, sync));
 	EXPECT_EQ(0, nt_bo_close(self->fd, h));
 	EXPECT_EQ(0, nt_bo_close(self->fd, dev));
 	EXPECT_EQ(pinned, nt_counter_settle(self->fd, "pinned", pinned, 2000));

@@ -162,6 +162,28 @@ static inline int nt_wait(int fd, uint32_t handle, uint64_t point, int64_t ms,
 	return ret;
 }
 
+/* One copy of @size bytes on DMA queue 0, signalling @sync. */
+static inline int nt_copy1(int fd, uint32_t src, uint64_t soff, uint32_t dst,
+			   uint64_t doff, uint64_t size, uint32_t sync)
+{
+	struct drm_neuron_copy c = {
+		.src_handle = src, .dst_handle = dst,
+		.src_offset = soff, .dst_offset = doff, .size = size,
+	};
+
+	return nt_submit_copies(fd, 0, &c, 1, NULL, 0, sync);
+}
+
+/* The status of the job that signals @sync, waited for up to 20 s; 1 if none. */
+static inline int32_t nt_wait_status(int fd, uint32_t sync)
+{
+	int32_t status = 1;
+
+	if (nt_wait(fd, sync, 0, 20000, &status, NULL))
+		return 1;
+	return status;
+}
+
 /* Submit a kernel on core @core with @n buffers; in/out syncs optional. */
 static inline int nt_submit_kernel(int fd, uint32_t core, uint32_t kbo,
 				   uint64_t koff, uint64_t ksize,
