@@ -59,6 +59,7 @@
 #define NHW_CAP_FAULT_INJECT		BIT(4)	/* NHW_QREG_FAULT is live */
 #define NHW_CAP_IRQ_AT			BIT(5)	/* NHW_QREG_IRQ_AT */
 #define NHW_CAP_LINK			BIT(6)	/* card-to-card links, NHW_OP_LINK */
+#define NHW_CAP_AFTER			BIT(7)	/* NHW_DESC_F_AFTER */
 #define NHW_REG_QUEUES			0x00c	/* RO: queue counts */
 #define NHW_QUEUES_DMA(v)		((v) & 0xff)
 #define NHW_QUEUES_CORES(v)		(((v) >> 8) & 0xff)
@@ -149,6 +150,12 @@ enum nhw_desc_op {
 };
 
 #define NHW_DESC_F_IRQ			BIT(0)
+/*
+ * Runs only if the descriptor the queue completed before it did so without
+ * error; otherwise completes at once, not run, with NHW_DESC_SKIPPED and
+ * that descriptor's error code (a queue reset or ENABLE forgets it).
+ */
+#define NHW_DESC_F_AFTER		BIT(1)
 
 /* Address spaces of a copy operand. */
 enum nhw_space {
@@ -256,6 +263,7 @@ struct nhw_slot {
 
 /* Completion status word. */
 #define NHW_DESC_DONE			BIT(31)
+#define NHW_DESC_SKIPPED		BIT(30)	/* NHW_DESC_F_AFTER: not run */
 #define NHW_DESC_ERR(s)			((s) & 0xffff)
 
 /* Error codes: enum nisa_err, in the ISA header (user space sees them too). */

@@ -87,7 +87,7 @@ static uint32_t trn_link_check(TrnQueue *q, const struct nhw_link_desc *d,
     uint64_t len = le64_to_cpu(d->len), off = le64_to_cpu(d->src_off);
 
     if (d->rsvd[0] || d->rsvd[1] || d->rsvd[2] || d->rsvd2 ||
-        (d->flags & ~NHW_DESC_F_IRQ)) {
+        (d->flags & ~(NHW_DESC_F_IRQ | NHW_DESC_F_AFTER))) {
         TRN_GUEST_ERR(link_rsvd, "link queue %u: reserved field set "
                       "(tag %u)", q->idx, le32_to_cpu(d->tag));
         return NISA_ERR_BAD_DESC;

@@ -119,7 +119,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
     uint32_t slot = q->head, err, status, kerr = NISA_ERR_NONE;
     uint32_t insn = NHW_INSN_NONE;
     uint64_t entry = q->ring_base_latched + (uint64_t)slot * NHW_DESC_SIZE;
+    uint32_t before = q->last_err;
     g_autoptr(TrnKernel) k = NULL;
+    bool skip;
 
     q->running = true;
     q->status |= NHW_QSTATUS_BUSY;
@@ -138,7 +140,9 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         }
         return true;
     }
-    if (raw[0] == NHW_OP_LAUNCH && q->is_core) {
+    /* NHW_DESC_F_AFTER behind a failed descriptor: not run, its error. */
+    skip = (raw[1] & NHW_DESC_F_AFTER) && before != NISA_ERR_NONE;
+    if (raw[0] == NHW_OP_LAUNCH && q->is_core && !skip) {
         /*
          * Copy the kernel out once. Inline, a kernel of more instructions
          * than the budget is over it (each costs at least 1): not copied.
@@ -146,7 +150,7 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         k = trn_kernel_load(q, (const struct nhw_launch_desc *)raw,
                             budget ? *budget : UINT64_MAX, &kerr);
     }
-    if (budget && !kerr) {
+    if (budget && !kerr && !skip) {
         uint64_t cost = trn_desc_cost(raw, k, *budget);
 
         if (cost > *budget) {
@@ -157,7 +161,10 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         *budget -= cost;
     }
     trace_trainium_desc_start(q->idx, slot, raw[0], ldl_le_p(raw + 4));
-    if (qatomic_read(&q->fault) & NHW_FAULT_FAIL_NEXT) {
+    if (skip) {
+        err = before;
+        trace_trainium_desc_skipped(q->idx, slot, err);
+    } else if (qatomic_read(&q->fault) & NHW_FAULT_FAIL_NEXT) {
         qatomic_and(&q->fault, ~NHW_FAULT_FAIL_NEXT);
         err = NISA_ERR_INJECTED;
     } else if (kerr) {
@@ -169,7 +176,7 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
         /* A link descriptor's migrated progress was its alone. */
         qatomic_set(&q->link_done, 0);
     }
-    if (err && err != NISA_ERR_ABORTED) {
+    if (err && err != NISA_ERR_ABORTED && !skip) {
         TRN_GUEST_ERR(desc_failed, "queue %u: descriptor %u (op %u, tag %u) "
                       "failed with error %u", q->idx, slot, raw[0],
                       ldl_le_p(raw + 4), err);
@@ -189,7 +196,8 @@ static bool trn_queue_run_one(TrnQueue *q, uint64_t *budget)
             return true;
         }
     }
-    status = cpu_to_le32(NHW_DESC_DONE | err);
+    q->last_err = err;
+    status = cpu_to_le32(NHW_DESC_DONE | (skip ? NHW_DESC_SKIPPED : 0) | err);
     if (trn_host_rw(s, entry + NHW_DESC_STATUS_OFF, &status, 4, true)) {
         trn_queue_halt(q, NISA_ERR_RING);
         return true;
@@ -309,6 +317,7 @@ void trn_queue_reset(TrnQueue *q, bool device)
     q->ring_size = q->ring_size_latched = 0;
     q->ctrl = q->head = q->tail = q->status = q->error = q->fault = 0;
     q->done = 0;
+    q->last_err = 0;
     q->link_done = 0;
     q->irq_pending = q->err_pending = q->irq_armed = false;
     q->irq_at = 0;
@@ -391,6 +400,7 @@ static void trn_queue_enable(TrnQueue *q)
     }
     q->ring_base_latched = q->ring_base;
     q->ring_size_latched = q->ring_size;
+    q->last_err = 0;
     q->ctrl |= NHW_QCTRL_ENABLE;
     q->status |= NHW_QSTATUS_ENABLED;
     qemu_cond_broadcast(&q->kick);

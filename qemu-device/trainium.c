@@ -24,7 +24,7 @@
 static uint32_t trn_caps(TrnState *s)
 {
     return NHW_CAP_DMA | NHW_CAP_DMA_SGL | NHW_CAP_COMPUTE | NHW_CAP_BF16 |
-           NHW_CAP_IRQ_AT | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0) |
+           NHW_CAP_IRQ_AT | NHW_CAP_AFTER | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0) |
            (s->links ? NHW_CAP_LINK : 0);
 }
 
@@ -397,7 +397,7 @@ static int trn_queue_post_load(void *opaque, int version_id)
         (q->ctrl & ~NHW_QCTRL_ENABLE) ||
         (q->fault & ~(NHW_FAULT_HANG | NHW_FAULT_FAIL_NEXT | NHW_FAULT_STUCK)) ||
         (!q->s->fault_injection && q->fault) ||
-        (q->link_done && q->link < 0)) {
+        (q->link_done && q->link < 0) || q->last_err > 0xffff) {
         error_report("trainium: queue %u: invalid migration state", q->idx);
         return -EINVAL;
     }
@@ -438,6 +438,25 @@ static const VMStateDescription trn_queue_link_vmstate = {
     },
 };
 
+/* The last descriptor failed: an NHW_DESC_F_AFTER one behind it is skipped. */
+static bool trn_queue_after_needed(void *opaque)
+{
+    TrnQueue *q = opaque;
+
+    return q->last_err != 0;
+}
+
+static const VMStateDescription trn_queue_after_vmstate = {
+    .name = "trainium-queue/after",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = trn_queue_after_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(last_err, TrnQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription trn_queue_vmstate = {
     .name = "trainium-queue",
     .version_id = 2,
@@ -461,6 +480,7 @@ static const VMStateDescription trn_queue_vmstate = {
     },
     .subsections = (const VMStateDescription * const []) {
         &trn_queue_link_vmstate,
+        &trn_queue_after_vmstate,
         NULL
     },
 };

@@ -58,6 +58,7 @@ struct TrnQueue {
     uint64_t done;
     uint32_t fault;
     uint32_t irq_at;      /* IRQ_AT: DONE_LO value that raises the interrupt */
+    uint32_t last_err;    /* the last descriptor's error (NHW_DESC_F_AFTER) */
 
     /* Worker state */
     bool stop;            /* device teardown */

@@ -424,6 +424,54 @@ static void test_fault_injection(void)
     trn_stop(t);
 }
 
+/* NHW_DESC_F_AFTER: run only if the descriptor before succeeded. */
+static void test_after(void)
+{
+    Trn *t = trn_start(NULL);
+    uint8_t src[64], got[64], zero[64] = { 0 };
+    uint64_t host = guest_alloc(&t->alloc, sizeof(src));
+    struct nhw_copy_desc d = copy_desc(NHW_SPACE_HOST, host, 0, NHW_SPACE_DEV,
+                                       0, 0, sizeof(src));
+    struct nhw_copy_desc a = d;
+
+    g_assert(rd(t, NHW_REG_CAPS) & NHW_CAP_AFTER);
+    fill_pattern(src, sizeof(src), 3);
+    qtest_memwrite(t->qts, host, src, sizeof(src));
+    ring_setup(t);
+    a.flags = NHW_DESC_F_AFTER;
+
+    /* Behind a success it runs. */
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+    a.dst_addr = cpu_to_le64(0x1000);
+    g_assert_cmphex(submit(t, &a), ==, NHW_DESC_DONE);
+    qpci_memread(t->dev, t->mem, 0x1000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), src, sizeof(src));
+
+    /* Behind a failure it does not, and takes its error; so does the next. */
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_FAIL_NEXT);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_INJECTED);
+    a.dst_addr = cpu_to_le64(0x2000);
+    g_assert_cmphex(submit(t, &a), ==,
+                    NHW_DESC_DONE | NHW_DESC_SKIPPED | NISA_ERR_INJECTED);
+    g_assert_cmphex(submit(t, &a), ==,
+                    NHW_DESC_DONE | NHW_DESC_SKIPPED | NISA_ERR_INJECTED);
+    qpci_memread(t->dev, t->mem, 0x2000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+    /* One without the flag runs, and clears the way. */
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE);
+    g_assert_cmphex(submit(t, &a), ==, NHW_DESC_DONE);
+    qpci_memread(t->dev, t->mem, 0x2000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), src, sizeof(src));
+
+    /* A queue reset forgets a failure: the fresh ring's first runs. */
+    qwr(t, 0, NHW_QREG_FAULT, NHW_FAULT_FAIL_NEXT);
+    g_assert_cmphex(submit(t, &d), ==, NHW_DESC_DONE | NISA_ERR_INJECTED);
+    qwr(t, 0, NHW_QREG_CTRL, NHW_QCTRL_RESET);
+    ring_setup(t);
+    g_assert_cmphex(submit(t, &a), ==, NHW_DESC_DONE);
+    trn_stop(t);
+}
+
 static void test_two_cards(void)
 {
     QTestState *qts = qtest_init("-machine q35 "
@@ -608,6 +656,7 @@ int main(int argc, char **argv)
     qtest_add_func("/trainium/dma/bus-master-off", test_bus_master_off);
     qtest_add_func("/trainium/queue/ring-errors", test_ring_errors);
     qtest_add_func("/trainium/queue/fault-injection", test_fault_injection);
+    qtest_add_func("/trainium/queue/after", test_after);
     qtest_add_func("/trainium/queue/doorbell-and-irq-at",
                    test_doorbell_and_irq_at);
     qtest_add_func("/trainium/two-cards", test_two_cards);
