@@ -122,6 +122,18 @@ void neuron_fence_start_locked(struct neuron_queue *q, struct neuron_fence *f,
 	job->hw_fence = dma_fence_get(&f->base);
 }
 
+/**
+ * neuron_fence_on_queue() - is @fence the hardware fence of a job on @q?
+ * @fence: any fence
+ * @q: a queue
+ *
+ * Return: true if it is one of @q's hardware fences.
+ */
+bool neuron_fence_on_queue(struct dma_fence *fence, struct neuron_queue *q)
+{
+	return fence->ops == &neuron_fence_ops && to_neuron_fence(fence)->queue == q;
+}
+
 /*
  * The device's error and its site for a job, or none (also for foreign
  * fences), read once the fence has signalled.

@@ -60,5 +60,6 @@ void neuron_fence_free(struct neuron_fence *f);
 void neuron_fence_start_locked(struct neuron_queue *q, struct neuron_fence *f,
 			       struct neuron_job *job);
 struct neuron_error_site neuron_fence_sync_site(struct dma_fence *fence);
+bool neuron_fence_on_queue(struct dma_fence *fence, struct neuron_queue *q);
 
 #endif /* __NEURON_FENCE_H__ */

@@ -124,6 +124,8 @@ struct neuron_job *neuron_job_alloc(struct drm_neuron_submit *args)
 	job->in_fence_count = 0;
 	job->cookie = args->cookie;
 	job->hw_fence = NULL;
+	job->after = NULL;
+	job->chained = false;
 	job->first_slot = 0;
 	job->started = 0;
 	job->stats = NULL;
@@ -161,6 +163,7 @@ void neuron_job_free(struct neuron_job *job)
 	}
 	for (i = 0; i < job->in_fence_count; i++)
 		dma_fence_put(job->in_fences[i]);
+	dma_fence_put(job->after);
 	if (job->stats)
 		neuron_file_stats_put(job->stats);
 	dma_fence_put(job->hw_fence);

@@ -75,6 +75,18 @@ struct neuron_job {
 	u64 cookie;
 	/** @hw_fence: signalled when the last descriptor completes */
 	struct dma_fence *hw_fence;
+	/**
+	 * @after: the one input that had not signalled when SUBMIT found
+	 * the job ready: the hardware fence of the job last written to the
+	 * same queue's ring (one of @in_fences, so held); NULL if none
+	 */
+	struct dma_fence *after;
+	/**
+	 * @chained: on the ring right behind @after's job, its first
+	 * descriptor flagged NHW_DESC_F_AFTER: if that job fails, the
+	 * device skips this one and it fails with the same error and site
+	 */
+	bool chained;
 	/** @first_slot: ring slot of the first descriptor, set by run_job */
 	u32 first_slot;
 	/** @started: when run_job put it on the ring */

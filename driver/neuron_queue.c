@@ -10,7 +10,9 @@
  *
  * Direct submission: a job that has nothing to wait for, from a context
  * with nothing left in the scheduler for that queue, is written to the ring
- * by SUBMIT itself, skipping the scheduler's work item. The ring is split
+ * by SUBMIT itself, skipping the scheduler's work item; so is a job whose
+ * only unfinished input is the last job on the ring, chained behind it
+ * (NHW_DESC_F_AFTER: the device skips it if that job failed). The ring is split
  * so that both kinds fit (NEURON_SCHED_SLOTS), such jobs are timed out by
  * the queue's watchdog instead of the scheduler, and the device's reaper
  * frees them once completed.
@@ -83,6 +85,8 @@ void neuron_queue_write_job_locked(struct neuron_queue *q,
 
 		*d = job->descs[i];
 		d->flags = i == job->ndesc - 1 && !f->on_demand ? NHW_DESC_F_IRQ : 0;
+		if (!i && job->chained)
+			d->flags |= NHW_DESC_F_AFTER;
 		d->copy.status = 0;
 		if (d->launch.op == NHW_OP_LAUNCH && job->nslots) {
 			u32 first = q->tail * NHW_MAX_SLOTS;
@@ -109,6 +113,31 @@ void neuron_queue_doorbell(struct neuron_queue *q)
 	/* Descriptors must be in memory before the device sees the new tail. */
 	dma_wmb();
 	neuron_wr(q->ndev, neuron_qreg(q, NHW_QREG_TAIL), q->tail);
+}
+
+/*
+ * A direct job whose input @job->after has not signalled goes on the ring
+ * right behind that input's job, chained to it (NHW_DESC_F_AFTER), if that
+ * job is still the last one there. Caller holds q->lock.
+ *
+ * Return: true if @job can go on the ring now (chained or not).
+ */
+static bool neuron_queue_chain_locked(struct neuron_queue *q, struct neuron_job *job)
+{
+	struct neuron_job *last;
+
+	lockdep_assert_held(&q->lock);
+	job->chained = false;
+	if (!job->after)
+		return true;
+	/* Retired meanwhile: ready, unless it failed (the scheduler's case). */
+	if (dma_fence_is_signaled_locked(job->after))
+		return job->after->error >= 0;
+	if (list_empty(&q->inflight))
+		return false;
+	last = list_last_entry(&q->inflight, struct neuron_job, link);
+	job->chained = last->hw_fence == job->after;
+	return job->chained;
 }
 
 /**
@@ -139,7 +168,8 @@ struct dma_fence *neuron_queue_push(struct neuron_queue *q,
 	/* Retire what completed without an interrupt, which makes room. */
 	neuron_queue_complete_locked(q);
 	if (direct) {
-		if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS) {
+		if (q->stopped || q->direct_slots + job->ndesc > NEURON_DIRECT_SLOTS ||
+		    !neuron_queue_chain_locked(q, job)) {
 			spin_unlock_irqrestore(&q->lock, flags);
 			neuron_fence_free(f);
 			return NULL;
@@ -221,6 +251,9 @@ void neuron_queue_retire_locked(struct neuron_queue *q,
 		atomic64_inc(&st->errors);
 		dma_fence_set_error(job->hw_fence, err);
 	}
+	/* What a job chained behind this one fails with, if skipped. */
+	q->last_err = err;
+	q->last_site = to_neuron_fence(job->hw_fence)->site;
 	/* Before the signal: a scheduled job may be freed as soon as it is. */
 	trace_neuron_complete(dev_name(q->ndev->drm.dev), q->name, job->hw_fence->seqno,
 			      err, to_neuron_fence(job->hw_fence)->site.code);
@@ -329,6 +362,14 @@ void neuron_queue_complete_locked(struct neuron_queue *q)
 			break;
 		/* Read the other status words only after seeing DONE. */
 		dma_rmb();
+		status = le32_to_cpu(neuron_ring_slot(q, job->first_slot)->copy.status);
+		if (job->chained && (status & NHW_DESC_SKIPPED)) {
+			/* Not run: the job before it failed, with this error. */
+			to_neuron_fence(job->hw_fence)->site = q->last_site;
+			q->retired = to_neuron_fence(job->hw_fence)->done_at;
+			neuron_queue_retire_locked(q, job, q->last_err ?: -EIO);
+			continue;
+		}
 		for (i = 0; i < job->ndesc && !code; i++) {
 			u32 slot = (job->first_slot + i) % NEURON_RING_ENTRIES;
 			union nhw_desc *d = neuron_ring_slot(q, slot);

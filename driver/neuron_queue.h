@@ -10,6 +10,7 @@
 #include <linux/spinlock.h>
 #include <drm/gpu_scheduler.h>
 
+#include "neuron_fence.h"
 #include "neuron_hw.h"
 
 struct neuron_device;
@@ -70,6 +71,13 @@ struct neuron_queue {
 	u32 watchdog_seen;
 	/** @stopped: a reset or removal is under way: no direct submission */
 	bool stopped;
+	/**
+	 * @last_err: the error the last job retired from the ring ended
+	 * with (0 or a negative errno), and @last_site its device error:
+	 * what a job chained behind it (@chained) fails with when skipped
+	 */
+	int last_err;
+	struct neuron_error_site last_site;
 	/** @watchdog: times out directly submitted jobs (on the reset queue) */
 	struct delayed_work watchdog;
 	/**

@@ -54,6 +54,7 @@ static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 	struct neuron_job *job, *tmp;
 	unsigned long flags;
 	LIST_HEAD(requeue);
+	int before;
 
 	spin_lock_irqsave(&q->lock, flags);
 	neuron_queue_complete_locked(q);
@@ -62,14 +63,28 @@ static void neuron_queue_restart(struct neuron_queue *q, u64 victim, int err)
 		victim = neuron_job_seqno(job);
 	list_splice_init(&q->inflight, &requeue);
 	neuron_queue_hw_start(q);
+	/*
+	 * @before: how the job ahead of this one ended, 0 if it is written
+	 * again (the device then judges). The fresh ring forgets it, so a
+	 * job chained behind a failed one fails here, as the device would
+	 * have failed it.
+	 */
+	before = q->last_err;
 	list_for_each_entry_safe(job, tmp, &requeue, link) {
 		if (victim == NEURON_ALL ||
 		    (victim && neuron_job_seqno(job) == victim)) {
 			neuron_queue_retire_locked(q, job, err);
+			before = err;
+			continue;
+		}
+		if (job->chained && before) {
+			to_neuron_fence(job->hw_fence)->site = q->last_site;
+			neuron_queue_retire_locked(q, job, before);
 			continue;
 		}
 		list_del_init(&job->link);
 		neuron_queue_write_job_locked(q, job);
+		before = 0;
 	}
 	neuron_queue_doorbell(q);
 	neuron_queue_rearm_locked(q);

@@ -28,8 +28,10 @@
  * device's ordered reset workqueue, so resets never overlap.
  *
  * Jobs with nothing to wait for skip all this (direct submission, see
- * neuron_submit.c): they share the ring with the scheduler's, are timed
- * out by the queue's watchdog and freed by the device's reaper.
+ * neuron_submit.c), and so do jobs waiting only for the last job on their
+ * queue's ring, chained behind it: they share the ring with the
+ * scheduler's, are timed out by the queue's watchdog and freed by the
+ * device's reaper.
  *
  * Locking: drm_sched serialises run_job per queue; the ring is under
  * q->lock (neuron_queue.c); stats->queued, the context's count of jobs in

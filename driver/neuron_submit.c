@@ -2,7 +2,8 @@
 /*
  * The SUBMIT and WAIT ioctls. SUBMIT checks its arguments, builds the job
  * (neuron_job.c) and either writes it into the queue's ring itself, when it
- * has nothing to wait for (direct submission), or hands it to the queue's
+ * has nothing to wait for but the last job on that ring (direct submission,
+ * chained behind that job if need be), or hands it to the queue's
  * scheduler (neuron_sched.c); its fence goes into the out-syncobj. WAIT
  * polls the rings for a moment before sleeping: a short job then costs two
  * system calls, not a round of work items, interrupts and wake-ups.
@@ -47,20 +48,42 @@ static int neuron_job_add_deps(struct neuron_job *job)
 
 /*
  * May @job skip the scheduler? Only if every input has signalled without
- * error (a failed one is the scheduler path's to pass on) and none of the
+ * error (a failed one is the scheduler path's to pass on) -- or has not
+ * signalled but is the hardware fence of a job on the same queue: the ring
+ * runs that one first, and neuron_queue_push() chains this one behind it
+ * (NHW_DESC_F_AFTER) if it is still the last on the ring -- and none of the
  * context's earlier jobs for this queue is still in the scheduler, which
  * would otherwise run after it. Caller holds the context's submit_lock.
  */
+static bool neuron_job_input_ok(struct neuron_job *job, struct dma_fence *in)
+{
+	if (dma_fence_is_signaled(in))
+		return dma_fence_get_status(in) >= 0;
+	if (!(job->queue->ndev->caps & NHW_CAP_AFTER) ||
+	    !neuron_fence_on_queue(in, job->queue) || (job->after && job->after != in))
+		return false;
+	/* A reference: a timeline may drop the point once it signals. */
+	job->after = job->after ?: dma_fence_get(in);
+	return true;
+}
+
 static bool neuron_job_inputs_done(struct neuron_job *job)
 {
+	struct dma_fence *iter;
 	u32 i;
 
+	dma_fence_put(job->after);
+	job->after = NULL;
 	for (i = 0; i < job->in_fence_count; i++) {
-		struct dma_fence *in = job->in_fences[i];
-
-		if (!dma_fence_is_signaled(in) ||
-		    dma_fence_get_status(dma_fence_chain_contained(in)) < 0)
-			return false;
+		/* Each point of a timeline not signalled yet, from the newest. */
+		dma_fence_chain_for_each(iter, job->in_fences[i]) {
+			if (!neuron_job_input_ok(job, dma_fence_chain_contained(iter))) {
+				dma_fence_put(iter);
+				dma_fence_put(job->after);
+				job->after = NULL;
+				return false;
+			}
+		}
 	}
 	return true;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Recovery: a hung queue (the card's fault injection) times out, its job
- * fails with -ETIMEDOUT, the queue is reset and the jobs queued behind it
+ * fails with -ETIMEDOUT (and so does a job waiting for it, chained behind
+ * it on the ring), the queue is reset and the other jobs queued behind it
  * still run, whether the hung job went straight to the ring (the queue's
  * watchdog catches it) or through the scheduler (its timeout does); an
  * injected job failure is reported with its device code; a process killed
@@ -54,17 +55,34 @@ TEST_F(rec, hang_times_out_and_queue_recovers)
 				       .size = 4096 };
 	struct drm_neuron_copy d2h = { .src_handle = self->dev, .dst_handle = self->host,
 				       .size = 4096, .dst_offset = 8192 };
+	struct drm_neuron_copy d2h_after = { .src_handle = self->dev,
+					     .dst_handle = self->host, .size = 4096,
+					     .dst_offset = 16384 };
 	long long resets = nt_counter(self->fd, "queue_resets");
+	struct drm_neuron_sync in = { .handle = self->sync_a };
+	uint32_t sync_c;
 	int32_t status;
+	int touched = 0;
 
 	memset(self->ph, 0x77, 4096);
 	memset(self->ph + 8192, 0, 4096);
+	memset(self->ph + 16384, 0, 4096);
+	ASSERT_EQ(0, nt_syncobj_create(self->fd, &sync_c));
 	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_a));
+	/* Waits for the first: on the ring right behind it (chained). */
+	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &d2h_after, 1, &in, 1, sync_c));
 	ASSERT_EQ(0, nt_submit_copies(self->fd, 0, &h2d, 1, NULL, 0, self->sync_b));
 	/* The first job hangs, and is failed by the timeout. */
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 15000, &status, NULL));
 	EXPECT_EQ(-ETIMEDOUT, status);
+	/* The one waiting for it does not run: its input's error. */
+	ASSERT_EQ(0, nt_wait(self->fd, sync_c, 0, 15000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	for (int i = 0; i < 4096; i++)
+		touched += self->ph[16384 + i] != 0;
+	EXPECT_EQ(0, touched);
+	nt_syncobj_destroy(self->fd, sync_c);
 	/* The one behind it ran after the reset. */
 	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 15000, &status, NULL));
 	EXPECT_EQ(0, status);

@@ -93,6 +93,73 @@ TEST_F(sub, order_holds_across_paths)
 }
 
 /*
+ * A job whose one unfinished input is the job last on its own queue goes
+ * on the ring behind it at once (NHW_DESC_F_AFTER), not through the
+ * scheduler after its completion: it runs after that job, and if that job
+ * fails, it does not run and fails with the same error and site.
+ */
+TEST_F(sub, chained_behind_input_on_the_ring)
+{
+	struct drm_neuron_copy a = { .src_handle = self->host, .dst_handle = self->dev,
+				     .size = 65536 };
+	struct drm_neuron_copy b = { .src_handle = self->dev, .dst_handle = self->host,
+				     .size = 65536, .dst_offset = BIG };
+	struct drm_neuron_sync in = { .handle = self->sync_a };
+	struct drm_neuron_submit sa = { .engine = DRM_NEURON_ENGINE_DMA,
+		.copies = (uintptr_t)&a, .copy_count = 1,
+		.out_sync.handle = self->sync_a, .cookie = 0x5a };
+	struct drm_neuron_submit sb = { .engine = DRM_NEURON_ENGINE_DMA,
+		.copies = (uintptr_t)&b, .copy_count = 1, .in_syncs = (uintptr_t)&in,
+		.in_sync_count = 1, .out_sync.handle = self->sync_b, .cookie = 0x5b };
+	struct drm_neuron_wait w = { .handle = self->sync_b, .timeout_ns = 10000000000ll };
+	int32_t status;
+	int touched = 0;
+
+	if (nt_fault(self->fd, 0, 0))
+		SKIP(return, "no fault-injection hook (debugfs? fault-injection=on?)");
+	if (nt_queue_inflight(self->fd, "dma0") != 0)
+		SKIP(return, "no debugfs queues file, or dma0 busy");
+	for (int i = 0; i < 65536; i++)
+		self->ph[i] = (uint8_t)(i * 7 + 3);
+	memset(self->ph + BIG, 0, 65536);
+
+	/* A held by the hook; B, waiting for A, is on the ring beside it. */
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sa));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sb));
+	EXPECT_EQ(2, nt_queue_inflight(self->fd, "dma0"));
+	ASSERT_EQ(-ETIME, nt_wait(self->fd, self->sync_b, 0, 0, &status, NULL));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 0));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, memcmp(self->ph, self->ph + BIG, 65536));
+
+	/* Again, and A fails: B does not run, and reports A's error. */
+	memset(self->ph + BIG, 0, 65536);
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sa));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sb));
+	EXPECT_EQ(2, nt_queue_inflight(self->fd, "dma0"));
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 2 /* NHW_FAULT_FAIL_NEXT */));
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_WAIT, &w));
+	EXPECT_EQ(-EIO, w.status);
+	EXPECT_EQ(10, w.device_error); /* NISA_ERR_INJECTED, A's */
+	EXPECT_EQ(0x5a, w.error_cookie);
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_a, 0, 10000, &status, NULL));
+	EXPECT_EQ(-EIO, status);
+	for (int i = 0; i < 65536; i++)
+		touched += self->ph[BIG + i] != 0;
+	EXPECT_EQ(0, touched);
+
+	/* The queue goes on: the next job runs. */
+	ASSERT_EQ(0, nt_fault(self->fd, 0, 0));
+	sb.in_sync_count = 0;
+	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sb));
+	ASSERT_EQ(0, nt_wait(self->fd, self->sync_b, 0, 10000, &status, NULL));
+	EXPECT_EQ(0, status);
+}
+
+/*
  * Small jobs waited for with WAIT complete without an interrupt; a sleeper
  * (here the generic syncobj wait, which never polls) gets one.
  */

@@ -438,6 +438,30 @@ static inline long long nt_irq_count(int fd, const char *name)
 	return total;
 }
 
+/*
+ * Jobs on the ring of the card's queue named @name ("dma0", "core1"...),
+ * the driver's count (debugfs' queues file); -1 on error.
+ */
+static inline int nt_queue_inflight(int fd, const char *name)
+{
+	char path[128], pci[64], line[256], q[16];
+	int n = -1, inflight;
+	FILE *f;
+
+	if (nt_pci_address(fd, pci, sizeof(pci)))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/queues", pci);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%15s %*u %*u %*u %*x %*u %*u %d", q, &inflight) == 2 &&
+		    !strcmp(q, name))
+			n = inflight;
+	fclose(f);
+	return n;
+}
+
 /* Write the card's fault-injection hook of queue @q (debugfs). */
 static inline int nt_fault(int fd, unsigned int q, unsigned int bits)
 {
