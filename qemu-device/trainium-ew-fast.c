@@ -428,6 +428,60 @@ TRN_FMA_CLONES bool trn_fast_softmax_row(const float *x, uint64_t n,
     return true;
 }
 
+/*
+ * A float32 log-sum-exp row (trn_fast_logsumexp_row(), see
+ * trainium-ew-fast.h). The general engine folds the row online in double
+ * (trainium-reduce.c's trn_lse_fold(): s rescaled by exp(m - x) at each
+ * new maximum, else s += exp(x - m), glibc's exp), then m + log(s). Here
+ * m is the row's maximum and s' the sum of trn_v_sm_exp(x - m) in 4
+ * lanes, as the softmax row's: |s' - S| <= S rs against the exact sum S
+ * of exp(x - m) (see above). The online fold's s is within S rg,
+ * rg = (4 n + 8) 2^-52: each term's exp within an ulp, and on its way at
+ * most n rescalings (an exp, a product and an addition, an ulp and two
+ * half ulps) and n additions of positive terms. With S >= 1, the logs
+ * differ by at most 1.01 (rs + rg), glibc's log adds an ulp on each side
+ * and the final addition half an ulp of the result on each, so
+ *   |r' - r| <= 1.01 (rs + rg) + 2^-51 |log s'| + 2^-51 |r'|
+ * with room for the interval's own roundings. A row with a NaN, a +inf,
+ * or only -inf is left to the general code, as is one not proven.
+ */
+TRN_FMA_CLONES bool trn_fast_logsumexp_row(const float *x, uint64_t n,
+                                           float *r)
+{
+    TrnV4d sv = TRN_V(0.0);
+    double s, ls, rr, rs, rg, b;
+    float m = -INFINITY, lo, hi, fr;
+
+    for (uint64_t j = 0; j < n; j++) {
+        if (isnan(x[j]) || x[j] == INFINITY) {
+            return false;
+        }
+        m = x[j] > m ? x[j] : m;
+    }
+    if (m == -INFINITY) {
+        return false;
+    }
+    for (uint64_t j = 0; j < n; j += 4) {
+        unsigned w = MIN(4, n - j);
+
+        sv += trn_v_sm_exp(trn_v_load(x + j, w, -INFINITY) - TRN_V(m));
+    }
+    s = (sv[0] + sv[1]) + (sv[2] + sv[3]);
+    ls = log(s);
+    rr = (double)m + ls;
+    rs = 0x1p-46 + 2 * (double)(n + 4) * 0x1p-53 + 0x1p-120;
+    rg = (4 * (double)n + 8) * 0x1p-52;
+    b = 1.01 * (rs + rg) + 0x1p-51 * fabs(ls) + 0x1p-51 * fabs(rr) + 0x1p-1000;
+    fr = (float)rr;
+    lo = (float)(rr - b);
+    hi = (float)(rr + b);
+    if (lo != fr || hi != fr) {
+        return false;
+    }
+    *r = fr;
+    return true;
+}
+
 TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn)
 {
     switch (fn) {

@@ -3,7 +3,7 @@
  * functions whose libm evaluation dominated a training step (the tanh
  * GELU and its gradient), used by the float32 elementwise path
  * (trainium-ew-f32.c) and EXPR's float32 registers (trainium-expr.c), and
- * for float32 softmax rows (trainium-reduce.c).
+ * for float32 softmax and log-sum-exp rows (trainium-reduce.c).
  *
  * They change no result: each element is computed four at a time by a
  * polynomial, with a bound on its distance to the general engine's double
@@ -38,5 +38,13 @@ TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn);
  */
 bool trn_fast_softmax_row(const float *x, uint64_t n, double m, bool logsm,
                           double *e);
+
+/*
+ * A float32 row's log-sum-exp: @x[0..@n) contiguous, to *@r as the float32
+ * the general engine's double evaluation (its online fold) rounds to,
+ * proven as above. False when the row has a NaN or +inf, only -inf, or
+ * could not be proven (then *@r is untouched).
+ */
+bool trn_fast_logsumexp_row(const float *x, uint64_t n, float *r);
 
 #endif

@@ -244,8 +244,10 @@ static TRN_CLONES void trn_row_max_f32(const float *f, uint64_t n,
  * or zero (or, in float lanes, has a NaN) is folded again through
  * trn_gather() and trn_fold() (@x, TRN_CHUNK_ELEMS doubles), so that even
  * the sign of its NaN or zero is theirs (an index has no sign). A
- * LOGSUMEXP row is folded element by element by trn_lse_fold(), as the
- * general loop folds it, and ends as trn_fold_end() ends it. The
+ * contiguous LOGSUMEXP row into float32 is the vector kernel's
+ * (trn_fast_logsumexp_row()) when it proves its result is the fold's;
+ * any other LOGSUMEXP row is folded element by element by trn_lse_fold(),
+ * as the general loop folds it, and ends as trn_fold_end() ends it. The
  * results are stored TRN_CHUNK_ELEMS at a time (@out).
  *
  * Rows [@o0, @o1); @k NULL in a shared piece (trn_reduce_rows_piece()),
@@ -325,6 +327,8 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
     bool max = red == NISA_RED_MAX || red == NISA_RED_ARGMAX;
     bool lse = red == NISA_RED_LOGSUMEXP;
     bool lanes = !sum && !arg && !lse && src->stride[a] == 1;
+    /* A contiguous row into float32: the vector kernel, if it proves it. */
+    bool lse_fast = lse && src->stride[a] == 1 && rw->dst->dtype == NISA_F32;
     double sums[4];
     uint64_t sums_o = o1;       /* the first row of sums[], none yet */
 
@@ -344,6 +348,17 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
         summed = sum && o >= sums_o && o < sums_o + 4;
         if (summed) {
             acc = sums[o - sums_o];
+        }
+        if (lse_fast) {
+            float fr;
+
+            if (k && trn_tick(k, ax->len + 1)) {
+                return false;
+            }
+            if (trn_fast_logsumexp_row(f, ax->len, &fr)) {
+                out[(o - o0) % TRN_CHUNK_ELEMS] = fr;
+                goto store;
+            }
         }
         for (uint64_t i0 = summed ? ax->len : 0; i0 < ax->len;
              i0 += TRN_CHUNK_ELEMS) {
@@ -420,6 +435,7 @@ static bool trn_reduce_rows_range(TrnKernel *k, const TrnRows *rw,
             acc /= (double)ax->len;
         }
         out[(o - o0) % TRN_CHUNK_ELEMS] = arg ? g : acc;
+store:
         if ((o - o0) % TRN_CHUNK_ELEMS == TRN_CHUNK_ELEMS - 1 || o == o1 - 1) {
             uint64_t c = (o - o0) % TRN_CHUNK_ELEMS + 1;
 

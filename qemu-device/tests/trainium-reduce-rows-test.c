@@ -3,7 +3,8 @@
  * (test_softmax_rows and test_softmax_scores below; the vector kernel of
  * trainium-ew-fast.c among them) and REDUCE's (trn_reduce_rows_f32: SUM,
  * MEAN, MAX, MIN, ARGMAX, ARGMIN, LOGSUMEXP along an axis with nothing
- * after it, rows read straight from memory): every output
+ * after it, rows read straight from memory; contiguous LOGSUMEXP rows by
+ * the vector kernel of trainium-ew-fast.c where it proves them): every output
  * (for ARGMAX and ARGMIN: every int64 index, the first NaN else the first
  * extreme, ties included) has the bits of
  *   - the same reduction of the transposed tensor along axis 0 (columns:
