@@ -143,6 +143,32 @@ static inline QEMU_ALWAYS_INLINE TrnV4i trn_v_gelu_tanh(TrnV4f x, TrnV4f *f)
 }
 
 /*
+ * trn_un_silu(): x / (1 + e) and trn_un_sigmoid(): 1 / (1 + e), e = exp(-x).
+ * The polynomial's e is within e 2^-46 of glibc's (as trn_v_exp_f()
+ * assumes), so 1 + e is within 2^-46 of the double evaluation's,
+ * relatively, plus a rounding on each side (2^-52), and the quotient
+ * within |r| (2^-46 + 2^-51) of its: |dr| <= |r| 2^-45. |x| <= 100.
+ */
+static inline QEMU_ALWAYS_INLINE TrnV4i trn_v_silu(TrnV4f x, TrnV4f *f)
+{
+    TrnV4i in = trn_vf_abs(x) <= 100.0f;
+    TrnV4d xs = trn_v_widen(trn_vf_or0(in, x));
+    TrnV4d r = xs / (TRN_V(1.0) + trn_v_exp(-xs));
+
+    return trn_v_proven(r, trn_v_abs(r) * TRN_V(0x1p-45) + TRN_V(0x1p-1000),
+                        in, f);
+}
+
+static inline QEMU_ALWAYS_INLINE TrnV4i trn_v_sigmoid(TrnV4f x, TrnV4f *f)
+{
+    TrnV4i in = trn_vf_abs(x) <= 100.0f;
+    TrnV4d xs = trn_v_widen(trn_vf_or0(in, x));
+    TrnV4d r = TRN_V(1.0) / (TRN_V(1.0) + trn_v_exp(-xs));
+
+    return trn_v_proven(r, r * TRN_V(0x1p-45) + TRN_V(0x1p-1000), in, f);
+}
+
+/*
  * trn_un_gelu_tanh_grad(): 0.5 (1 + t) + 0.5 x (1 - t t) c P, P = 1 +
  * 3 * 0.044715 x x: |dr| <= 0.5 (ET + 2^-52) + 0.5 |x| c P (2 ET + 2^-50)
  * + an ulp of each product (|x| c P <= 32) and of r.
@@ -308,6 +334,10 @@ static inline QEMU_ALWAYS_INLINE bool trn_v_never(const TrnV4f *xf)
     }
 
 TRN_FAST_KERNEL(trn_fast_exp, trn_v_exp_f, trn_un_exp, trn_v_exp_zero,
+                TRN_FMA_CLONES)
+TRN_FAST_KERNEL(trn_fast_silu, trn_v_silu, trn_un_silu, trn_v_never,
+                TRN_FMA_CLONES)
+TRN_FAST_KERNEL(trn_fast_sigmoid, trn_v_sigmoid, trn_un_sigmoid, trn_v_never,
                 TRN_FMA_CLONES)
 TRN_FAST_KERNEL(trn_fast_gelu_tanh, trn_v_gelu_tanh, trn_un_gelu_tanh,
                 trn_v_never, TRN_CLONES)
@@ -487,6 +517,10 @@ TrnF32UnaryFn *trn_ew_fast_unary(unsigned fn)
     switch (fn) {
     case NISA_UN_EXP:
         return trn_fast_exp;
+    case NISA_UN_SILU:
+        return trn_fast_silu;
+    case NISA_UN_SIGMOID:
+        return trn_fast_sigmoid;
     case NISA_UN_GELU_TANH:
         return trn_fast_gelu_tanh;
     case NISA_UN_GELU_TANH_GRAD:

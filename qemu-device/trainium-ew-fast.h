@@ -1,7 +1,8 @@
 /*
  * Virtual Trainium accelerator: vector kernels for the float32 UNARY
  * functions whose libm evaluation dominated a training step (the tanh
- * GELU and its gradient), used by the float32 elementwise path
+ * GELU and its gradient; exp, SiLU and sigmoid), used by the float32
+ * elementwise path
  * (trainium-ew-f32.c) and EXPR's float32 registers (trainium-expr.c), and
  * for float32 softmax and log-sum-exp rows (trainium-reduce.c).
  *

@@ -1,6 +1,7 @@
 /*
  * QTest of the float32 UNARY functions that have a vector kernel
- * (qemu-device/trainium-ew-fast.c: exp, the tanh GELU and its gradient):
+ * (qemu-device/trainium-ew-fast.c: exp, SiLU, sigmoid, the tanh GELU and
+ * its gradient):
  * over NaNs (payloads, signs), infinities, zeros, subnormals, the largest
  * floats, the edges of the kernels' domains and a dense sweep, every path
  * gives the general engine's bits:
@@ -23,6 +24,8 @@ static const struct {
     const char *name;
 } fns[] = {
     { NISA_UN_EXP, "exp" },
+    { NISA_UN_SILU, "silu" },
+    { NISA_UN_SIGMOID, "sigmoid" },
     { NISA_UN_GELU_TANH, "gelu_tanh" },
     { NISA_UN_GELU_TANH_GRAD, "gelu_tanh_grad" },
 };
@@ -38,6 +41,10 @@ static double __attribute__((noinline)) host_ref(unsigned fn, double x)
 
     if (fn == NISA_UN_EXP) {
         g = exp(x);
+    } else if (fn == NISA_UN_SILU) {
+        g = x / (1.0 + exp(-x));
+    } else if (fn == NISA_UN_SIGMOID) {
+        g = 1.0 / (1.0 + exp(-x));
     } else {
         double t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x));
 
@@ -220,6 +227,8 @@ static void test_values(void)
         get(c, 1, 0, o, sizeof(o));
         for (unsigned i = 0; i < 8; i++) {
             double w = fns[f].fn == NISA_UN_EXP ? exp(x[i])
+                     : fns[f].fn == NISA_UN_SILU ? x[i] / (1 + exp(-x[i]))
+                     : fns[f].fn == NISA_UN_SIGMOID ? 1 / (1 + exp(-x[i]))
                      : fns[f].fn == NISA_UN_GELU_TANH
                      ? 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)))
                      : 0.5 * (1 + erf(x[i] / sqrt(2.0))) +
