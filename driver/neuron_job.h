@@ -82,8 +82,8 @@ struct neuron_job {
 	 */
 	struct dma_fence *after;
 	/**
-	 * @chained: on the ring right behind @after's job, its first
-	 * descriptor flagged NHW_DESC_F_AFTER: if that job fails, the
+	 * @chained: on the ring right behind @after's job, each of its
+	 * descriptors flagged NHW_DESC_F_AFTER: if that job fails, the
 	 * device skips this one and it fails with the same error and site
 	 */
 	bool chained;

@@ -85,7 +85,8 @@ void neuron_queue_write_job_locked(struct neuron_queue *q,
 
 		*d = job->descs[i];
 		d->flags = i == job->ndesc - 1 && !f->on_demand ? NHW_DESC_F_IRQ : 0;
-		if (!i && job->chained)
+		/* Each: behind a failed input, none of them runs. */
+		if (job->chained)
 			d->flags |= NHW_DESC_F_AFTER;
 		d->copy.status = 0;
 		if (d->launch.op == NHW_OP_LAUNCH && job->nslots) {

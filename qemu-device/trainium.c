@@ -24,7 +24,8 @@
 static uint32_t trn_caps(TrnState *s)
 {
     return NHW_CAP_DMA | NHW_CAP_DMA_SGL | NHW_CAP_COMPUTE | NHW_CAP_BF16 |
-           NHW_CAP_IRQ_AT | NHW_CAP_AFTER | (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0) |
+           NHW_CAP_IRQ_AT | NHW_CAP_AFTER |
+           (s->fault_injection ? NHW_CAP_FAULT_INJECT : 0) |
            (s->links ? NHW_CAP_LINK : 0);
 }
 

@@ -102,14 +102,19 @@ TEST_F(sub, chained_behind_input_on_the_ring)
 {
 	struct drm_neuron_copy a = { .src_handle = self->host, .dst_handle = self->dev,
 				     .size = 65536 };
-	struct drm_neuron_copy b = { .src_handle = self->dev, .dst_handle = self->host,
-				     .size = 65536, .dst_offset = BIG };
+	/* B: two copies, A's bytes back in two halves. */
+	struct drm_neuron_copy b[2] = {
+		{ .src_handle = self->dev, .dst_handle = self->host, .size = 32768,
+		  .dst_offset = BIG },
+		{ .src_handle = self->dev, .dst_handle = self->host, .size = 32768,
+		  .src_offset = 32768, .dst_offset = BIG + 32768 },
+	};
 	struct drm_neuron_sync in = { .handle = self->sync_a };
 	struct drm_neuron_submit sa = { .engine = DRM_NEURON_ENGINE_DMA,
 		.copies = (uintptr_t)&a, .copy_count = 1,
 		.out_sync.handle = self->sync_a, .cookie = 0x5a };
 	struct drm_neuron_submit sb = { .engine = DRM_NEURON_ENGINE_DMA,
-		.copies = (uintptr_t)&b, .copy_count = 1, .in_syncs = (uintptr_t)&in,
+		.copies = (uintptr_t)b, .copy_count = 2, .in_syncs = (uintptr_t)&in,
 		.in_sync_count = 1, .out_sync.handle = self->sync_b, .cookie = 0x5b };
 	struct drm_neuron_wait w = { .handle = self->sync_b, .timeout_ns = 10000000000ll };
 	int32_t status;
@@ -134,7 +139,7 @@ TEST_F(sub, chained_behind_input_on_the_ring)
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, memcmp(self->ph, self->ph + BIG, 65536));
 
-	/* Again, and A fails: B does not run, and reports A's error. */
+	/* Again, and A fails: neither of B's copies runs; B reports A's error. */
 	memset(self->ph + BIG, 0, 65536);
 	ASSERT_EQ(0, nt_fault(self->fd, 0, 1 /* NHW_FAULT_HANG */));
 	ASSERT_EQ(0, nt_ioctl(self->fd, DRM_IOCTL_NEURON_SUBMIT, &sa));
