@@ -283,7 +283,8 @@ at::Tensor conv_forward(const at::Tensor& x, const at::Tensor& w,
     if (bias)
       bm = view_desc(bd, {G, og, n * L}, {og * bias->stride(0), bias->stride(0), 0});
     nrn_tensor_desc ad = contig(accb, {G, og, n * L});
-    card.matmul(ad, wm, contig(colb, {G, cg * KK, n * L}), bias ? &bm : nullptr, false);
+    Operand bo(bm);
+    card.matmul(ad, wm, contig(colb, {G, cg * KK, n * L}), bias ? &bo : nullptr, false);
     card.copy(view_desc(od, {n, O, L}, {O * L, L, 1}, n0 * O * L),
               view_desc(accb, {n, O, L}, {L, n * L, 1}));
   }
@@ -351,7 +352,7 @@ at::Tensor conv_grad_input(const at::Tensor& go_in, const at::Tensor& w,
     bstrides[1] = bias->stride(0);
     card.bin(NISA_BIN_ADD, inner, inner, view_desc(desc(*bias), bshape, bstrides));
   }
-  card.copy(desc(gi), inner);
+  card.copy(gi, inner);
   return gi;
 }
 
@@ -396,7 +397,7 @@ at::Tensor conv_grad_weight(const at::Tensor& x, const at::Tensor& go_in,
     }
   }
   if (!direct)
-    card.copy(desc(gw), accd);
+    card.copy(gw, accd);
   return gw;
 }
 

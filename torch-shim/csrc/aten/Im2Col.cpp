@@ -47,10 +47,11 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRe
   at::Tensor cols = empty_neuron({N, C, KK, g.out[0], g.out[1]}, x.scalar_type(), x.device());
   if (cols.numel()) {
     at::Tensor xp = padded(x, {g.p[0], g.p[1]}, {g.p[0], g.p[1]}, 0.0, x.scalar_type());
+    Card card(cols);
     int64_t i = 0;
     for (const auto& k : offsets({g.k[0], g.k[1]}))
-      copy_into(cols.select(2, i++), window(xp, k, {g.out[0], g.out[1]}, {g.s[0], g.s[1]},
-                                            {g.d[0], g.d[1]}));
+      card.copy(cols.select(2, i++),
+                window(xp, k, {g.out[0], g.out[1]}, {g.s[0], g.s[1]}, {g.d[0], g.d[1]}));
   }
   at::Tensor r = cols.view({N, C * KK, L});
   return self.dim() == 3 ? r.squeeze(0) : r;
@@ -76,15 +77,16 @@ at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef output_size,
                             cols.options().dtype(acc_dtype(cols.scalar_type())));
   if (cols.numel()) {
     at::Tensor c = cols.reshape({N, C, KK, g.out[0], g.out[1]}).to(gp.scalar_type());
+    Card card(gp);
     int64_t i = 0;
     for (const auto& k : offsets({g.k[0], g.k[1]})) {
       at::Tensor win = window(gp, k, {g.out[0], g.out[1]}, {g.s[0], g.s[1]}, {g.d[0], g.d[1]});
-      add_into(win, win, c.select(2, i++));
+      card.bin(NISA_BIN_ADD, win, win, c.select(2, i++));
     }
   }
   at::Tensor out = empty_neuron({N, C, osz[0], osz[1]}, self.scalar_type(), self.device());
   if (out.numel())
-    copy_into(out, gp.narrow(2, g.p[0], osz[0]).narrow(3, g.p[1], osz[1]));
+    Card(out).copy(out, gp.narrow(2, g.p[0], osz[0]).narrow(3, g.p[1], osz[1]));
   return self.dim() == 2 ? out.squeeze(0) : out;
 }
 

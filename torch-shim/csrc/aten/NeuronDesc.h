@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Operand descriptors computed arithmetically, and the card's instructions
-// issued on them directly: for operators that run many instructions on
-// views of a few buffers (batch norm, convolution). A view here is only a
-// libneuron descriptor -- sizes, strides and an offset over a buffer --
-// so no ATen view op, allocation or dispatch is paid for it; the
-// instructions are exactly those the ATen operators would issue.
+// Operand descriptors computed arithmetically, for operators that run many
+// instructions (Card, NeuronOps.h) on views of a few buffers (batch norm,
+// convolution). A view here is only a libneuron descriptor -- sizes,
+// strides and an offset over a buffer -- so no ATen view op, allocation or
+// dispatch is paid for it; the instructions are exactly those the ATen
+// operators would issue.
 #pragma once
 
 #include <initializer_list>
@@ -44,38 +44,5 @@ inline std::vector<int64_t> row_major(at::IntArrayRef sizes) {
     st[i] = st[i + 1] * std::max<int64_t>(sizes[i + 1], 1);
   return st;
 }
-
-// The instructions, on the stream of one device.
-struct Card {
-  nrn_stream* s;
-  explicit Card(const at::Tensor& like) : s(stream_for(like)) {}
-
-  void copy(const nrn_tensor_desc& o, const nrn_tensor_desc& a) const {
-    NEURON_OP(nrn_op_copy(s, &o, &a));
-  }
-  // o = a op (alpha * b), b broadcasting.
-  void bin(nisa_binary op, const nrn_tensor_desc& o, const nrn_tensor_desc& a,
-           const nrn_tensor_desc& b, double alpha = 1.0) const {
-    NEURON_OP(nrn_op_binary(s, op, &o, &a, &b, alpha));
-  }
-  // o = a op scalar (as ATen's a op Python-number: computed in double,
-  // rounded once to o's type).
-  void scalar(nisa_binary op, const nrn_tensor_desc& o, const nrn_tensor_desc& a,
-              double v) const {
-    NEURON_OP(nrn_op_binary_scalar(s, op, &o, &a, v, 1.0, 0));
-  }
-  void unary(nisa_unary fn, const nrn_tensor_desc& o, const nrn_tensor_desc& a) const {
-    NEURON_OP(nrn_op_unary(s, fn, &o, &a));
-  }
-  void reduce(nisa_reduce red, const nrn_tensor_desc& o, const nrn_tensor_desc& a,
-              int axis) const {
-    NEURON_OP(nrn_op_reduce(s, red, &o, &a, axis));
-  }
-  void fill(const nrn_tensor_desc& o, double v) const { NEURON_OP(nrn_op_fill(s, &o, v)); }
-  void matmul(const nrn_tensor_desc& o, const nrn_tensor_desc& a, const nrn_tensor_desc& b,
-              const nrn_tensor_desc* bias, bool accumulate) const {
-    NEURON_OP(nrn_op_matmul(s, &o, &a, &b, bias, accumulate ? 1 : 0));
-  }
-};
 
 }  // namespace torch_neuron

@@ -152,3 +152,52 @@ inline at::Tensor& into(at::Tensor& out, const at::Tensor& value) {
 }  // namespace torch_neuron
 
 #define NEURON_OP(expr) NEURON_CHECK(expr)
+
+namespace torch_neuron {
+
+// An instruction's operand: a neuron tensor, or a descriptor computed
+// arithmetically (view_desc, NeuronDesc.h).
+struct Operand {
+  nrn_tensor_desc d;
+  Operand(const at::Tensor& t) : d(desc(t)) {}  // NOLINT: implicit by design
+  Operand(const nrn_tensor_desc& x) : d(x) {}   // NOLINT
+};
+
+// The card's instructions, issued on the current stream of one device: the
+// shim's one wrapper of a single instruction (an operator's semantics --
+// type promotion, scalars, complex operands -- are the *_into helpers' of
+// NeuronElementwise.h, built on libneuron's calls the same way).
+struct Card {
+  nrn_stream* s;
+  explicit Card(const at::Tensor& like) : s(stream_for(like)) {}
+
+  // o = a, converted to o's type; any strides.
+  void copy(const Operand& o, const Operand& a) const {
+    NEURON_OP(nrn_op_copy(s, &o.d, &a.d));
+  }
+  // o = a op (alpha * b), b broadcasting.
+  void bin(nisa_binary op, const Operand& o, const Operand& a, const Operand& b,
+           double alpha = 1.0) const {
+    NEURON_OP(nrn_op_binary(s, op, &o.d, &a.d, &b.d, alpha));
+  }
+  // o = a op scalar (as ATen's a op Python-number: computed in double,
+  // rounded once to o's type).
+  void scalar(nisa_binary op, const Operand& o, const Operand& a, double v) const {
+    NEURON_OP(nrn_op_binary_scalar(s, op, &o.d, &a.d, v, 1.0, 0));
+  }
+  void unary(nisa_unary fn, const Operand& o, const Operand& a) const {
+    NEURON_OP(nrn_op_unary(s, fn, &o.d, &a.d));
+  }
+  void reduce(nisa_reduce red, const Operand& o, const Operand& a, int axis) const {
+    NEURON_OP(nrn_op_reduce(s, red, &o.d, &a.d, axis));
+  }
+  void fill(const Operand& o, double v) const { NEURON_OP(nrn_op_fill(s, &o.d, v)); }
+  // o = a @ b (+ bias) (+ o when @accumulate), batch dims broadcast.
+  void matmul(const Operand& o, const Operand& a, const Operand& b, const Operand* bias,
+              bool accumulate) const {
+    NEURON_OP(nrn_op_matmul(s, &o.d, &a.d, &b.d, bias ? &bias->d : nullptr,
+                            accumulate ? 1 : 0));
+  }
+};
+
+}  // namespace torch_neuron

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What convolution and pooling share: windows of a tensor as strided views
-// (descriptors only, nothing computed), padded copies, and the card's copy
-// and matmul on such views.
+// (descriptors only, nothing computed) and padded copies.
 #pragma once
 
 #include <vector>
@@ -15,28 +14,6 @@ namespace torch_neuron {
 inline at::Tensor strided(const at::Tensor& base, at::IntArrayRef sizes,
                           at::IntArrayRef strides, int64_t offset = 0) {
   return base.as_strided(sizes, strides, base.storage_offset() + offset);
-}
-
-// dst = src (dtype converted), any strides; one instruction per 4 dims.
-inline void copy_into(const at::Tensor& dst, const at::Tensor& src) {
-  nrn_tensor_desc d = desc(dst), s = desc(src);
-  NEURON_OP(nrn_op_copy(stream_for(dst), &d, &s));
-}
-
-// dst = a @ b (+ bias) (+ dst when @accumulate), batch dims broadcast.
-inline void matmul_acc(const at::Tensor& dst, const at::Tensor& a, const at::Tensor& b,
-                       const at::Tensor* bias, bool accumulate) {
-  nrn_tensor_desc o = desc(dst), da = desc(a), db = desc(b), dbias{};
-  if (bias)
-    dbias = desc(*bias);
-  NEURON_OP(nrn_op_matmul(stream_for(dst), &o, &da, &db, bias ? &dbias : nullptr,
-                          accumulate ? 1 : 0));
-}
-
-// dst = a + b, elementwise (b broadcasts); dst may be a itself.
-inline void add_into(const at::Tensor& dst, const at::Tensor& a, const at::Tensor& b) {
-  nrn_tensor_desc o = desc(dst), da = desc(a), db = desc(b);
-  NEURON_OP(nrn_op_binary(stream_for(dst), NISA_BIN_ADD, &o, &da, &db, 1.0));
 }
 
 // @x [B, C, *S] copied into a new contiguous [B, C, *(S + lo + hi)] of dtype
@@ -53,7 +30,7 @@ inline at::Tensor padded(const at::Tensor& x, at::IntArrayRef lo, at::IntArrayRe
   at::Tensor inner = out;
   for (int64_t i = 0; i < nsp; i++)
     inner = inner.narrow(x.dim() - nsp + i, lo[i], x.size(x.dim() - nsp + i));
-  copy_into(inner, x);
+  Card(out).copy(inner, x);
   return out;
 }
 

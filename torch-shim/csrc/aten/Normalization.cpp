@@ -101,7 +101,7 @@ nrn_tensor_desc ncl_acc(const Card& card, const at::Tensor& x, at::Tensor& keep,
     return view_desc(desc(x), {N, C, L}, {x.stride(0), x.stride(1), Ls});
   keep = empty_neuron(x.sizes(), acc, x.device());
   nrn_tensor_desc k = desc(keep);
-  card.copy(k, desc(x));
+  card.copy(k, x);
   return view_desc(k, {N, C, L}, {C * L, L, 1});
 }
 

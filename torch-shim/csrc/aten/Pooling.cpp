@@ -93,9 +93,10 @@ at::Tensor windows(const at::Tensor& xp, const Win& w) {
   shape.insert(shape.end(), w.out.begin(), w.out.end());
   shape.push_back(w.kk());
   at::Tensor buf = empty_neuron(shape, xp.scalar_type(), xp.device());
+  Card card(buf);
   int64_t i = 0;
   for (const auto& k : offsets(w.k))
-    copy_into(buf.select(-1, i++), window(xp, k, w.out, w.s, w.d));
+    card.copy(buf.select(-1, i++), window(xp, k, w.out, w.s, w.d));
   return buf;
 }
 
@@ -227,17 +228,18 @@ at::Tensor avg_pool_backward(const at::Tensor& grad, const at::Tensor& input, in
   for (int i = 0; i < n; i++)
     shape.push_back(w.in[i] + w.p[i] + w.hi(i));
   at::Tensor gp = at::zeros(shape, x.options().dtype(acc));
+  Card card(gp);
   if (g.numel()) {
     for (const auto& k : offsets(w.k)) {
       at::Tensor win = window(gp, k, w.out, w.s, std::vector<int64_t>(n, 1));
-      add_into(win, win, g);
+      card.bin(NISA_BIN_ADD, win, win, g);
     }
   }
   at::Tensor inner = gp;
   for (int i = 0; i < n; i++)
     inner = inner.narrow(2 + i, w.p[i], w.in[i]);
   at::Tensor gi = empty_neuron(x.sizes(), input.scalar_type(), x.device());
-  copy_into(gi, inner);
+  card.copy(gi, inner);
   return gi.view(input.sizes());
 }
 
