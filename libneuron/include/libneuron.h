@@ -83,6 +83,7 @@ enum nrn_mem {
 	NRN_MEM_DEVICE = 0,		/* the card's memory */
 	NRN_MEM_HOST = 1,		/* system memory the card reaches by DMA */
 	NRN_MEM_HOST_PINNED = 2,	/* the same, pinned while it exists */
+	NRN_MEM_HOST_PREFER_PINNED = 3,	/* pinned if the budget allows, else HOST */
 };
 
 /*
@@ -94,6 +95,10 @@ enum nrn_mem {
  * speed); counted in the device file's budget of pinned memory
  * (DRM_NEURON_PARAM_MAX_PINNED), -E2BIG when larger than the budget,
  * -ENOMEM when it does not fit beside what is pinned already.
+ * NRN_MEM_HOST_PREFER_PINNED (only for nrn_buffer_alloc()): a pinned buffer
+ * when it fits in the budget, else (or with a driver that does not pin) an
+ * NRN_MEM_HOST one, whose copies pin their pages each -- the staging
+ * buffers of pageable copies and PyTorch's pinned memory are made so.
  */
 int nrn_buffer_alloc(struct nrn_device *dev, size_t size, enum nrn_mem where,
 		     struct nrn_buffer **bufp);

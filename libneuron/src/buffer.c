@@ -45,10 +45,18 @@ NRN_EXPORT int nrn_buffer_alloc(struct nrn_device *dev, size_t size,
 	int ret;
 
 	if (!dev || !bufp || !size ||
-	    (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST && where != NRN_MEM_HOST_PINNED))
+	    (where != NRN_MEM_DEVICE && where != NRN_MEM_HOST && where != NRN_MEM_HOST_PINNED &&
+	     where != NRN_MEM_HOST_PREFER_PINNED))
 		return -EINVAL;
 	if (nrn_inherited(dev))
 		return -EBADFD;
+	if (where == NRN_MEM_HOST_PREFER_PINNED) {
+		/* Past the budget (-E2BIG, -ENOMEM) or not pinning (-EINVAL). */
+		ret = nrn_buffer_alloc(dev, size, NRN_MEM_HOST_PINNED, bufp);
+		if (ret == -ENOMEM || ret == -E2BIG || ret == -EINVAL)
+			ret = nrn_buffer_alloc(dev, size, NRN_MEM_HOST, bufp);
+		return ret;
+	}
 	ret = nrn_ioctl(dev->fd, DRM_IOCTL_NEURON_BO_CREATE, &create);
 	if (ret)
 		return ret;

@@ -81,14 +81,9 @@ NRN_EXPORT int nrn_stream_copy_buffer(struct nrn_stream *s,
  */
 static int nrn_staging_ready(struct nrn_stream *s)
 {
-	int ret;
-
 	if (s->staging.buf)
 		return 0;
-	ret = nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST_PINNED);
-	if (ret == -ENOMEM || ret == -E2BIG || ret == -EINVAL)
-		ret = nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST);
-	return ret;
+	return nrn_ring_init(s->dev, &s->staging, NRN_STAGING_SIZE, NRN_MEM_HOST_PREFER_PINNED);
 }
 
 /*

@@ -152,15 +152,14 @@ void release_free_blocks() {
 
 Block* fresh_block(c10::DeviceIndex index, size_t size) {
   nrn_buffer* buf = nullptr;
+  // Pinned if the budget of pinned memory allows, with the free blocks
+  // cached here given back first if they are what fills it; else a buffer
+  // pinned by each copy (NRN_MEM_HOST_PREFER_PINNED).
   int err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PINNED, &buf);
-  if (err == -ENOMEM || err == -ENOSPC) {
+  if (err == -ENOMEM || err == -ENOSPC)
     release_free_blocks();
-    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PINNED, &buf);
-  }
-  // Over the budget of pinned memory (or a driver without pinned buffers,
-  // -EINVAL): a buffer pinned by each copy instead.
-  if (err == -ENOMEM || err == -E2BIG || err == -EINVAL)
-    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST, &buf);
+  if (err)
+    err = nrn_buffer_alloc(device(index), size, NRN_MEM_HOST_PREFER_PINNED, &buf);
   if (err == -ENOMEM || err == -ENOSPC || err == -E2BIG)
     TORCH_CHECK_WITH(OutOfMemoryError, false, "neuron: cannot allocate ", size,
                      " bytes of pinned memory for neuron:",
