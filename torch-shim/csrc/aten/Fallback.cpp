@@ -31,63 +31,6 @@ bool fallback_is_error() {
   return v && std::string(v) == "error";
 }
 
-bool is_list_of(const c10::Argument& a, c10::TypeKind elem) {
-  auto list = a.type()->cast<c10::ListType>();
-  return list && list->getElementType()->kind() == elem;
-}
-
-// _foreach_X(lists...) is X applied per index: find X's per-tensor overload
-// with the same arguments and call it n times. Returns false if there is
-// none (the operator then falls back to the CPU).
-bool foreach_decompose(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  static const std::string prefix = "aten::_foreach_";
-  const c10::FunctionSchema& schema = op.schema();
-  if (schema.name().rfind(prefix, 0) != 0)
-    return false;
-  std::string base = "aten::" + schema.name().substr(prefix.size());
-  const std::string& ov = schema.overload_name();
-  std::vector<std::string> cands;
-  if (ov == "List" || ov == "Tensor")
-    cands = {"Tensor", ""};
-  else if (ov == "Scalar" || ov == "ScalarList")
-    cands = {"Scalar", ""};
-  else
-    cands = {ov, ""};
-  std::optional<c10::OperatorHandle> per;
-  for (const auto& c : cands) {
-    per = c10::Dispatcher::singleton().findSchema({base, c});
-    if (per)
-      break;
-  }
-  size_t nargs = schema.arguments().size();
-  if (!per || per->schema().arguments().size() != nargs ||
-      !is_list_of(schema.arguments()[0], c10::TypeKind::TensorType))
-    return false;
-  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
-  size_t n = args[0].toTensorList().size();
-  bool functional = !schema.returns().empty();
-  std::vector<at::Tensor> results;
-  for (size_t i = 0; i < n; i++) {
-    torch::jit::Stack st;
-    for (size_t j = 0; j < nargs; j++) {
-      const c10::Argument& a = schema.arguments()[j];
-      if (is_list_of(a, c10::TypeKind::TensorType) && args[j].isTensorList())
-        st.emplace_back(args[j].toTensorList().get(i));
-      else if (a.type()->cast<c10::ListType>() && args[j].isList())
-        st.emplace_back(args[j].toListRef()[i]);
-      else
-        st.push_back(args[j]);
-    }
-    per->callBoxed(&st);
-    if (functional)
-      results.push_back(st.at(0).toTensor());
-  }
-  torch::jit::drop(*stack, nargs);
-  if (functional)
-    stack->emplace_back(c10::List<at::Tensor>(results));
-  return true;
-}
-
 // Before @op runs on the CPU: refuses a view (through the CPU it would alias
 // a copy, and writes through it would be lost), counts the call, refuses it
 // under TORCH_NEURON_FALLBACK=error, and warns the first time, saying @why
@@ -120,9 +63,9 @@ void run_on_cpu_because(const c10::OperatorHandle& op, torch::jit::Stack* stack,
   at::native::cpu_fallback(op, stack);
 }
 
+// (The _foreach_* operators never come here: their CompositeExplicitAutograd
+// kernels apply the per-tensor operator, which the card runs.)
 void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (foreach_decompose(op, stack))
-    return;
   run_on_cpu_because(op, stack, "has no neuron kernel");
 }
 
