@@ -12,7 +12,10 @@
 namespace torch_neuron {
 namespace {
 
-at::Tensor relu(const at::Tensor& a) { return unary(NISA_UN_RELU, a, true); }
+at::Tensor relu(const at::Tensor& a) {
+  at::Tensor out = unary_result(UnaryResult::Keep, a).tensor;
+  return unary_into(NISA_UN_RELU, a, out);
+}
 at::Tensor& relu_(at::Tensor& a) { return unary_into(NISA_UN_RELU, a, a); }
 
 nisa_unary gelu_fn(c10::string_view approximate, bool grad) {
@@ -23,14 +26,16 @@ nisa_unary gelu_fn(c10::string_view approximate, bool grad) {
               : (tanh ? NISA_UN_GELU_TANH : NISA_UN_GELU_ERF);
 }
 at::Tensor gelu(const at::Tensor& a, c10::string_view approximate) {
-  return unary(gelu_fn(approximate, false), a, false);
+  at::Tensor out = unary_result(UnaryResult::FloatOnly, a).tensor;
+  return unary_into(gelu_fn(approximate, false), a, out);
 }
 at::Tensor& gelu_(at::Tensor& a, c10::string_view approximate) {
   return unary_into(gelu_fn(approximate, false), a, a);
 }
 at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
                      at::Tensor& out) {
-  return unary_out(gelu_fn(approximate, false), a, out);
+  unary_result(UnaryResult::FloatOnly, a, out);
+  return unary_into(gelu_fn(approximate, false), a, out);
 }
 
 // ---- backward of activations: grad * f'(x) ----
@@ -85,12 +90,13 @@ at::Tensor& threshold_out(const at::Tensor& a, const at::Scalar& th,
 #define PARAM_ACT(name, FN, ARGS, P, Q)                                       \
   at::Tensor name(const at::Tensor& a ARGS) {                                 \
     check_floating(a.scalar_type(), #name);                                   \
-    at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());    \
+    at::Tensor out = unary_result(UnaryResult::FloatOnly, a).tensor;                 \
     return unary_into(FN, a, out, P, Q);                                      \
   }                                                                           \
   at::Tensor& name##_out(const at::Tensor& a ARGS, at::Tensor& out) {         \
     check_floating(a.scalar_type(), #name);                                   \
-    return unary_out(FN, a, out, P, Q);                                       \
+    unary_result(UnaryResult::FloatOnly, a, out);                             \
+    return unary_into(FN, a, out, P, Q);                                      \
   }
 
 #define SLOPE_ARG , const at::Scalar& slope
@@ -189,14 +195,15 @@ at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& x) {
 // log_sigmoid: the CPU's buffer is not needed on the card (an empty one).
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& a) {
   check_floating(a.scalar_type(), "log_sigmoid");
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  at::Tensor out = unary_result(UnaryResult::FloatOnly, a).tensor;
   unary_into(NISA_UN_LOG_SIGMOID, a, out);
   return {out, empty_neuron({0}, a.scalar_type(), a.device())};
 }
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(
     const at::Tensor& a, at::Tensor& out, at::Tensor& buffer) {
   check_floating(a.scalar_type(), "log_sigmoid");
-  unary_out(NISA_UN_LOG_SIGMOID, a, out);
+  unary_result(UnaryResult::FloatOnly, a, out);
+  unary_into(NISA_UN_LOG_SIGMOID, a, out);
   resize_out(buffer, {0});
   return {out, buffer};
 }

@@ -6,38 +6,64 @@
 // copysign, logaddexp, xlogy, heaviside and nextafter. The ones that map
 // 1:1 onto an ISA operator are tables: one line gives an operator its
 // kernels (docs/adding-an-operator.md).
+#include <ATen/native/BinaryOps.h>
+#include <ATen/ops/add_meta.h>
+#include <ATen/ops/div_meta.h>
+#include <ATen/ops/mul_meta.h>
+#include <ATen/ops/sub_meta.h>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
 
-#define BINARY_OPS(name, OP, ALPHA_ARG, ALPHA)                                \
+// add, sub, mul and div take their results from their structured metas
+// (ATen's checks of alpha and of sub on bool included). ATen checks alpha
+// against the type the CPU computes in, which its meta sees as the
+// output's only on the CPU (where out= of another type gets a temporary):
+// into out= or self of another type, the card checks the computing type.
+#define BINARY_OPS(name, OP, ALPHA_ARG, ALPHA, ALPHA_META)                    \
+  using name##_meta = at::meta::structured_##name##_Tensor;                   \
   at::Tensor name##_tensor(const at::Tensor& a,                               \
                            const at::Tensor& b ALPHA_ARG) {                   \
-    return binary(OP, a, b, ALPHA);                                           \
-  }                                                                           \
-  at::Tensor& name##_tensor_(at::Tensor& a, const at::Tensor& b ALPHA_ARG) {  \
-    return binary_inplace(OP, a, b, ALPHA);                                   \
+    at::Tensor out =                                                          \
+        ew_meta<name##_meta>(Form::Functional, {}, a, b ALPHA_META).tensor;   \
+    return binary_into(OP, a, b, ALPHA, out);                                 \
   }                                                                           \
   at::Tensor& name##_tensor_out(const at::Tensor& a,                          \
                                 const at::Tensor& b ALPHA_ARG,                \
                                 at::Tensor& out) {                            \
-    return binary_out(OP, a, b, ALPHA, out);                                  \
+    EwResult r = ew_meta<name##_meta>(Form::Out, out, a, b ALPHA_META);      \
+    ALPHA_CHECK(r.compute);                                                   \
+    return compute_in(r, out, [&](at::Tensor& o) {                            \
+      binary_into(OP, a, b, ALPHA, o);                                        \
+    });                                                                       \
+  }                                                                           \
+  at::Tensor& name##_tensor_(at::Tensor& a, const at::Tensor& b ALPHA_ARG) {  \
+    EwResult r = ew_meta<name##_meta>(Form::Inplace, a, a, b ALPHA_META);    \
+    ALPHA_CHECK(r.compute);                                                   \
+    return compute_in(r, a, [&](at::Tensor& o) {                              \
+      binary_into(OP, a, b, ALPHA, o);                                        \
+    });                                                                       \
   }                                                                           \
   at::Tensor name##_scalar(const at::Tensor& a,                               \
                            const at::Scalar& b ALPHA_ARG) {                   \
-    return binary(OP, a, wrapped(b), ALPHA);                                  \
+    return name##_tensor(a, wrapped(b) ALPHA_META);                           \
   }                                                                           \
   at::Tensor& name##_scalar_(at::Tensor& a, const at::Scalar& b ALPHA_ARG) {  \
-    return binary_inplace(OP, a, wrapped(b), ALPHA);                          \
+    return name##_tensor_(a, wrapped(b) ALPHA_META);                          \
   }
 
 #define WITH_ALPHA , const at::Scalar& alpha
+#define WITH_ALPHA_META , alpha
+#define ALPHA_CHECK(t) at::native::alpha_check(t, alpha)
 #define NO_ALPHA
-BINARY_OPS(add, NISA_BIN_ADD, WITH_ALPHA, alpha.toDouble())
-BINARY_OPS(sub, NISA_BIN_SUB, WITH_ALPHA, alpha.toDouble())
-BINARY_OPS(mul, NISA_BIN_MUL, NO_ALPHA, 1.0)
-BINARY_OPS(div, NISA_BIN_DIV, NO_ALPHA, 1.0)
+BINARY_OPS(add, NISA_BIN_ADD, WITH_ALPHA, alpha.toDouble(), WITH_ALPHA_META)
+BINARY_OPS(sub, NISA_BIN_SUB, WITH_ALPHA, alpha.toDouble(), WITH_ALPHA_META)
+#undef ALPHA_CHECK
+#define ALPHA_CHECK(t)
+BINARY_OPS(mul, NISA_BIN_MUL, NO_ALPHA, 1.0, NO_ALPHA)
+BINARY_OPS(div, NISA_BIN_DIV, NO_ALPHA, 1.0, NO_ALPHA)
 
 at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) {
   return binary(NISA_BIN_MAX, a, b);
@@ -121,9 +147,7 @@ at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other,
 }
 at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
                        const at::Scalar& alpha) {
-  at::Tensor out = empty_neuron(self.sizes(),
-                                binary_result_type(NISA_BIN_SUB, self, wrapped(other)),
-                                self.device());
+  at::Tensor out = binary_result(NISA_BIN_SUB, self, wrapped(other)).tensor;
   nrn_tensor_desc o = desc(out), x = desc(self);
   // out = other, then out -= alpha * self (one rounding, alpha = 0 included)
   nrn_stream* s = stream_for(out);
@@ -164,20 +188,17 @@ at::Tensor bin_st(const at::Scalar& a, const at::Tensor& b) {
 // Logical operators: bool results (in place: the operand's type).
 template <nisa_compare CMP>
 at::Tensor cmp_t(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()), at::kBool,
-                                result_device(a, b));
+  at::Tensor out = compare_result(a, b);
   return compare_into(CMP, a, b, out);
 }
 template <nisa_compare CMP>
 at::Tensor& cmp_t_(at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(at::infer_size(a.sizes(), b.sizes()) == a.sizes(), "output with "
-              "shape ", a.sizes(), " doesn't match the broadcast shape ",
-              at::infer_size(a.sizes(), b.sizes()));
+  compare_result(a, b, a);
   return compare_into(CMP, a, b, a);
 }
 template <nisa_compare CMP>
 at::Tensor& cmp_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
+  compare_result(a, b, out);
   return compare_into(CMP, a, b, out);
 }
 
@@ -185,21 +206,18 @@ at::Tensor& cmp_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out)
 
 #define COMPARE_OPS(name, CMP)                                                 \
   at::Tensor name##_t(const at::Tensor& a, const at::Tensor& b) {              \
-    at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),        \
-                                  at::kBool, result_device(a, b));             \
-    return compare_into(CMP, a, b, out);                                       \
+    return cmp_t<CMP>(a, b);                                                   \
   }                                                                            \
   at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {              \
-    return name##_t(a, wrapped(b));                                            \
+    return cmp_t<CMP>(a, wrapped(b));                                          \
   }                                                                            \
   at::Tensor& name##_to(const at::Tensor& a, const at::Tensor& b,              \
                         at::Tensor& out) {                                     \
-    resize_out(out, at::infer_size(a.sizes(), b.sizes()));                     \
-    return compare_into(CMP, a, b, out);                                       \
+    return cmp_t_out<CMP>(a, b, out);                                          \
   }                                                                            \
   at::Tensor& name##_so(const at::Tensor& a, const at::Scalar& b,              \
                         at::Tensor& out) {                                     \
-    return name##_to(a, wrapped(b), out);                                      \
+    return cmp_t_out<CMP>(a, wrapped(b), out);                                 \
   }
 
 COMPARE_OPS(eq, NISA_CMP_EQ)
@@ -261,18 +279,20 @@ at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
 
 // nextafter: float32 or float64 on the card (the step is an ulp of the
 // destination's type).
-at::Tensor& sp_nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+at::Tensor& nextafter_into(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   at::ScalarType t = at::result_type(a, b);
   TORCH_CHECK((t == at::kFloat || t == at::kDouble) && out.scalar_type() == t,
               "neuron: nextafter is implemented for float32 and float64 only on the "
               "card, not for '", t, "' into '", out.scalar_type(), "'");
-  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
   return binary_into(NISA_BIN_NEXTAFTER, a, b, 1.0, out);
 }
+at::Tensor& sp_nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  binary_result(NISA_BIN_NEXTAFTER, a, b, out);
+  return nextafter_into(a, b, out);
+}
 at::Tensor nextafter(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
-                                at::result_type(a, b), result_device(a, b));
-  return sp_nextafter_out(a, b, out);
+  at::Tensor out = binary_result(NISA_BIN_NEXTAFTER, a, b).tensor;
+  return nextafter_into(a, b, out);
 }
 at::Tensor& nextafter_(at::Tensor& a, const at::Tensor& b) {
   return sp_nextafter_out(a, b, a);

@@ -2,32 +2,32 @@
 // The cumulative operators: cumsum, cumprod, cummax, cummin and
 // logcumsumexp, each one SCAN of the card (NISA_INSN_SCAN; scan() in
 // Sorting.cpp). ATen keeps them in ReduceOps.cpp.
+#include <ATen/ops/cumprod_meta.h>
+#include <ATen/ops/cumsum_meta.h>
+
+#include "NeuronMeta.h"
 #include "NeuronSort.h"
 
 namespace torch_neuron {
 namespace {
 
-at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return scan(NISA_SCAN_SUM, self, dim, scan_dtype(self, dtype));
+// cumsum and cumprod: results (their type: dtype, else int64 for integers,
+// else self's) and checks from the structured metas.
+template <class Meta, nisa_scan OP>
+at::Tensor cum_fn(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  at::Tensor out = meta_results<Meta>(Form::Functional, {}, self, dim, dtype)[0];
+  return scan(OP, self, dim, out.scalar_type(), nullptr, &out);
 }
-at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim,
-                       std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  into(out, scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : out.scalar_type()));
-  return out;
+template <class Meta, nisa_scan OP>
+at::Tensor& cum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                    at::Tensor& out) {
+  meta_results<Meta>(Form::Out, {out}, self, dim, dtype);
+  return out.copy_(scan(OP, self, dim, out.scalar_type()));
 }
-at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return self.copy_(scan(NISA_SCAN_SUM, self, dim, dtype ? *dtype : self.scalar_type()));
-}
-at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return scan(NISA_SCAN_PROD, self, dim, scan_dtype(self, dtype));
-}
-at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim,
-                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  into(out, scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : out.scalar_type()));
-  return out;
-}
-at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
-  return self.copy_(scan(NISA_SCAN_PROD, self, dim, dtype ? *dtype : self.scalar_type()));
+template <class Meta, nisa_scan OP>
+at::Tensor& cum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  meta_results<Meta>(Form::Inplace, {self}, self, dim, dtype);
+  return self.copy_(scan(OP, self, dim, self.scalar_type()));
 }
 
 void cum_extreme(nisa_scan op, const at::Tensor& self, at::Tensor& values,
@@ -59,12 +59,14 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum", cumsum);
-  m.impl("cumsum.out", cumsum_out);
-  m.impl("cumsum_", cumsum_);
-  m.impl("cumprod", cumprod);
-  m.impl("cumprod.out", cumprod_out);
-  m.impl("cumprod_", cumprod_);
+  using Cumsum = at::meta::structured_cumsum;
+  using Cumprod = at::meta::structured_cumprod;
+  m.impl("cumsum", cum_fn<Cumsum, NISA_SCAN_SUM>);
+  m.impl("cumsum.out", cum_out<Cumsum, NISA_SCAN_SUM>);
+  m.impl("cumsum_", cum_<Cumsum, NISA_SCAN_SUM>);
+  m.impl("cumprod", cum_fn<Cumprod, NISA_SCAN_PROD>);
+  m.impl("cumprod.out", cum_out<Cumprod, NISA_SCAN_PROD>);
+  m.impl("cumprod_", cum_<Cumprod, NISA_SCAN_PROD>);
   m.impl("_cummax_helper", cummax_helper);
   m.impl("_cummin_helper", cummin_helper);
   m.impl("_logcumsumexp", logcumsumexp);

@@ -11,21 +11,16 @@
 #include <cmath>
 #include <limits>
 
+#include <ATen/ops/addmm_meta.h>
+#include <ATen/ops/baddbmm_meta.h>
+#include <ATen/ops/bmm_meta.h>
+#include <ATen/ops/mm_meta.h>
+
 #include "NeuronLinalg.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace {
-
-void check_mm(const at::Tensor& a, const at::Tensor& b, int64_t dims) {
-  TORCH_CHECK(a.dim() == dims && b.dim() == dims, "neuron: expected ", dims,
-              "-D tensors, got ", a.dim(), "-D and ", b.dim(), "-D");
-  TORCH_CHECK(a.size(-1) == b.size(-2), "mat1 and mat2 shapes cannot be "
-              "multiplied (", a.size(-2), "x", a.size(-1), " and ", b.size(-2),
-              "x", b.size(-1), ")");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have "
-              "the same dtype, but got: ", a.scalar_type(), " != ", b.scalar_type());
-  check_device(a, b);
-}
 
 // @t's elements as it shows them: ATen passes the products conjugate and
 // negative views (their math bits) as they are, since CPU BLAS takes them.
@@ -88,16 +83,24 @@ void matmul_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b
                           accumulate ? 1 : 0));
 }
 
+// The products' results and argument checks are their structured metas';
+// the matrices' common type is checked by ATen's CPU kernels, and here.
+void check_mm(const at::Tensor& a, const at::Tensor& b) {
+  check_device(a, b);
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same "
+              "dtype, but got: ", a.scalar_type(), " != ", b.scalar_type());
+}
+
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
-  check_mm(a, b, 2);
-  at::Tensor out = empty_neuron({a.size(0), b.size(1)}, a.scalar_type(), a.device());
+  check_mm(a, b);
+  at::Tensor out = meta_results<at::meta::structured_mm>(Form::Functional, {}, a, b)[0];
   matmul_into(out, a, b, nullptr, false);
   return out;
 }
 
 at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  check_mm(a, b, 2);
-  resize_out(out, {a.size(0), b.size(1)});
+  check_mm(a, b);
+  meta_results<at::meta::structured_mm>(Form::Out, {out}, a, b);
   matmul_into(out, a, b, nullptr, false);
   return out;
 }
@@ -127,46 +130,60 @@ at::Tensor& addmm_into(const at::Tensor& self, const at::Tensor& a, const at::Te
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                  const at::Scalar& beta, const at::Scalar& alpha) {
-  check_mm(a, b, 2);
-  at::Tensor out = empty_neuron({a.size(0), b.size(1)}, a.scalar_type(), a.device());
+  check_mm(a, b);
+  at::Tensor out = meta_results<at::meta::structured_addmm>(Form::Functional, {}, self, a,
+                                                            b, beta, alpha)[0];
   return addmm_into(self, a, b, beta, alpha, out);
 }
 
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  check_mm(a, b, 2);
-  resize_out(out, {a.size(0), b.size(1)});
+  check_mm(a, b);
+  meta_results<at::meta::structured_addmm>(Form::Out, {out}, self, a, b, beta, alpha);
   return addmm_into(self, a, b, beta, alpha, out);
 }
 
 at::Tensor& addmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                    const at::Scalar& beta, const at::Scalar& alpha) {
-  check_mm(a, b, 2);
+  check_mm(a, b);
+  meta_results<at::meta::structured_addmm>(Form::Inplace, {self}, self, a, b, beta, alpha);
   return addmm_into(self, a, b, beta, alpha, self);
 }
 
 at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
-  check_mm(a, b, 3);
-  TORCH_CHECK(a.size(0) == b.size(0), "batch1 and batch2 must have same number of batches");
-  at::Tensor out = empty_neuron({a.size(0), a.size(1), b.size(2)}, a.scalar_type(),
-                                a.device());
+  check_mm(a, b);
+  at::Tensor out = meta_results<at::meta::structured_bmm>(Form::Functional, {}, a, b)[0];
   matmul_into(out, a, b, nullptr, false);
   return out;
 }
 
 at::Tensor& bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  check_mm(a, b, 3);
-  resize_out(out, {a.size(0), a.size(1), b.size(2)});
+  check_mm(a, b);
+  meta_results<at::meta::structured_bmm>(Form::Out, {out}, a, b);
   matmul_into(out, a, b, nullptr, false);
   return out;
 }
 
 at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                    const at::Scalar& beta, const at::Scalar& alpha) {
-  check_mm(a, b, 3);
-  at::Tensor out = empty_neuron({a.size(0), a.size(1), b.size(2)}, a.scalar_type(),
-                                a.device());
+  check_mm(a, b);
+  at::Tensor out = meta_results<at::meta::structured_baddbmm>(Form::Functional, {}, self,
+                                                              a, b, beta, alpha)[0];
   return addmm_into(self, a, b, beta, alpha, out);
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_mm(a, b);
+  meta_results<at::meta::structured_baddbmm>(Form::Out, {out}, self, a, b, beta, alpha);
+  return addmm_into(self, a, b, beta, alpha, out);
+}
+
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                     const at::Scalar& beta, const at::Scalar& alpha) {
+  check_mm(a, b);
+  meta_results<at::meta::structured_baddbmm>(Form::Inplace, {self}, self, a, b, beta, alpha);
+  return addmm_into(self, a, b, beta, alpha, self);
 }
 
 // ---- products ----
@@ -534,6 +551,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bmm", bmm);
   m.impl("bmm.out", bmm_out);
   m.impl("baddbmm", baddbmm);
+  m.impl("baddbmm.out", baddbmm_out);
+  m.impl("baddbmm_", baddbmm_);
   m.impl("dot", dot);
   m.impl("vdot", vdot);
   m.impl("addmv", addmv_n);

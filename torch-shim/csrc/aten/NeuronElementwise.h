@@ -5,7 +5,7 @@
 // the unary tables' rows, and the few helpers of the composed operators.
 #pragma once
 
-#include "NeuronOps.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 
@@ -100,23 +100,11 @@ inline bool binary_is_float(nisa_binary op) {
   return false;
 }
 
-inline at::ScalarType binary_result_type(nisa_binary op, const at::Tensor& a,
-                                         const at::Tensor& b) {
-  at::ScalarType rt = at::result_type(a, b);
-  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(rt), "neuron: "
-              "bitwise operations are not implemented for '", rt, "' (integer "
-              "and bool tensors only)");
-  return binary_is_float(op) ? float_result(rt) : rt;
-}
-
 inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
                                const at::Tensor& b, double alpha, at::Tensor& out) {
   at::Device dev = out.device();
   check_device(out, a);
   check_device(out, b);
-  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(out.scalar_type()),
-              "neuron: bitwise operations are not implemented for '",
-              out.scalar_type(), "'");
   check_complex(NISA_INSN_BINARY, op, a.is_complex() || b.is_complex(), out);
   nrn_stream* s = stream_for(out);
   nrn_tensor_desc o = desc(out);
@@ -141,31 +129,66 @@ inline at::Device result_device(const at::Tensor& a, const at::Tensor& b) {
   return is_neuron(a) ? a.device() : b.device();
 }
 
+// An elementwise operator's result tensor, and the type ATen computes it in
+// (the operands' common type). Where they differ -- out= or self of
+// another type -- the CPU computes in the common type and casts the values
+// into the result, and so does compute_in.
+struct EwResult {
+  at::Tensor tensor;
+  at::ScalarType compute;
+};
+
+template <class F>
+at::Tensor& compute_in(const EwResult& r, at::Tensor& out, F&& f) {
+  if (r.compute == out.scalar_type()) {
+    f(out);
+    return out;
+  }
+  at::Tensor t = at::empty(out.sizes(), out.options().dtype(r.compute));
+  f(t);
+  return out.copy_(t);
+}
+
+// The result of an operator whose structured meta @Meta is a TensorIterator
+// (add, mul, ...), in @form (@given: out=, or self in place).
+template <class Meta, class... Args>
+EwResult ew_meta(Form form, const at::Tensor& given, const Args&... args) {
+  NeuronMeta<Meta> m(form, {given});
+  m.meta(args...);
+  return {m.outs[0], m.common_dtype()};
+}
+
+// The result of binary operator @op on @a and @b as ATen's TensorIterator
+// builders for binary operators make it (binary_float_op for the table's
+// FLOAT operators): a new tensor when @out is undefined -- the broadcast
+// shape, the promoted type, the inputs' memory layout --, else @out (out=,
+// or self in place) checked and resized; devices, safe casting and memory
+// overlap checked as for the CPU.
+inline EwResult binary_result(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
+                              at::TensorBase out = {}) {
+  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(at::result_type(a, b)),
+              "neuron: bitwise operations are not implemented for '", at::result_type(a, b),
+              "' (integer and bool tensors only)");
+  at::TensorIterator it = binary_is_float(op) ? at::TensorIterator::binary_float_op(out, a, b)
+                                              : at::TensorIterator::binary_op(out, a, b);
+  return {it.output(), it.common_dtype()};
+}
+
 inline at::Tensor binary(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
                          double alpha = 1.0) {
-  at::Tensor out = empty_neuron(at::infer_size(a.sizes(), b.sizes()),
-                                binary_result_type(op, a, b), result_device(a, b));
+  at::Tensor out = binary_result(op, a, b).tensor;
   return binary_into(op, a, b, alpha, out);
 }
 
 inline at::Tensor& binary_out(nisa_binary op, const at::Tensor& a,
                               const at::Tensor& b, double alpha, at::Tensor& out) {
-  at::ScalarType rt = binary_result_type(op, a, b);
-  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", out.scalar_type());
-  resize_out(out, at::infer_size(a.sizes(), b.sizes()));
-  return binary_into(op, a, b, alpha, out);
+  return compute_in(binary_result(op, a, b, out), out,
+                    [&](at::Tensor& o) { binary_into(op, a, b, alpha, o); });
 }
 
 inline at::Tensor& binary_inplace(nisa_binary op, at::Tensor& self,
                                   const at::Tensor& b, double alpha = 1.0) {
-  TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(),
-              "output with shape ", self.sizes(), " doesn't match the "
-              "broadcast shape ", at::infer_size(self.sizes(), b.sizes()));
-  at::ScalarType rt = binary_result_type(op, self, b);
-  TORCH_CHECK(at::canCast(rt, self.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", self.scalar_type());
-  return binary_into(op, self, b, alpha, self);
+  return binary_out(op, self, b, alpha, self);
 }
 
 inline at::Tensor scalar_tensor(const at::Scalar& v) {
@@ -182,6 +205,9 @@ inline at::Tensor wrapped(const at::Scalar& v) {
 }
 
 // ---- unary: dst = fn(src; p, q) ----
+
+#define NEURON_UN_NAME_(NAME, name, kind) #name,
+inline const char* const unary_names[NISA_NUM_UNARY] = {NISA_UNARY_OPS(NEURON_UN_NAME_)};
 
 // How a unary function's result type follows its operand's.
 enum class UnaryResult {
@@ -238,16 +264,51 @@ inline at::Tensor& unary_into(nisa_unary fn, const at::Tensor& a, at::Tensor& ou
   return out;
 }
 
-inline at::Tensor unary(nisa_unary fn, const at::Tensor& a, bool keep_dtype) {
-  at::ScalarType rt = keep_dtype ? a.scalar_type() : float_result(a.scalar_type());
-  at::Tensor out = empty_neuron(a.sizes(), rt, a.device());
-  return unary_into(fn, a, out);
-}
-
-inline at::Tensor& unary_out(nisa_unary fn, const at::Tensor& a, at::Tensor& out,
-                             double p = 0.0, double q = 0.0) {
-  resize_out(out, a.sizes());
-  return unary_into(fn, a, out, p, q);
+// The result of unary function @fn (result kind @r; NISA_NUM_UNARY: an
+// operator of its own) of @a as ATen's
+// TensorIterator builders make it: unary_op (the operand's type; out= of
+// that type), unary_float_op (integers give the default float type; out=
+// any type the result casts to safely) or the boolean predicates' config;
+// a new tensor when @out is undefined, else @out checked and resized. |z|
+// and arg z of a complex z are real, in a result of the real type.
+inline EwResult unary_result(UnaryResult r, const at::Tensor& a, at::TensorBase out = {},
+                             nisa_unary fn = NISA_NUM_UNARY) {
+  std::string name = fn < NISA_NUM_UNARY ? unary_names[fn] : current_op_name();
+  TORCH_CHECK(fn != NISA_UN_NEG || a.scalar_type() != at::kBool, "Negation, the `-` "
+              "operator, on a bool tensor is not supported. If you are trying to invert "
+              "a mask, use the `~` or `logical_not()` operator instead.");
+  at::ScalarType rt = unary_result_type(r, a.scalar_type(), name.c_str(), fn);
+  if (at::isComplexType(a.scalar_type()) && !at::isComplexType(rt) && r != UnaryResult::Bool) {
+    if (!out.defined())
+      return {empty_neuron(a.sizes(), rt, a.device()), rt};
+    TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
+                " can't be cast to the desired output type ", out.scalar_type());
+    at::Tensor given(out);
+    resize_out(given, a.sizes());
+    return {given, given.scalar_type()};
+  }
+  at::Tensor t;
+  switch (r) {
+    case UnaryResult::Keep:
+    case UnaryResult::FloatOnly:
+      t = at::TensorIterator::unary_op(out, a).output();
+      return {t, t.scalar_type()};
+    case UnaryResult::Float: {
+      at::TensorIterator it = at::TensorIterator::unary_float_op(out, a);
+      return {it.output(), it.common_dtype()};
+    }
+    case UnaryResult::Bool: break;
+  }
+  t = at::TensorIteratorConfig()
+          .set_check_mem_overlap(true)
+          .check_all_same_dtype(false)
+          .declare_static_dtype(at::kBool)
+          .declare_static_device(a.device())
+          .add_output(out)
+          .add_const_input(a)
+          .build()
+          .output();
+  return {t, t.scalar_type()};
 }
 
 // The backward of an activation: grad * f'(x), f' an ISA function.
@@ -259,6 +320,15 @@ inline at::Tensor grad_times(nisa_unary deriv, const at::Tensor& grad,
 }
 
 // ---- compare: dst (bool) = a cmp b ----
+
+// The result of a comparison or logical operator on @a and @b as ATen's
+// TensorIterator::comparison_op makes it: a new bool tensor of the
+// broadcast shape when @out is undefined, else @out (any type) checked
+// and resized.
+inline at::Tensor compare_result(const at::Tensor& a, const at::Tensor& b,
+                                 at::TensorBase out = {}) {
+  return at::TensorIterator::comparison_op(out, a, b).output();
+}
 
 inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
                                 const at::Tensor& b, at::Tensor& out) {
@@ -287,30 +357,22 @@ inline at::Tensor& compare_into(nisa_compare cmp, const at::Tensor& a,
 
 // ---- the kernels of a row of a unary table (UnaryOps.cpp, Activation.cpp) ----
 
-#define NEURON_UN_NAME_(NAME, name, kind) #name,
-inline const char* const unary_names[NISA_NUM_UNARY] = {NISA_UNARY_OPS(NEURON_UN_NAME_)};
-
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor un_f(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(
-      a.sizes(), unary_result_type(RES, a.scalar_type(), unary_names[FN], FN), a.device());
+  at::Tensor out = unary_result(RES, a, {}, FN).tensor;
   return unary_into(FN, a, out);
 }
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor& un_i(at::Tensor& a) {
   TORCH_CHECK(!a.is_complex() || (FN != NISA_UN_ABS && FN != NISA_UN_ANGLE),
               "In-place ", unary_names[FN], " is not supported for complex tensors.");
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN], FN);
-  TORCH_CHECK(at::canCast(rt, a.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", a.scalar_type());
-  return unary_into(FN, a, a);
+  return compute_in(unary_result(RES, a, a, FN), a,
+                    [&](at::Tensor& o) { unary_into(FN, a, o); });
 }
 template <nisa_unary FN, UnaryResult RES>
 at::Tensor& un_o(const at::Tensor& a, at::Tensor& out) {
-  at::ScalarType rt = unary_result_type(RES, a.scalar_type(), unary_names[FN], FN);
-  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", out.scalar_type());
-  return unary_out(FN, a, out);
+  return compute_in(unary_result(RES, a, out, FN), out,
+                    [&](at::Tensor& o) { unary_into(FN, a, o); });
 }
 
 // A table row X(name, FN, RES): name, name_ and name.out registered on @m.

@@ -23,10 +23,12 @@ inline at::Tensor unsort(const at::Tensor& sorted, const at::Tensor& perm, int64
   return at::empty_like(sorted).scatter_(dim, perm, sorted);
 }
 
-// Inclusive scan of @self along @dim in @dtype: dst (contiguous), and for
+// Inclusive scan of @self along @dim in @dtype: a new contiguous tensor, or
+// @dst (a contiguous tensor of self's shape and @dtype, not self), and for
 // MAX/MIN the int64 positions of the extremes when @indices is set.
 at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim,
-                at::ScalarType dtype, at::Tensor* indices = nullptr);
+                at::ScalarType dtype, at::Tensor* indices = nullptr,
+                const at::Tensor* dst = nullptr);
 
 // The positions (row-major, int64, ascending) of @mask's true elements,
 // found on the card; reads back only their count.

@@ -2,6 +2,10 @@
 // The pointwise operators of three tensors: addcmul, addcdiv and lerp (a
 // scalar or a tensor weight), in place and out=, composed of the card's
 // elementwise instructions.
+#include <ATen/ops/addcdiv_meta.h>
+#include <ATen/ops/addcmul_meta.h>
+#include <ATen/ops/lerp_meta.h>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
@@ -15,33 +19,34 @@ at::Tensor& addc_into(nisa_binary op, const at::Tensor& self, const at::Tensor& 
   NEURON_OP(nrn_op_binary(stream_for(out), NISA_BIN_ADD, &o, &ds, &dt, value.toDouble()));
   return out;
 }
-at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                     const at::Scalar& value) {
-  return addc_into(NISA_BIN_MUL, self, t1, t2, value, self);
+// The results and checks of addcmul, addcdiv and lerp are their structured
+// metas' (TensorIterators: broadcasting, type promotion, casting).
+template <class Meta, nisa_binary OP>
+at::Tensor& addc_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const at::Scalar& value, at::Tensor& out) {
+  EwResult r = ew_meta<Meta>(Form::Out, out, self, t1, t2, value);
+  return compute_in(r, out, [&](at::Tensor& o) { addc_into(OP, self, t1, t2, value, o); });
 }
-at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
-                     const at::Scalar& value) {
-  return addc_into(NISA_BIN_DIV, self, t1, t2, value, self);
-}
-at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1,
-                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
-  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NISA_BIN_MUL, self, t1, t2, value, out);
-}
-at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1,
-                        const at::Tensor& t2, const at::Scalar& value, at::Tensor& out) {
-  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
-  return addc_into(NISA_BIN_DIV, self, t1, t2, value, out);
+template <class Meta, nisa_binary OP>
+at::Tensor& addc_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                  const at::Scalar& value) {
+  EwResult r = ew_meta<Meta>(Form::Inplace, self, self, t1, t2, value);
+  return compute_in(r, self, [&](at::Tensor& o) { addc_into(OP, self, t1, t2, value, o); });
 }
 // lerp_(self, end, weight) = self + weight * (end - self)
-at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& w) {
+at::Tensor& lerp_scalar_into(const at::Tensor& self, const at::Tensor& end,
+                             const at::Scalar& w, at::Tensor& out) {
   at::Tensor d = binary(NISA_BIN_SUB, end, self);
-  return binary_inplace(NISA_BIN_ADD, self, d, w.toDouble());
+  return binary_into(NISA_BIN_ADD, self, d, w.toDouble(), out);
+}
+at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& w) {
+  ew_meta<at::meta::structured_lerp_Scalar>(Form::Inplace, self, self, end, w);
+  return lerp_scalar_into(self, end, w, self);
 }
 at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end,
                             const at::Scalar& w, at::Tensor& out) {
-  at::Tensor d = binary(NISA_BIN_SUB, end, self);
-  return binary_out(NISA_BIN_ADD, self, d, w.toDouble(), out);
+  EwResult r = ew_meta<at::meta::structured_lerp_Scalar>(Form::Out, out, self, end, w);
+  return compute_in(r, out, [&](at::Tensor& o) { lerp_scalar_into(self, end, w, o); });
 }
 
 // lerp(a, b, w) = w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w), the CPU's
@@ -59,28 +64,26 @@ at::Tensor& lerp_into(const at::Tensor& a, const at::Tensor& b, const at::Tensor
   return where_into(mask, lo, hi, out);
 }
 at::Tensor& sp_lerp_out(const at::Tensor& a, const at::Tensor& b,
-                            const at::Tensor& w, at::Tensor& out) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type() && a.scalar_type() == w.scalar_type(),
-              "expected dtype ", a.scalar_type(), " for `end` and `weight` but got ",
-              b.scalar_type(), " and ", w.scalar_type());
+                        const at::Tensor& w, at::Tensor& out) {
+  ew_meta<at::meta::structured_lerp_Tensor>(Form::Out, out, a, b, w);
   check_floating(a.scalar_type(), "lerp");
-  resize_out(out, at::infer_size(at::infer_size(a.sizes(), b.sizes()), w.sizes()));
   return lerp_into(a, b, w, out);
 }
 at::Tensor& lerp_tensor_(at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
-  TORCH_CHECK(at::infer_size(at::infer_size(a.sizes(), b.sizes()), w.sizes()) ==
-              a.sizes(), "output with shape ", a.sizes(), " doesn't match the "
-              "broadcast shape");
-  return sp_lerp_out(a, b, w, a);
+  ew_meta<at::meta::structured_lerp_Tensor>(Form::Inplace, a, a, b, w);
+  check_floating(a.scalar_type(), "lerp");
+  return lerp_into(a, b, w, a);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("addcmul_", addcmul_);
-  m.impl("addcdiv_", addcdiv_);
-  m.impl("addcmul.out", addcmul_out);
-  m.impl("addcdiv.out", addcdiv_out);
+  using Addcmul = at::meta::structured_addcmul;
+  using Addcdiv = at::meta::structured_addcdiv;
+  m.impl("addcmul_", addc_<Addcmul, NISA_BIN_MUL>);
+  m.impl("addcdiv_", addc_<Addcdiv, NISA_BIN_DIV>);
+  m.impl("addcmul.out", addc_out<Addcmul, NISA_BIN_MUL>);
+  m.impl("addcdiv.out", addc_out<Addcdiv, NISA_BIN_DIV>);
   m.impl("lerp_.Scalar", lerp_scalar_);
   m.impl("lerp.Scalar_out", lerp_scalar_out);
   m.impl("lerp_.Tensor", lerp_tensor_);

@@ -8,6 +8,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/ops/amax_meta.h>
+#include <ATen/ops/amin_meta.h>
+#include <ATen/ops/argmax_meta.h>
+#include <ATen/ops/argmin_meta.h>
+#include <ATen/ops/max_meta.h>
+#include <ATen/ops/mean_meta.h>
+#include <ATen/ops/min_meta.h>
+#include <ATen/ops/sum_meta.h>
+
+#include "NeuronMeta.h"
 #include "NeuronSort.h"
 
 namespace torch_neuron {
@@ -41,12 +51,15 @@ std::vector<int64_t> reduced_shape(const at::Tensor& t, const std::vector<int64_
   return shape;
 }
 
-// Reduce @src over @dims, one dim at a time (keeping them), into @out's dtype.
+// Reduce @src over @dims, one dim at a time (keeping them), into @dtype; the
+// last step into @dst when given (contiguous, of @dtype, the result's
+// elements: keepdim or not).
 at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
-                       const std::vector<int64_t>& dims, at::ScalarType dtype) {
+                       const std::vector<int64_t>& dims, at::ScalarType dtype,
+                       const at::Tensor* dst = nullptr) {
   at::Tensor cur = src;
   if (src.dim() == 0) {
-    at::Tensor out = empty_neuron({}, dtype, src.device());
+    at::Tensor out = dst ? *dst : empty_neuron({}, dtype, src.device());
     nrn_tensor_desc o = desc(out), x = desc(src);
     NEURON_OP(nrn_op_reduce(stream_for(src), red, &o, &x, 0));
     return out;
@@ -54,7 +67,8 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
   for (size_t i = 0; i < dims.size(); i++) {
     std::vector<int64_t> shape(cur.sizes().begin(), cur.sizes().end());
     shape[dims[i]] = 1;
-    at::Tensor out = empty_neuron(shape, dtype, src.device());
+    at::Tensor out = dst && i + 1 == dims.size() ? dst->view(shape)
+                                                 : empty_neuron(shape, dtype, src.device());
     // Over an empty axis a reduction gives what the ISA's table says, or
     // has no result (the card's BAD_INSN): say so now.
     TORCH_CHECK(cur.numel() > 0 || out.numel() == 0 || nisa_reduce_takes_empty(red),
@@ -64,8 +78,24 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
     cur = out;
   }
   if (dims.empty())
-    cur = cur.to(dtype, false, true);
+    cur = dst ? dst->view(cur.sizes()).copy_(cur) : cur.to(dtype, false, true);
   return cur;
+}
+
+// Reduce @self over @dims into @out, a reduction's result (its meta's:
+// reduced shape, keepdim or not, and type). Into an integer type the CPU
+// converts a floating input's elements before it reduces them, and so
+// does the card.
+void reduce_into(nisa_reduce red, const at::Tensor& self, const std::vector<int64_t>& dims,
+                 const at::Tensor& out) {
+  bool convert = !at::isIntegralType(self.scalar_type(), true) &&
+                 at::isIntegralType(out.scalar_type(), true) && red != NISA_RED_ARGMAX &&
+                 red != NISA_RED_ARGMIN;
+  at::Tensor x = convert ? self.to(out.scalar_type()) : self;
+  if (out.is_contiguous())
+    reduce_keep(red, x, dims, out.scalar_type(), &out);
+  else
+    out.copy_(reduce_keep(red, x, dims, out.scalar_type()).view(out.sizes()));
 }
 
 // The sum or mean of a complex64 tensor: of its real and imaginary planes
@@ -82,19 +112,26 @@ at::Tensor complex_reduce(bool mean, const at::Tensor& self, at::OptionalIntArra
   return at::view_as_complex(r);
 }
 
+// The results of sum, mean, amax, amin, max and min along dims, and argmax
+// and argmin, and their checks, are their structured metas'.
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   if (self.is_complex())
     return complex_reduce(false, self, dim, keepdim, dtype);
-  auto dims = reduce_dims(self, dim);
-  at::Tensor r = reduce_keep(NISA_RED_SUM, self, dims, scan_dtype(self, dtype));
-  return r.view(reduced_shape(self, dims, keepdim));
+  at::Tensor out = meta_results<at::meta::structured_sum_dim_IntList>(
+      Form::Functional, {}, self, dim, keepdim, dtype)[0];
+  reduce_into(NISA_RED_SUM, self, reduce_dims(self, dim), out);
+  return out;
 }
 
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  at::Tensor r = sum_dim(self, dim, keepdim, dtype ? dtype : out.scalar_type());
-  return into(out, r);
+  meta_results<at::meta::structured_sum_dim_IntList>(Form::Out, {out}, self, dim, keepdim,
+                                                     dtype);
+  if (self.is_complex())
+    return into(out, complex_reduce(false, self, dim, keepdim, out.scalar_type()));
+  reduce_into(NISA_RED_SUM, self, reduce_dims(self, dim), out);
+  return out;
 }
 
 // logsumexp: one LOGSUMEXP per dim (that of the dims' results is that of
@@ -116,32 +153,36 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keep
   return into(out, r);
 }
 
+void mean_into(const at::Tensor& self, at::OptionalIntArrayRef dim, const at::Tensor& out) {
+  auto dims = reduce_dims(self, dim);
+  if (dims.size() == 1) {
+    reduce_into(NISA_RED_MEAN, self, dims, out);
+    return;
+  }
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= self.size(d);
+  reduce_into(NISA_RED_SUM, self, dims, out);
+  out.div_(static_cast<double>(n));
+}
+
 at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
   if (self.is_complex())
     return complex_reduce(true, self, dim, keepdim, dtype);
-  auto dims = reduce_dims(self, dim);
-  at::ScalarType dt = dtype ? *dtype : self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(dt), "mean(): could not infer output dtype. "
-              "Input dtype must be either a floating point or complex dtype. Got: ",
-              self.scalar_type());
-  at::Tensor r;
-  if (dims.size() == 1) {
-    r = reduce_keep(NISA_RED_MEAN, self, dims, dt);
-  } else {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= self.size(d);
-    r = reduce_keep(NISA_RED_SUM, self, dims, dt);
-    r.div_(static_cast<double>(n));
-  }
-  return r.view(reduced_shape(self, dims, keepdim));
+  at::Tensor out = meta_results<at::meta::structured_mean_dim>(Form::Functional, {}, self,
+                                                               dim, keepdim, dtype)[0];
+  mean_into(self, dim, out);
+  return out;
 }
 
 at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  at::Tensor r = mean_dim(self, dim, keepdim, dtype ? dtype : out.scalar_type());
-  return into(out, r);
+  meta_results<at::meta::structured_mean_dim>(Form::Out, {out}, self, dim, keepdim, dtype);
+  if (self.is_complex())
+    return into(out, complex_reduce(true, self, dim, keepdim, out.scalar_type()));
+  mean_into(self, dim, out);
+  return out;
 }
 
 at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
@@ -162,21 +203,20 @@ at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
       .view(reduced_shape(self, dims, keepdim));
 }
 
-at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  return extreme(NISA_RED_MAX, self, dim, keepdim);
+template <class Meta, nisa_reduce RED>
+at::Tensor extreme_fn(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  at::Tensor out = meta_results<Meta>(Form::Functional, {}, self, dim, keepdim)[0];
+  if (out.numel())
+    reduce_into(RED, self, reduce_dims(self, dim), out);
+  return out;
 }
-at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
-                     at::Tensor& out) {
-  at::Tensor r = torch_neuron::amax(self, dim, keepdim);
-  return into(out, r);
-}
-at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  return extreme(NISA_RED_MIN, self, dim, keepdim);
-}
-at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
-                     at::Tensor& out) {
-  at::Tensor r = torch_neuron::amin(self, dim, keepdim);
-  return into(out, r);
+template <class Meta, nisa_reduce RED>
+at::Tensor& extreme_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
+                        at::Tensor& out) {
+  meta_results<Meta>(Form::Out, {out}, self, dim, keepdim);
+  if (out.numel())
+    reduce_into(RED, self, reduce_dims(self, dim), out);
+  return out;
 }
 at::Tensor max_all(const at::Tensor& self) {
   return extreme(NISA_RED_MAX, self, {}, false);
@@ -185,60 +225,63 @@ at::Tensor min_all(const at::Tensor& self) {
   return extreme(NISA_RED_MIN, self, {}, false);
 }
 
-std::tuple<at::Tensor, at::Tensor> extreme_dim(nisa_reduce red, nisa_reduce arg,
-                                               const at::Tensor& self, int64_t dim,
+template <class Meta, nisa_reduce RED, nisa_reduce ARG>
+void extreme_dim_into(const at::Tensor& self, int64_t dim, at::Tensor& values,
+                      at::Tensor& indices) {
+  if (self.dim() == 0) {
+    values.copy_(self);
+    indices.zero_();
+    return;
+  }
+  std::vector<int64_t> dims{at::maybe_wrap_dim(dim, self.dim())};
+  if (!values.numel())
+    return;
+  reduce_into(RED, self, dims, values);
+  reduce_into(ARG, self, dims, indices);
+}
+template <class Meta, nisa_reduce RED, nisa_reduce ARG>
+std::tuple<at::Tensor, at::Tensor> extreme_dim(const at::Tensor& self, int64_t dim,
                                                bool keepdim) {
-  std::vector<int64_t> dims{at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1))};
-  if (self.dim() == 0)
-    return {self.clone(), at::zeros({}, self.options().dtype(at::kLong))};
-  TORCH_CHECK(self.size(dims[0]) > 0, "max(): Expected reduction dim ", dim,
-              " to have non-zero size.");
-  auto shape = reduced_shape(self, dims, keepdim);
-  at::Tensor v = reduce_keep(red, self, dims, self.scalar_type()).view(shape);
-  at::Tensor i = reduce_keep(arg, self, dims, at::kLong).view(shape);
-  return {v, i};
+  auto r = meta_results<Meta, 2>(Form::Functional, {}, self, dim, keepdim);
+  extreme_dim_into<Meta, RED, ARG>(self, dim, r[0], r[1]);
+  return {r[0], r[1]};
 }
-
-std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return extreme_dim(NISA_RED_MAX, NISA_RED_ARGMAX, self, dim, keepdim);
-}
-std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, int64_t dim,
-                                                 bool keepdim, at::Tensor& values,
-                                                 at::Tensor& indices) {
-  auto [v, i] = torch_neuron::max_dim(self, dim, keepdim);
-  resize_out(values, v.sizes());
-  resize_out(indices, i.sizes());
-  values.copy_(v);
-  indices.copy_(i);
+template <class Meta, nisa_reduce RED, nisa_reduce ARG>
+std::tuple<at::Tensor&, at::Tensor&> extreme_dim_out(const at::Tensor& self, int64_t dim,
+                                                     bool keepdim, at::Tensor& values,
+                                                     at::Tensor& indices) {
+  meta_results<Meta, 2>(Form::Out, {values, indices}, self, dim, keepdim);
+  extreme_dim_into<Meta, RED, ARG>(self, dim, values, indices);
   return {values, indices};
 }
-std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return extreme_dim(NISA_RED_MIN, NISA_RED_ARGMIN, self, dim, keepdim);
-}
 
-at::Tensor arg(nisa_reduce red, const at::Tensor& self, std::optional<int64_t> dim,
-               bool keepdim) {
+template <class Meta, nisa_reduce RED>
+void arg_into(const at::Tensor& self, std::optional<int64_t> dim, const at::Tensor& out) {
   if (!dim) {
-    at::Tensor flat = self.reshape({-1});
-    at::Tensor r = reduce_keep(red, flat, {0}, at::kLong);
-    return r.view(keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{});
+    reduce_into(RED, self.reshape({-1}), {0}, out.view({1}));
+    return;
   }
-  std::vector<int64_t> dims{at::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
-  if (self.dim() == 0)
-    return at::zeros({}, self.options().dtype(at::kLong));
-  return reduce_keep(red, self, dims, at::kLong).view(reduced_shape(self, dims, keepdim));
+  if (self.dim() == 0) {
+    out.zero_();
+    return;
+  }
+  reduce_into(RED, self, {at::maybe_wrap_dim(*dim, self.dim())}, out);
 }
-
-at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                       at::Tensor& out) {
-  at::Tensor r = arg(NISA_RED_ARGMAX, self, dim, keepdim);
-  return into(out, r);
+template <class Meta, nisa_reduce RED>
+at::Tensor arg(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor out = meta_results<Meta>(Form::Functional, {}, self, dim, keepdim)[0];
+  arg_into<Meta, RED>(self, dim, out);
+  return out;
 }
-at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg(NISA_RED_ARGMAX, self, dim, keepdim);
-}
-at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg(NISA_RED_ARGMIN, self, dim, keepdim);
+template <class Meta, nisa_reduce RED>
+at::Tensor& arg_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                    at::Tensor& out) {
+  meta_results<Meta>(Form::Out, {out}, self, dim, keepdim);
+  if (out.is_contiguous()) {
+    arg_into<Meta, RED>(self, dim, out);
+    return out;
+  }
+  return out.copy_(arg<Meta, RED>(self, dim, keepdim));
 }
 
 // ---- prod, aminmax ----
@@ -517,18 +560,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mean.out", mean_out);
   m.impl("logsumexp", logsumexp);
   m.impl("logsumexp.out", logsumexp_out);
-  m.impl("amax", amax);
-  m.impl("amax.out", amax_out);
-  m.impl("amin", amin);
-  m.impl("amin.out", amin_out);
+  using Amax = at::meta::structured_amax;
+  using Amin = at::meta::structured_amin;
+  m.impl("amax", extreme_fn<Amax, NISA_RED_MAX>);
+  m.impl("amax.out", extreme_out<Amax, NISA_RED_MAX>);
+  m.impl("amin", extreme_fn<Amin, NISA_RED_MIN>);
+  m.impl("amin.out", extreme_out<Amin, NISA_RED_MIN>);
   m.impl("max", max_all);
   m.impl("min", min_all);
-  m.impl("max.dim", max_dim);
-  m.impl("max.dim_max", max_dim_out);
-  m.impl("min.dim", min_dim);
-  m.impl("argmax", argmax);
-  m.impl("argmax.out", argmax_out);
-  m.impl("argmin", argmin);
+  using MaxDim = at::meta::structured_max_dim;
+  using MinDim = at::meta::structured_min_dim;
+  m.impl("max.dim", extreme_dim<MaxDim, NISA_RED_MAX, NISA_RED_ARGMAX>);
+  m.impl("max.dim_max", extreme_dim_out<MaxDim, NISA_RED_MAX, NISA_RED_ARGMAX>);
+  m.impl("min.dim", extreme_dim<MinDim, NISA_RED_MIN, NISA_RED_ARGMIN>);
+  using Argmax = at::meta::structured_argmax;
+  using Argmin = at::meta::structured_argmin;
+  m.impl("argmax", arg<Argmax, NISA_RED_ARGMAX>);
+  m.impl("argmax.out", arg_out<Argmax, NISA_RED_ARGMAX>);
+  m.impl("argmin", arg<Argmin, NISA_RED_ARGMIN>);
   m.impl("prod", prod_all);
   m.impl("prod.out", prod_all_out);
   m.impl("prod.dim_int", prod_dim);

@@ -2,37 +2,45 @@
 // softmax and log_softmax (one SOFTMAX instruction of the card each) and
 // their backward, composed of ATen operators that dispatch to the neuron
 // kernels.
-#include "NeuronOps.h"
+#include <ATen/ops/_log_softmax_meta.h>
+#include <ATen/ops/_softmax_meta.h>
+
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace {
 
-at::Tensor softmax_impl(nisa_softmax v, const at::Tensor& self, int64_t dim,
-                        bool half_to_float) {
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+// The results and argument checks are the structured metas' (half_to_float:
+// a float32 result of a float16 or bfloat16 input, computed from the input
+// directly). The card writes a contiguous result; an out= of other strides
+// receives a copy.
+void softmax_into(nisa_softmax v, const at::Tensor& self, int64_t dim,
+                  const at::Tensor& out) {
   if (self.numel() == 0)
-    return out;
+    return;
+  if (!out.is_contiguous()) {
+    at::Tensor r = at::empty_like(out, at::MemoryFormat::Contiguous);
+    softmax_into(v, self, dim, r);
+    out.copy_(r);
+    return;
+  }
   nrn_tensor_desc o = desc(out), x = desc(self);
   NEURON_OP(nrn_op_softmax(stream_for(self), v, &o, &x,
                            static_cast<int>(at::maybe_wrap_dim(dim, self.dim()))));
-  return out;
 }
 
-at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NISA_SM_SOFTMAX, self, dim, half_to_float);
+template <class Meta, nisa_softmax V>
+at::Tensor softmax_fn(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  at::Tensor out = meta_results<Meta>(Form::Functional, {}, self, dim, half_to_float)[0];
+  softmax_into(V, self, dim, out);
+  return out;
 }
+template <class Meta, nisa_softmax V>
 at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
                         at::Tensor& out) {
-  at::Tensor r = torch_neuron::softmax(self, dim, half_to_float);
-  return into(out, r);
-}
-at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl(NISA_SM_LOG_SOFTMAX, self, dim, half_to_float);
-}
-at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float,
-                            at::Tensor& out) {
-  at::Tensor r = torch_neuron::log_softmax(self, dim, half_to_float);
-  return into(out, r);
+  meta_results<Meta>(Form::Out, {out}, self, dim, half_to_float);
+  softmax_into(V, self, dim, out);
+  return out;
 }
 
 // d softmax: y * (g - sum(g * y, dim))
@@ -52,10 +60,12 @@ at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& y,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_softmax", softmax);
-  m.impl("_softmax.out", softmax_out);
-  m.impl("_log_softmax", log_softmax);
-  m.impl("_log_softmax.out", log_softmax_out);
+  using Softmax = at::meta::structured__softmax;
+  using LogSoftmax = at::meta::structured__log_softmax;
+  m.impl("_softmax", softmax_fn<Softmax, NISA_SM_SOFTMAX>);
+  m.impl("_softmax.out", softmax_out<Softmax, NISA_SM_SOFTMAX>);
+  m.impl("_log_softmax", softmax_fn<LogSoftmax, NISA_SM_LOG_SOFTMAX>);
+  m.impl("_log_softmax.out", softmax_out<LogSoftmax, NISA_SM_LOG_SOFTMAX>);
   m.impl("_softmax_backward_data", softmax_backward);
   m.impl("_log_softmax_backward_data", log_softmax_backward);
 }

@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/ops/sort_meta.h>
+#include <ATen/ops/topk_meta.h>
+
+#include "NeuronMeta.h"
 #include "NeuronSort.h"
 
 namespace torch_neuron {
@@ -53,9 +57,11 @@ std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, int64_t d
 }
 
 at::Tensor scan(nisa_scan op, const at::Tensor& self, int64_t dim, at::ScalarType dtype,
-                at::Tensor* indices) {
+                at::Tensor* indices, const at::Tensor* dst) {
   int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  at::Tensor out = empty_neuron(self.sizes(), dtype, self.device());
+  TORCH_INTERNAL_ASSERT(!dst || (dst->is_contiguous() && dst->scalar_type() == dtype &&
+                                 dst->sizes() == self.sizes()));
+  at::Tensor out = dst ? *dst : empty_neuron(self.sizes(), dtype, self.device());
   if (indices)
     *indices = empty_neuron(self.sizes(), at::kLong, self.device());
   if (self.numel() == 0)
@@ -79,13 +85,18 @@ std::tuple<at::Tensor, at::Tensor> sort_st(const at::Tensor& self, std::optional
   return sort_stable(self, dim, descending);
 }
 
+// The out= forms check and resize values and indices with the structured
+// metas (ATen's out= rules: indices int64, values self's type).
 std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self,
-                                                        std::optional<bool>, int64_t dim,
-                                                        bool descending, at::Tensor& values,
+                                                        std::optional<bool> stable,
+                                                        int64_t dim, bool descending,
+                                                        at::Tensor& values,
                                                         at::Tensor& indices) {
+  meta_results<at::meta::structured_sort_stable, 2>(Form::Out, {values, indices}, self,
+                                                      stable, dim, descending);
   auto [v, i] = sort_stable(self, dim, descending);
-  into(values, v);
-  into(indices, i);
+  values.copy_(v);
+  indices.copy_(i);
   return {values, indices};
 }
 
@@ -106,11 +117,14 @@ std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, i
 }
 
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, c10::SymInt k,
-                                              int64_t dim, bool largest, bool,
+                                              int64_t dim, bool largest, bool sorted,
                                               at::Tensor& values, at::Tensor& indices) {
-  auto [v, i] = topk_impl(self, k.guard_int(__FILE__, __LINE__), dim, largest);
-  into(values, v);
-  into(indices, i);
+  int64_t kk = k.guard_int(__FILE__, __LINE__);
+  meta_results<at::meta::structured_topk, 2>(Form::Out, {values, indices}, self, kk, dim,
+                                             largest, sorted);
+  auto [v, i] = topk_impl(self, kk, dim, largest);
+  values.copy_(v);
+  indices.copy_(i);
   return {values, indices};
 }
 

@@ -16,15 +16,13 @@ constexpr double kMaxDegree = 65536;
 
 template <nisa_unary FN>
 at::Tensor sp_un(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(a.sizes(), float_result(a.scalar_type()), a.device());
+  at::Tensor out = unary_result(UnaryResult::Float, a, {}, FN).tensor;
   return unary_into(FN, a, out);
 }
 template <nisa_unary FN>
 at::Tensor& sp_un_out(const at::Tensor& a, at::Tensor& out) {
-  at::ScalarType rt = float_result(a.scalar_type());
-  TORCH_CHECK(at::canCast(rt, out.scalar_type()), "result type ", rt,
-              " can't be cast to the desired output type ", out.scalar_type());
-  return unary_out(FN, a, out);
+  return compute_in(unary_result(UnaryResult::Float, a, out, FN), out,
+                    [&](at::Tensor& o) { unary_into(FN, a, o); });
 }
 
 // ---- binary special functions: float results (integers promote) ----
@@ -155,9 +153,7 @@ at::Tensor& logit_backward_into(const at::Tensor& grad, const at::Tensor& x,
 at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& x,
                           std::optional<double> eps) {
   check_floating(x.scalar_type(), "logit_backward");
-  at::Tensor out = empty_neuron(at::infer_size(grad.sizes(), x.sizes()),
-                                binary_result_type(NISA_BIN_LOGIT_GRAD, grad, x),
-                                x.device());
+  at::Tensor out = binary_result(NISA_BIN_LOGIT_GRAD, grad, x).tensor;
   return logit_backward_into(grad, x, eps, out);
 }
 at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& x,

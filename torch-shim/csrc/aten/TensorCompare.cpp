@@ -83,20 +83,34 @@ at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& m) {
   return binary(NISA_BIN_MAX, self, wrapped(m));
 }
 
-at::Tensor where_self(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
-  at::Device dev = is_neuron(cond) ? cond.device() : result_device(a, b);
-  at::Tensor out = empty_neuron(at::infer_size(cond.sizes(),
-                                               at::infer_size(a.sizes(), b.sizes())),
-                                at::result_type(a, b), dev);
+// where's result as ATen's where.self_out makes it: a TensorIterator over
+// the condition and both values (a new result: of their promoted type).
+at::Tensor where_result(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
+                        at::TensorBase out = {}) {
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).allow_cpu_scalars(true).add_output(out)
+      .add_const_input(cond).add_const_input(a).add_const_input(b);
+  at::ScalarType rt = at::result_type(a, b);
+  if (out.defined()) {
+    TORCH_CHECK(out.scalar_type() == rt, "Expected out type to be ", rt, " but got ",
+                out.scalar_type());
+  } else {
+    config.declare_static_dtype(rt);
+  }
+  at::Tensor r = config.build().output();
+  at::Device dev = r.device();
   at::Tensor c = operand(cond, dev), x = operand(a, dev), y = operand(b, dev);
-  nrn_tensor_desc o = desc(out), dc = desc(c), dx = desc(x), dy = desc(y);
-  NEURON_OP(nrn_op_where(stream_for(out), &o, &dc, &dx, &dy));
-  return out;
+  nrn_tensor_desc o = desc(r), dc = desc(c), dx = desc(x), dy = desc(y);
+  NEURON_OP(nrn_op_where(stream_for(r), &o, &dc, &dx, &dy));
+  return r;
 }
-
+at::Tensor where_self(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b) {
+  return where_result(cond, a, b);
+}
 at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& a, const at::Tensor& b,
                       at::Tensor& out) {
-  return into(out, at::where(cond, a, b));
+  where_result(cond, a, b, out);
+  return out;
 }
 
 // equal: same shape and every element equal (NaN is not), reduced on the

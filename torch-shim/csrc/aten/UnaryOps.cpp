@@ -7,6 +7,10 @@
 // special functions in SpecialOps.cpp.
 #include <limits>
 
+#include <ATen/ops/isneginf_meta.h>
+#include <ATen/ops/isposinf_meta.h>
+#include <ATen/ops/signbit_meta.h>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
@@ -14,12 +18,17 @@ namespace {
 
 using R = UnaryResult;
 
-// Predicates: bool results.
-template <nisa_unary FN>
+// Predicates with a structured meta (ATen's checks: real operands, bool
+// results).
+template <nisa_unary FN, class Meta>
+at::Tensor pred(const at::Tensor& a) {
+  at::Tensor out = meta_results<Meta>(Form::Functional, {}, a)[0];
+  return unary_into(FN, a, out);
+}
+template <nisa_unary FN, class Meta>
 at::Tensor& pred_out(const at::Tensor& a, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kBool, "neuron: the out= tensor of a "
-              "predicate must be bool, got ", out.scalar_type());
-  return unary_out(FN, a, out);
+  meta_results<Meta>(Form::Out, {out}, a);
+  return unary_into(FN, a, out);
 }
 
 // ---- rounding with decimals ----
@@ -37,14 +46,14 @@ at::Tensor& round_dec_into(const at::Tensor& a, int64_t decimals, at::Tensor& ou
   return unary_into(NISA_UN_ROUND_DEC, a, out, static_cast<double>(decimals));
 }
 at::Tensor round_dec(const at::Tensor& a, int64_t decimals) {
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  at::Tensor out = unary_result(R::Keep, a).tensor;
   return round_dec_into(a, decimals, out);
 }
 at::Tensor& round_dec_(at::Tensor& a, int64_t decimals) {
   return round_dec_into(a, decimals, a);
 }
 at::Tensor& round_dec_out(const at::Tensor& a, int64_t decimals, at::Tensor& out) {
-  resize_out(out, a.sizes());
+  unary_result(R::Keep, a, out);
   return round_dec_into(a, decimals, out);
 }
 
@@ -60,25 +69,33 @@ at::Tensor& bitwise_not_into(const at::Tensor& a, at::Tensor& out) {
   return out;
 }
 at::Tensor bitwise_not(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
+  at::Tensor out = unary_result(R::Keep, a).tensor;
   return bitwise_not_into(a, out);
 }
 at::Tensor& bitwise_not_out(const at::Tensor& a, at::Tensor& out) {
-  resize_out(out, a.sizes());
+  unary_result(R::Keep, a, out);
   return bitwise_not_into(a, out);
 }
 at::Tensor& bitwise_not_(at::Tensor& a) {
   return bitwise_not_into(a, a);
 }
+// logical_not's result as ATen's logical_not_out shapes it (of any type;
+// a new one is bool).
+void logical_not_result(const at::Tensor& a, const at::Tensor& out) {
+  at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(a)
+      .build();
+}
 at::Tensor logical_not(const at::Tensor& a) {
-  at::Tensor out = empty_neuron(a.sizes(), at::kBool, a.device());
+  at::Tensor out = at::empty({0}, a.options().dtype(at::kBool));
+  logical_not_result(a, out);
   nrn_tensor_desc o = desc(out), x = desc(a);
   NEURON_OP(nrn_op_compare_scalar(stream_for(out), NISA_CMP_EQ, &o, &x, 0.0));
   return out;
 }
 // logical_not into any dtype: 1 where x == 0 (NaN is true, so 0).
 at::Tensor& logical_not_out(const at::Tensor& a, at::Tensor& out) {
-  return unary_out(NISA_UN_LOGICAL_NOT, a, out);
+  logical_not_result(a, out);
+  return unary_into(NISA_UN_LOGICAL_NOT, a, out);
 }
 at::Tensor& logical_not_(at::Tensor& a) {
   return unary_into(NISA_UN_LOGICAL_NOT, a, a);
@@ -138,8 +155,10 @@ std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& a, at::Tensor& 
               mant.scalar_type());
   TORCH_CHECK(expo.scalar_type() == at::kInt, "torch.frexp() expects exponent "
               "to have int dtype but got ", expo.scalar_type());
-  unary_out(NISA_UN_FREXP_EXP, a, expo);
-  unary_out(NISA_UN_FREXP_MANT, a, mant);
+  resize_out(expo, a.sizes());
+  resize_out(mant, a.sizes());
+  unary_into(NISA_UN_FREXP_EXP, a, expo);
+  unary_into(NISA_UN_FREXP_MANT, a, mant);
   return {mant, expo};
 }
 
@@ -189,8 +208,8 @@ at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& y) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NEURON_UNARY_MAP(REG_UNARY)
 #define REG_PRED(name, FN)                                                    \
-  m.impl(#name, un_f<NISA_UN_##FN, R::Bool>);                                 \
-  m.impl(#name ".out", pred_out<NISA_UN_##FN>);
+  m.impl(#name, pred<NISA_UN_##FN, at::meta::structured_##name>);            \
+  m.impl(#name ".out", pred_out<NISA_UN_##FN, at::meta::structured_##name>);
   NEURON_PREDICATE_MAP(REG_PRED)
   m.impl("isnan", un_f<NISA_UN_ISNAN, R::Bool>);
   m.impl("isinf", un_f<NISA_UN_ISINF, R::Bool>);

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// ATen's own meta functions for the card's kernels: an operator's result
+// tensors -- their shape, type, layout and the checks of its arguments --
+// come from the same code that shapes them for the CPU and CUDA, so the
+// shim writes none of those rules again.
+//
+// Two kinds, as ATen has them:
+// - the structured kernels' meta classes (at::meta::structured_<op>,
+//   ATen/ops/<op>_meta.h), run through NeuronMeta below;
+// - TensorIterator's config builders (binary_op, comparison_op, unary_op,
+//   ...), which the elementwise families use (NeuronElementwise.h).
+// Only the shapes are taken: the card iterates, broadcasts and casts in its
+// own instructions, so no TensorIterator loop or temporary runs.
+#pragma once
+
+#include <array>
+#include <type_traits>
+
+#include <ATen/TensorIterator.h>
+#include <ATen/TensorMeta.h>
+#include <ATen/native/Resize.h>
+
+#include "NeuronOps.h"
+
+namespace torch_neuron {
+
+// Which form of an operator is being run: a new result, out=, or in place
+// on its first argument.
+enum class Form { Functional, Out, Inplace };
+
+// The result tensors of structured operator @Meta (N of them): its meta()
+// is called as ATen's generated CPU kernels call it, and its results are
+// made here (functional), checked and resized (out=, with the checks and
+// messages of ATen's out= kernels), or checked to be self (in place). The
+// card's kernels accept any strides, so a given tensor is never replaced
+// by a proxy. For a TensorIterator-based meta the iterator's operands are
+// set too, as ATen's set_output_raw_strided does.
+template <class Meta, size_t N = 1>
+struct NeuronMeta final : Meta {
+  std::array<at::Tensor, N> outs;
+  Form form;
+
+  explicit NeuronMeta(Form f = Form::Functional, std::array<at::Tensor, N> given = {})
+      : outs(std::move(given)), form(f) {}
+
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs.at(i); }
+
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options, at::DimnameList names) override {
+    set_output(i, sizes, strides, options, names);
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
+      Meta::set_output_raw_strided(i, sizes, strides, options, names);
+  }
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options, at::DimnameList names) override {
+    set_output_raw_strided(i, sizes, strides, options, names);
+  }
+
+ private:
+  void set_output(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                  at::TensorOptions options, at::DimnameList names) {
+    at::Tensor& t = outs.at(i);
+    if (form == Form::Functional) {
+      t = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+    } else if (form == Form::Inplace) {
+      TORCH_CHECK(options.dtype() == t.dtype(), "Bad in-place call: input tensor dtype ",
+                  t.dtype(), " and output tensor dtype ", options.dtype(), " should match");
+      TORCH_CHECK(options.device() == t.device(), "Bad in-place call: input tensor device ",
+                  t.device(), " and output tensor device ", options.device(), " should match");
+      TORCH_CHECK(sizes == t.sizes(), "Bad in-place call: input tensor size ", t.sizes(),
+                  " and output tensor size ", sizes, " should match");
+    } else {
+      TORCH_CHECK(options.dtype() == t.dtype(), "Expected out tensor to have dtype ",
+                  options.dtype(), ", but got ", t.dtype(), " instead");
+      TORCH_CHECK(options.device() == t.device(), "Expected out tensor to have device ",
+                  options.device(), ", but got ", t.device(), " instead");
+      if (at::native::resize_output(t, sizes) && !strides.empty())
+        t.as_strided_(sizes, strides);
+    }
+    if (!names.empty())
+      at::namedinference::propagate_names(t, names);
+  }
+};
+
+// The results of structured operator @Meta on @args, in @form (@given: the
+// out= tensors, or self in place).
+template <class Meta, size_t N = 1, class... Args>
+std::array<at::Tensor, N> meta_results(Form form, std::array<at::Tensor, N> given,
+                                       const Args&... args) {
+  NeuronMeta<Meta, N> m(form, std::move(given));
+  m.meta(args...);
+  return m.outs;
+}
+
+}  // namespace torch_neuron

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: MIT
+"""The results of the elementwise operators follow ATen's rules exactly:
+in every form (functional, out= of each type and shape, in place), with
+broadcasting, CPU scalars and transposed inputs, an operator raises on
+neuron when and only when it raises on the CPU, and otherwise returns a
+tensor of the CPU's type, shape and strides holding the CPU's values. The
+shim takes those results from ATen's own TensorIterator builders and
+structured meta functions (csrc/aten/NeuronMeta.h), so this is the test that
+it does."""
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+N = "neuron"
+
+BINARY = {
+    "add": torch.add, "add_alpha": lambda a, b, **kw: torch.add(a, b, alpha=2, **kw),
+    "add_alpha_float": lambda a, b, **kw: torch.add(a, b, alpha=0.5, **kw),
+    "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+    "div_floor": lambda a, b, **kw: torch.div(a, b, rounding_mode="floor", **kw),
+    "maximum": torch.maximum, "remainder": torch.remainder,
+    "bitwise_and": torch.bitwise_and, "atan2": torch.atan2,
+    "logical_and": torch.logical_and, "eq": torch.eq, "lt": torch.lt,
+}
+INTEGER_DIVISION = {"div_floor", "remainder"}
+INPLACE = {
+    "add": "add_", "sub": "sub_", "mul": "mul_", "div": "div_",
+    "remainder": "remainder_", "bitwise_and": "bitwise_and_", "atan2": "atan2_",
+    "logical_and": "logical_and_", "eq": "eq_", "lt": "lt_",
+}
+UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
+    "floor": torch.floor, "bitwise_not": torch.bitwise_not, "signbit": torch.signbit,
+    "isposinf": torch.isposinf, "logical_not": torch.logical_not,
+    "round_dec": lambda x, **kw: torch.round(x, decimals=1, **kw),
+}
+UNARY_FUNCTIONAL = {"relu": torch.relu, "gelu": F.gelu, "isnan": torch.isnan}
+TYPES = [torch.float32, torch.int64, torch.bool]
+
+
+def make(shape, dtype, transposed=False):
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(*shape, generator=g) * 3
+    if transposed:
+        x = x.t().contiguous().t()
+    if dtype == torch.bool:
+        return x > 0
+    if dtype.is_floating_point:
+        return x.to(dtype)
+    # No integer 0: an integer division by zero is an error the card reports
+    # at the next synchronisation, where the CPU raises at once.
+    return torch.where(x.round() == 0, 1, x.round()).to(dtype)
+
+
+def on(x):
+    """@x on neuron, except what stays a CPU scalar or is not a tensor."""
+    return x.to(N) if isinstance(x, torch.Tensor) and x.dim() else x
+
+
+def outcome(fn, args, out=None):
+    kw = {} if out is None else {"out": out}
+    try:
+        return fn(*args, **kw), None
+    except (RuntimeError, TypeError, ValueError, IndexError) as e:
+        return None, e
+
+
+def check_same(name, fn, args, out=None):
+    """fn on the CPU and on neuron: both raise, or the same result."""
+    nargs = [on(a) for a in args]  # before the CPU's in-place or out= writes
+    nout = None if out is None else out.to(N)
+    want, werr = outcome(fn, args, out)
+    got, gerr = outcome(fn, nargs, nout)
+    where = f"{name} on {[getattr(a, 'dtype', a) for a in args]}" + (
+        "" if out is None else f" out={out.dtype}{tuple(out.shape)}")
+    if werr and not gerr and "not implemented for" in str(werr):
+        return  # a type the CPU's kernel has no loop for; the card computes it
+    if werr or gerr:
+        assert type(werr) is type(gerr), f"{where}: CPU raised {werr!r}, neuron raised {gerr!r}"
+        return
+    assert got.device.type == N, where
+    if out is not None:
+        assert got is nout, f"{where}: out= returned another tensor"
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype}, CPU {want.dtype}"
+    assert got.shape == want.shape, f"{where}: shape {got.shape}, CPU {want.shape}"
+    assert got.stride() == want.stride(), (
+        f"{where}: strides {got.stride()}, CPU {want.stride()}")
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6, equal_nan=True,
+                               msg=lambda m: f"{where}: {m}")
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_forms(name):
+    fn = BINARY[name]
+    for ta, tb in itertools.product(TYPES, TYPES):
+        if name in INTEGER_DIVISION and tb == torch.bool:
+            continue  # False is an integer 0 (see make)
+        a, b = make((3, 4), ta), make((4,), tb)
+        check_same(name, fn, [a, b])
+        check_same(name, fn, [make((3, 4), ta, transposed=True), b])
+        check_same(name, fn, [a, torch.tensor(2, dtype=tb)])
+        for to in TYPES:
+            for shape in [(3, 4), (0,)]:
+                check_same(name, fn, [a, b], out=torch.empty(shape, dtype=to))
+    for ta in TYPES:
+        check_same(name, fn, [make((3, 4), ta), 3])
+        check_same(name, fn, [make((3, 4), ta), 2.5])
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_binary_inplace(name):
+    method = INPLACE[name]
+    for ta, tb in itertools.product(TYPES, TYPES):
+        if name in INTEGER_DIVISION and tb == torch.bool:
+            continue
+
+        def inplace(x, y):
+            return getattr(x, method)(y)
+        # Broadcast onto self, and a self that would have to grow.
+        check_same(name, inplace, [make((3, 4), ta), make((4,), tb)])
+        check_same(name, inplace, [make((4,), ta), make((3, 4), tb)])
+
+
+def test_overlap_is_refused_as_on_the_cpu():
+    def shifted_add(x):
+        return x[1:].add_(x[:-1])
+
+    def expanded_add(x):
+        return x.expand(3, 4).add_(1)
+
+    for fn in (shifted_add, expanded_add):
+        check_same(fn.__name__, fn, [torch.arange(4.0)])
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_forms(name):
+    fn = UNARY[name]
+    for ta in [torch.float32, torch.int64, torch.bool, torch.float64]:
+        a = make((3, 4), ta)
+        check_same(name, fn, [a])
+        check_same(name, fn, [make((3, 4), ta, transposed=True)])
+        for to in TYPES:
+            check_same(name, fn, [a], out=torch.empty((0,), dtype=to))
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_FUNCTIONAL))
+def test_unary_functional(name):
+    for ta in [torch.float32, torch.int64, torch.float64]:
+        check_same(name, UNARY_FUNCTIONAL[name], [make((3, 4), ta, transposed=True)])
+
+
+def test_where_forms():
+    c = make((3, 4), torch.bool)
+    for ta, tb in itertools.product([torch.float32, torch.int64], repeat=2):
+        a, b = make((3, 4), ta, transposed=True), make((4,), tb)
+        check_same("where", torch.where, [c, a, b])
+        check_same("where", torch.where, [c, a, torch.tensor(1.5)])
+        for to in [torch.float32, torch.int64]:
+            check_same("where", torch.where, [c, a, b], out=torch.empty((0,), dtype=to))
+
+
+F32, F64, I64 = torch.float32, torch.float64, torch.int64
+STRUCTURED = {
+    "mm": (torch.mm, [((3, 4), F32), ((4, 5), F32)]),
+    "mm_shapes": (torch.mm, [((3, 4), F32), ((3, 5), F32)]),
+    "mm_types": (torch.mm, [((3, 4), F32), ((4, 5), F64)]),
+    "mm_vector": (torch.mm, [((3, 4), F32), ((4,), F32)]),
+    "addmm": (torch.addmm, [((5,), F32), ((3, 4), F32), ((4, 5), F32)]),
+    "addmm_bias_shape": (torch.addmm, [((4,), F32), ((3, 4), F32), ((4, 5), F32)]),
+    "bmm": (torch.bmm, [((2, 3, 4), F32), ((2, 4, 5), F32)]),
+    "bmm_batches": (torch.bmm, [((2, 3, 4), F32), ((3, 4, 5), F32)]),
+    "baddbmm": (torch.baddbmm, [((1, 5), F32), ((2, 3, 4), F32), ((2, 4, 5), F32)]),
+    "softmax": (lambda x, **kw: torch._softmax(x, 1, False, **kw), [((3, 4), F32)]),
+    "softmax_dim": (lambda x, **kw: torch._softmax(x, 2, False, **kw), [((3, 4), F32)]),
+    "log_softmax": (lambda x, **kw: torch._log_softmax(x, 0, False, **kw), [((3, 4), F64)]),
+    "cumsum_int": (lambda x, **kw: torch.cumsum(x, 1, **kw), [((3, 4), I64)]),
+    "cumsum_bool": (lambda x, **kw: torch.cumsum(x, 0, **kw), [((3, 4), torch.bool)]),
+    "cumsum_dtype": (lambda x, **kw: torch.cumsum(x, 1, dtype=F64, **kw), [((3, 4), F32)]),
+    "cumprod": (lambda x, **kw: torch.cumprod(x, 1, **kw), [((3, 4), F32)]),
+    "addcmul": (torch.addcmul, [((3, 4), F32), ((4,), F32), ((3, 1), F32)]),
+    "addcmul_types": (torch.addcmul, [((3, 4), F32), ((4,), I64), ((3, 1), F64)]),
+    "addcdiv": (lambda a, b, c, **kw: torch.addcdiv(a, b, c, value=0.5, **kw),
+                [((3, 4), F32), ((4,), F32), ((3, 1), F32)]),
+    "addcdiv_integer": (torch.addcdiv, [((3, 4), I64), ((4,), I64), ((3, 1), I64)]),
+    "lerp_scalar": (lambda a, b, **kw: torch.lerp(a, b, 0.3, **kw),
+                    [((3, 4), F32), ((4,), F32)]),
+    "lerp_tensor": (torch.lerp, [((3, 4), F32), ((4,), F32), ((3, 1), F32)]),
+    "lerp_types": (torch.lerp, [((3, 4), F32), ((4,), F64), ((3, 1), F32)]),
+    "sum": (lambda x, **kw: torch.sum(x, (0, 1), **kw), [((3, 4), F32)]),
+    "sum_int_keepdim": (lambda x, **kw: torch.sum(x, 1, keepdim=True, **kw), [((3, 4), I64)]),
+    "sum_bool": (lambda x, **kw: torch.sum(x, 0, **kw), [((3, 4), torch.bool)]),
+    "sum_dtype": (lambda x, **kw: torch.sum(x, 1, dtype=F64, **kw), [((3, 4), F32)]),
+    "mean": (lambda x, **kw: torch.mean(x, (0, 1), keepdim=True, **kw), [((3, 4), F32)]),
+    "mean_int": (lambda x, **kw: torch.mean(x, 1, **kw), [((3, 4), I64)]),
+    "amax": (lambda x, **kw: torch.amax(x, 0, **kw), [((3, 4), F32)]),
+    "amin_int": (lambda x, **kw: torch.amin(x, (0, 1), keepdim=True, **kw), [((3, 4), I64)]),
+    "amax_empty": (lambda x, **kw: torch.amax(x, 1, **kw), [((0, 4), F32)]),
+    "amax_empty_dim": (lambda x, **kw: torch.amax(x, 0, **kw), [((0, 4), F32)]),
+    "argmax": (lambda x, **kw: torch.argmax(x, 1, **kw), [((3, 4), F32)]),
+    "argmax_all": (lambda x, **kw: torch.argmax(x, keepdim=True, **kw), [((3, 4), F32)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_structured_meta_forms(name):
+    fn, specs = STRUCTURED[name]
+    args = [make(shape, dtype, transposed=len(shape) == 2) for shape, dtype in specs]
+    check_same(name, fn, args)
+    for to in [F32, F64, I64]:
+        for shape in [(0,), (2, 2)]:
+            check_same(name, fn, args, out=torch.empty(shape, dtype=to))
+
+
+def test_structured_meta_inplace():
+    def addmm_(c, a, b):
+        return c.addmm_(a, b)
+
+    def cumsum_(x):
+        return x.cumsum_(1)
+
+    def cumsum_dtype_(x):
+        return x.cumsum_(1, dtype=F64)
+
+    check_same("addmm_", addmm_, [make((3, 5), F32), make((3, 4), F32), make((4, 5), F32)])
+    check_same("addmm_ broadcast self", addmm_,
+               [make((5,), F32), make((3, 4), F32), make((4, 5), F32)])
+    check_same("cumsum_", cumsum_, [make((3, 4), F32, transposed=True)])
+    check_same("addcmul_", torch.Tensor.addcmul_,
+               [make((3, 4), F32), make((4,), F32), make((3, 1), F64)])
+    check_same("addcmul_ grow", torch.Tensor.addcmul_,
+               [make((4,), F32), make((3, 4), F32), make((3, 1), F32)])
+    check_same("lerp_", torch.Tensor.lerp_, [make((3, 4), F32), make((4,), F32), 0.25])
+    check_same("lerp_ tensor", torch.Tensor.lerp_,
+               [make((3, 4), F32), make((4,), F32), make((3, 1), F32)])
+    check_same("cumsum_ dtype", cumsum_dtype_, [make((3, 4), F32)])
+
+
+def test_softmax_half_to_float():
+    """half_to_float gives a float32 result of a reduced-precision input (the
+    CPU refuses it; CUDA, like the card, computes it)."""
+    x = make((3, 4), torch.bfloat16)
+    got = torch._softmax(x.to(N), 1, True)
+    assert got.dtype == F32
+    torch.testing.assert_close(got.cpu(), torch.softmax(x.float(), 1), rtol=1e-6, atol=1e-7)
+
+
+def check_values_indices_out(fn, x):
+    """fn(x, out=(values, indices)) for values and indices of several types:
+    refused where the CPU refuses, else the CPU's results in those tensors."""
+    for vt, it in [(F32, I64), (F32, torch.int32), (F64, I64)]:
+        want, werr = outcome(fn, [x], (torch.empty(0, dtype=vt), torch.empty(0, dtype=it)))
+        nout = (torch.empty(0, dtype=vt, device=N), torch.empty(0, dtype=it, device=N))
+        got, gerr = outcome(fn, [x.to(N)], nout)
+        assert type(werr) is type(gerr), f"{fn.__name__} {vt} {it}: {werr!r} {gerr!r}"
+        if werr is None:
+            assert got[0] is nout[0] and got[1] is nout[1]
+            assert torch.equal(got[0].cpu(), want[0]) and torch.equal(got[1].cpu(), want[1])
+
+
+def test_sort_and_topk_out_rules():
+    """values and indices of out= are checked and resized as on the CPU: an
+    int32 indices tensor is refused, not silently cast."""
+    x = make((3, 5), F32, transposed=True)
+
+    def topk(a, out=None):
+        return torch.topk(a, 2, 1, out=out)
+
+    def sort(a, out=None):
+        return torch.sort(a, 0, stable=True, descending=True, out=out)
+
+    for fn in (topk, sort):
+        check_values_indices_out(fn, x)
+
+
+def test_max_dim_out_rules():
+    x = make((3, 5), F32, transposed=True)
+
+    def max_dim(a, out=None):
+        return torch.max(a, 1, keepdim=True, out=out)
+
+    check_values_indices_out(max_dim, x)
+    for a in (x, make((0, 3), F32)):
+        check_same("min.dim", lambda t: torch.min(t, -1).values, [a])
+        check_same("max.dim indices", lambda t: torch.max(t, 0).indices, [a])
+    z = torch.tensor(-2.5)  # 0-dim: itself, at index 0
+    v, i = torch.max(z.to(N), 0)
+    assert v.shape == () and v.item() == -2.5 and i.dtype == I64 and i.item() == 0
