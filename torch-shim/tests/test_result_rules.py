@@ -281,9 +281,26 @@ def test_max_dim_out_rules():
         return torch.max(a, 1, keepdim=True, out=out)
 
     check_values_indices_out(max_dim, x)
-    for a in (x, make((0, 3), F32)):
+    for a in (x, make((0, 3), F32), make((3, 4), I64)):
         check_same("min.dim", lambda t: torch.min(t, -1).values, [a])
         check_same("max.dim indices", lambda t: torch.max(t, 0).indices, [a])
+        check_same("aminmax dim", lambda t: torch.aminmax(t, dim=0, keepdim=True).min, [a])
+        check_same("aminmax", lambda t: torch.aminmax(t).max, [a])
+        check_same("max()", torch.max, [a])
+        check_same("min()", torch.min, [a])
     z = torch.tensor(-2.5)  # 0-dim: itself, at index 0
     v, i = torch.max(z.to(N), 0)
     assert v.shape == () and v.item() == -2.5 and i.dtype == I64 and i.item() == 0
+
+
+def test_gather_rules():
+    x = make((3, 4), F32, transposed=True)
+    idx = torch.tensor([[0, 1, 3], [2, 2, 0]])
+    for index in (idx, idx.to(torch.int32), torch.empty(0, dtype=torch.int32),
+                  torch.zeros(4, 2, dtype=I64)):
+        def gather(a, i, **kw):
+            return torch.gather(a, 1, i, **kw)
+
+        check_same("gather", gather, [x, index])
+        for to in [F32, F64]:
+            check_same("gather", gather, [x, index], out=torch.empty(0, dtype=to))

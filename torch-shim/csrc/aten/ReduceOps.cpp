@@ -10,6 +10,7 @@
 
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
+#include <ATen/ops/aminmax_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
 #include <ATen/ops/max_meta.h>
@@ -77,8 +78,6 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
     NEURON_OP(nrn_op_reduce(stream_for(src), red, &o, &x, static_cast<int>(dims[i])));
     cur = out;
   }
-  if (dims.empty())
-    cur = dst ? dst->view(cur.sizes()).copy_(cur) : cur.to(dtype, false, true);
   return cur;
 }
 
@@ -112,8 +111,8 @@ at::Tensor complex_reduce(bool mean, const at::Tensor& self, at::OptionalIntArra
   return at::view_as_complex(r);
 }
 
-// The results of sum, mean, amax, amin, max and min along dims, and argmax
-// and argmin, and their checks, are their structured metas'.
+// The results of sum, mean, amax, amin, max and min along dims, argmax,
+// argmin and aminmax, and their checks, are their structured metas'.
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype) {
   if (self.is_complex())
@@ -185,22 +184,13 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   return out;
 }
 
-at::Tensor extreme(nisa_reduce red, const at::Tensor& self, at::IntArrayRef dim,
-                   bool keepdim) {
-  TORCH_CHECK(self.numel() > 0 || !dim.empty(), "max(): Expected reduction dim to be "
-              "specified for input.numel() == 0. Specify the reduction dim with the 'dim' "
-              "argument.");
-  auto dims = reduce_dims(self, dim);
-  if (self.numel() == 0) {
-    // Empty off the reduced dims (which must not be): an empty result.
-    for (int64_t d : dims)
-      TORCH_CHECK_INDEX(self.size(d) > 0, "max(): Expected reduction dim ", d,
-                        " to have non-zero size.");
-    return empty_neuron(reduced_shape(self, dims, keepdim), self.scalar_type(),
-                        self.device());
-  }
-  return reduce_keep(red, self, dims, self.scalar_type())
-      .view(reduced_shape(self, dims, keepdim));
+// max() and min() of all elements (which have no structured meta).
+at::Tensor extreme_all(nisa_reduce red, const at::Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, red == NISA_RED_MAX ? "max" : "min", "(): Expected "
+              "reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  at::Tensor r = reduce_keep(red, self, reduce_dims(self, {}), self.scalar_type());
+  return r.view(at::IntArrayRef{});  // ({} alone would be view(ScalarType))
 }
 
 template <class Meta, nisa_reduce RED>
@@ -218,12 +208,8 @@ at::Tensor& extreme_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdi
     reduce_into(RED, self, reduce_dims(self, dim), out);
   return out;
 }
-at::Tensor max_all(const at::Tensor& self) {
-  return extreme(NISA_RED_MAX, self, {}, false);
-}
-at::Tensor min_all(const at::Tensor& self) {
-  return extreme(NISA_RED_MIN, self, {}, false);
-}
+at::Tensor max_all(const at::Tensor& self) { return extreme_all(NISA_RED_MAX, self); }
+at::Tensor min_all(const at::Tensor& self) { return extreme_all(NISA_RED_MIN, self); }
 
 template <class Meta, nisa_reduce RED, nisa_reduce ARG>
 void extreme_dim_into(const at::Tensor& self, int64_t dim, at::Tensor& values,
@@ -325,52 +311,39 @@ at::Tensor& prod_all_out(const at::Tensor& self, std::optional<at::ScalarType> d
   return out;
 }
 
+void aminmax_into(const at::Tensor& self, std::optional<int64_t> dim, const at::Tensor& lo,
+                  const at::Tensor& hi) {
+  if (self.dim() == 0) {
+    lo.copy_(self);
+    hi.copy_(self);
+  } else if (lo.numel()) {
+    auto dims = dim ? std::vector<int64_t>{at::maybe_wrap_dim(*dim, self.dim())}
+                    : reduce_dims(self, {});
+    reduce_into(NISA_RED_MIN, self, dims, lo);
+    reduce_into(NISA_RED_MAX, self, dims, hi);
+  }
+}
 std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim,
                                            bool keepdim) {
-  if (dim) {
-    TORCH_CHECK(self.dim() == 0 || self.size(at::maybe_wrap_dim(*dim, self.dim())) > 0,
-                "aminmax(): Expected reduction dim ", *dim, " to have non-zero size.");
-    if (self.dim() == 0)
-      return {self.clone(), self.clone()};
-    return {at::amin(self, {*dim}, keepdim), at::amax(self, {*dim}, keepdim)};
-  }
-  TORCH_CHECK(self.numel() > 0, "aminmax(): cannot compute aminmax over an empty "
-              "dimension as the operation has no identity.");
-  at::Tensor flat = self.reshape({-1});
-  at::Tensor lo = at::amin(flat, {0}, false), hi = at::amax(flat, {0}, false);
-  if (keepdim) {
-    std::vector<int64_t> ones(self.dim(), 1);
-    lo = lo.reshape(ones);
-    hi = hi.reshape(ones);
-  }
-  return {lo, hi};
+  auto r = meta_results<at::meta::structured_aminmax, 2>(Form::Functional, {}, self, dim,
+                                                         keepdim);
+  aminmax_into(self, dim, r[0], r[1]);
+  return {r[0], r[1]};
 }
 std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
                                                  std::optional<int64_t> dim, bool keepdim,
                                                  at::Tensor& min, at::Tensor& max) {
-  auto [lo, hi] = torch_neuron::aminmax(self, dim, keepdim);
-  into(min, lo);
-  into(max, hi);
+  meta_results<at::meta::structured_aminmax, 2>(Form::Out, {min, max}, self, dim, keepdim);
+  aminmax_into(self, dim, min, max);
   return {min, max};
 }
 
 // ---- composed of ATen operators ----
 
-std::vector<int64_t> dims_of(const at::Tensor& t, at::OptionalIntArrayRef dim) {
-  std::vector<int64_t> d;
-  if (dim && !dim->empty())
-    for (int64_t x : *dim)
-      d.push_back(at::maybe_wrap_dim(x, std::max<int64_t>(t.dim(), 1)));
-  else
-    for (int64_t i = 0; i < t.dim(); i++)
-      d.push_back(i);
-  return d;
-}
-
 // ---- any / all: count the nonzero (zero) elements ----
 at::Tensor count(const at::Tensor& hits, at::OptionalIntArrayRef dim, bool keepdim) {
   at::Tensor c = hits.to(at::kLong);
-  return hits.dim() == 0 ? c : c.sum(dims_of(hits, dim), keepdim);
+  return hits.dim() == 0 ? c : c.sum(reduce_dims(hits, dim), keepdim);
 }
 at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   return count(self.ne(0), dim, keepdim).gt(0);
@@ -417,7 +390,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor& self,
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) ||
               self.scalar_type() == at::kComplexFloat, "var/std: expected a floating "
               "point or complex64 input on neuron, got ", self.scalar_type());
-  std::vector<int64_t> d = dims_of(self, dim);
+  std::vector<int64_t> d = reduce_dims(self, dim);
   int64_t n = 1;
   for (int64_t i : d)
     n *= self.dim() ? self.size(i) : 1;
@@ -463,7 +436,7 @@ at::Tensor& std_c_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
 at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype) {
   at::Tensor x = at::where(self.ne(self), at::zeros({}, self.options()), self);
-  return x.sum(dims_of(x, dim), keepdim, dtype);
+  return x.sum(reduce_dims(x, dim), keepdim, dtype);
 }
 
 // ---- vector norms ----
@@ -477,7 +450,7 @@ at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord,
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "linalg.vector_norm: expected a "
               "floating point input on neuron, got ", self.scalar_type());
   at::Tensor x = dtype ? self.to(*dtype) : self;
-  std::vector<int64_t> d = dims_of(x, dim);
+  std::vector<int64_t> d = reduce_dims(x, dim);
   at::Tensor a = x.abs();
   if (x.dim() == 0)
     a = a.reshape({1}), d = {0};

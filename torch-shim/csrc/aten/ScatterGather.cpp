@@ -11,6 +11,9 @@
 // apply in the order a sequential CPU loop takes them (the card's row-major
 // order), so the results are the CPU's; mean is the sum divided by the
 // count, as PyTorch computes it.
+#include <ATen/ops/gather_meta.h>
+
+#include "NeuronMeta.h"
 #include "NeuronScatter.h"
 
 #include <limits>
@@ -331,18 +334,15 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim,
   return index_select_into(self, dim, index, out);
 }
 
-at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       bool sparse_grad, at::Tensor& out) {
+// gather's result and checks (the index's type and shape) are its
+// structured meta's; an empty index gathers nothing.
+at::Tensor& gather_into(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                        at::Tensor& out) {
   check_device(self, index);
-  if (index.numel() == 0) {
-    // Nothing gathered: the CPU checks neither the index's dtype nor its shape.
-    resize_out(out, index.sizes());
+  if (index.numel() == 0)
     return out;
-  }
-  check_index(index);
   check_elementwise_index(self, dim, index, nullptr, "gather");
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  resize_out(out, index.sizes());
   at::Tensor dst = as_1d(out);
   nrn_tensor_desc o = desc(dst), s = desc(as_1d(self)), i = desc(as_1d(index));
   NEURON_OP(nrn_op_gather(stream_for(self), NISA_IDX_ELEMENT, &o, &s, &i,
@@ -350,10 +350,17 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   return out;
 }
 
+at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                       bool sparse_grad, at::Tensor& out) {
+  meta_results<at::meta::structured_gather>(Form::Out, {out}, self, dim, index, sparse_grad);
+  return gather_into(self, dim, index, out);
+}
+
 at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   bool sparse_grad) {
-  at::Tensor out = empty_neuron(index.sizes(), self.scalar_type(), self.device());
-  return gather_out(self, dim, index, sparse_grad, out);
+  at::Tensor out = meta_results<at::meta::structured_gather>(Form::Functional, {}, self, dim,
+                                                             index, sparse_grad)[0];
+  return gather_into(self, dim, index, out);
 }
 
 at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
