@@ -304,3 +304,38 @@ def test_gather_rules():
         check_same("gather", gather, [x, index])
         for to in [F32, F64]:
             check_same("gather", gather, [x, index], out=torch.empty(0, dtype=to))
+
+
+def test_scatter_and_index_family_rules():
+    x, src = make((3, 4), F32), make((2, 4), F32)
+    idx, rows = torch.tensor([[0, 1, 2, 0]]), torch.tensor([2, 0])
+    cases = {
+        "scatter": (lambda s, i, v, **kw: torch.scatter(s, 0, i, v, **kw), [x, idx, src]),
+        "scatter int32": (lambda s, i, v, **kw: torch.scatter(s, 0, i, v, **kw),
+                          [x, idx.int(), src]),
+        "scatter src type": (lambda s, i, v, **kw: torch.scatter(s, 0, i, v, **kw),
+                             [x, idx, src.double()]),
+        "scatter value": (lambda s, i, **kw: torch.scatter(s, 1, i, 2.5, **kw), [x, idx]),
+        "scatter reduce": (lambda s, i, v, **kw: torch.scatter(s, 0, i, v, reduce="multiply",
+                                                               **kw), [x, idx, src]),
+        "scatter_add": (lambda s, i, v, **kw: torch.scatter_add(s, 0, i, v, **kw),
+                        [x, idx, src]),
+        "scatter_add shapes": (lambda s, i, v, **kw: torch.scatter_add(s, 0, i, v, **kw),
+                               [x, torch.zeros(1, 5, dtype=I64), src]),
+        "scatter_reduce": (lambda s, i, v, **kw: torch.scatter_reduce(
+            s, 0, i, v, "amax", include_self=False, **kw), [x, idx, src]),
+        "index_add": (lambda s, i, v, **kw: torch.index_add(s, 0, i, v, alpha=2, **kw),
+                      [x, rows, src]),
+        "index_copy": (lambda s, i, v, **kw: torch.index_copy(s, 0, i, v, **kw),
+                       [x, rows, src]),
+        "index_reduce": (lambda s, i, v, **kw: torch.index_reduce(s, 0, i, v, "prod", **kw),
+                         [x, rows, src]),
+    }
+    for name, (fn, args) in cases.items():
+        check_same(name, fn, args)
+        for to in [F32, F64]:
+            check_same(name, fn, args, out=torch.empty(0, dtype=to))
+    check_same("scatter_", lambda s, i, v: s.scatter_(0, i, v), [x, idx, src])
+    check_same("index_add_", lambda s, i, v: s.index_add_(0, i, v), [x, rows, src])
+    check_same("index_copy_ type", lambda s, i, v: s.index_copy_(0, i, v),
+               [x, rows, src.double()])

@@ -12,6 +12,12 @@
 // order), so the results are the CPU's; mean is the sum divided by the
 // count, as PyTorch computes it.
 #include <ATen/ops/gather_meta.h>
+#include <ATen/ops/index_add_meta.h>
+#include <ATen/ops/index_copy_meta.h>
+#include <ATen/ops/index_reduce_meta.h>
+#include <ATen/ops/scatter_add_meta.h>
+#include <ATen/ops/scatter_meta.h>
+#include <ATen/ops/scatter_reduce_meta.h>
 
 #include "NeuronMeta.h"
 #include "NeuronScatter.h"
@@ -117,17 +123,26 @@ void index_reduce_into(const at::Tensor& out, int64_t dim, const at::Tensor& ind
   }
 }
 
-// out = self, then @fn(out); the three variants of a structured op share it.
-template <typename F>
-at::Tensor& into_out(const at::Tensor& self, at::Tensor& out, F fn) {
-  check_device(self, out);
-  if (!out.is_same(self)) {
-    resize_out(out, self.sizes());
-    out.copy_(self);
+// The three forms of a structured scatter or index operator name##_ (its
+// kernel, in place on a tensor holding self): the result and the checks
+// of its arguments are its structured meta's; the functional and out=
+// results get self's values first.
+#define STRUCTURED_FORMS(name, Meta, PARAMS, ARGS)                              \
+  at::Tensor name(const at::Tensor& self PARAMS) {                              \
+    at::Tensor out = meta_results<Meta>(Form::Functional, {}, self ARGS)[0];    \
+    out.copy_(self);                                                            \
+    return name##_kernel(out ARGS);                                             \
+  }                                                                             \
+  at::Tensor& name##_inplace(at::Tensor& self PARAMS) {                         \
+    meta_results<Meta>(Form::Inplace, {self}, self ARGS);                       \
+    return name##_kernel(self ARGS);                                            \
+  }                                                                             \
+  at::Tensor& name##_out(const at::Tensor& self PARAMS, at::Tensor& out) {      \
+    meta_results<Meta>(Form::Out, {out}, self ARGS);                            \
+    if (!out.is_same(self))                                                     \
+      out.copy_(self);                                                          \
+    return name##_kernel(out ARGS);                                             \
   }
-  fn(out);
-  return out;
-}
 
 // ---- scatter ---------------------------------------------------------------
 
@@ -137,111 +152,73 @@ nisa_scatter old_reduce(c10::string_view r) {
   TORCH_CHECK(false, "reduce argument must be either add or multiply.");
 }
 
-at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                         const at::Tensor& src) {
+at::Tensor& scatter_src_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src) {
   scatter_elements(self, dim, index, src, NISA_SCAT_ASSIGN, "scatter");
   return self;
 }
-at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                            const at::Tensor& src, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) { scatter_src_(o, dim, index, src); });
-}
-at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& src) {
-  at::Tensor out = self.clone();
-  return scatter_src_(out, dim, index, src);
-}
-
-at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                           const at::Scalar& value) {
+at::Tensor& scatter_value_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Scalar& value) {
   scatter_elements(self, dim, index, scalar_like(value, self).expand(index.sizes()),
                    NISA_SCAT_ASSIGN, "scatter");
   return self;
 }
-at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                              const at::Scalar& value, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) { scatter_value_(o, dim, index, value); });
-}
-at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                         const at::Scalar& value) {
-  at::Tensor out = self.clone();
-  return scatter_value_(out, dim, index, value);
-}
-
-at::Tensor& scatter_reduce_old_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                const at::Tensor& src, c10::string_view reduce) {
+at::Tensor& scatter_reduce_old_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                     const at::Tensor& src, c10::string_view reduce) {
   scatter_elements(self, dim, index, src, old_reduce(reduce), "scatter");
   return self;
 }
-at::Tensor& scatter_reduce_old_out(const at::Tensor& self, int64_t dim,
-                                   const at::Tensor& index, const at::Tensor& src,
-                                   c10::string_view reduce, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) {
-    scatter_reduce_old_(o, dim, index, src, reduce); });
-}
-at::Tensor scatter_reduce_old(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                              const at::Tensor& src, c10::string_view reduce) {
-  at::Tensor out = self.clone();
-  return scatter_reduce_old_(out, dim, index, src, reduce);
-}
-
-at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                  const at::Scalar& value, c10::string_view reduce) {
+at::Tensor& scatter_value_reduce_kernel(at::Tensor& self, int64_t dim,
+                                       const at::Tensor& index, const at::Scalar& value,
+                                       c10::string_view reduce) {
   scatter_elements(self, dim, index, scalar_like(value, self).expand(index.sizes()),
                    old_reduce(reduce), "scatter");
   return self;
 }
-at::Tensor& scatter_value_reduce_out(const at::Tensor& self, int64_t dim,
-                                     const at::Tensor& index, const at::Scalar& value,
-                                     c10::string_view reduce, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) {
-    scatter_value_reduce_(o, dim, index, value, reduce); });
-}
-at::Tensor scatter_value_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                const at::Scalar& value, c10::string_view reduce) {
-  at::Tensor out = self.clone();
-  return scatter_value_reduce_(out, dim, index, value, reduce);
-}
-
-// ---- scatter_reduce --------------------------------------------------------
-
-at::Tensor& scatter_reduce_two_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                const at::Tensor& src, c10::string_view reduce,
-                                bool include_self) {
+at::Tensor& scatter_reduce_two_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                     const at::Tensor& src, c10::string_view reduce,
+                                     bool include_self) {
   scatter_reduce_into(self, dim, index, src, parse_reduce(reduce, "scatter_reduce"),
                       include_self);
   return self;
 }
-at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim,
-                                   const at::Tensor& index, const at::Tensor& src,
-                                   c10::string_view reduce, bool include_self,
-                                   at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) {
-    scatter_reduce_two_(o, dim, index, src, reduce, include_self); });
-}
-at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                              const at::Tensor& src, c10::string_view reduce,
-                              bool include_self) {
-  at::Tensor out = self.clone();
-  return scatter_reduce_two_(out, dim, index, src, reduce, include_self);
-}
-
-// ---- index_copy, index_fill, index_reduce ----------------------------------
-
-at::Tensor& index_copy_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                        const at::Tensor& source) {
+at::Tensor& index_copy_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor& source) {
   scatter_rows(self, dim, index, source, NISA_SCAT_ASSIGN, "index_copy");
   return self;
 }
-at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                           const at::Tensor& source, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) { index_copy_(o, dim, index, source); });
+at::Tensor& index_reduce_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Tensor& source, c10::string_view reduce,
+                               bool include_self) {
+  index_reduce_into(self, dim, index, source, parse_reduce(reduce, "index_reduce"),
+                    include_self);
+  return self;
 }
-at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                      const at::Tensor& source) {
-  at::Tensor out = self.clone();
-  return index_copy_(out, dim, index, source);
-}
+
+#define P_SRC , int64_t dim, const at::Tensor& index, const at::Tensor& src
+#define A_SRC , dim, index, src
+#define P_VALUE , int64_t dim, const at::Tensor& index, const at::Scalar& value
+#define A_VALUE , dim, index, value
+STRUCTURED_FORMS(scatter_src, at::meta::structured_scatter_src, P_SRC, A_SRC)
+STRUCTURED_FORMS(scatter_value, at::meta::structured_scatter_value, P_VALUE, A_VALUE)
+#define P_SRC_RED P_SRC, c10::string_view reduce
+#define A_SRC_RED A_SRC, reduce
+#define P_VALUE_RED P_VALUE, c10::string_view reduce
+#define A_VALUE_RED A_VALUE, reduce
+#define P_SRC_RED_SELF P_SRC_RED, bool include_self
+#define A_SRC_RED_SELF A_SRC_RED, include_self
+#define P_SOURCE , int64_t dim, const at::Tensor& index, const at::Tensor& source
+#define A_SOURCE , dim, index, source
+#define P_SOURCE_RED_SELF P_SOURCE, c10::string_view reduce, bool include_self
+#define A_SOURCE_RED_SELF A_SOURCE, reduce, include_self
+STRUCTURED_FORMS(scatter_reduce_old, at::meta::structured_scatter_reduce, P_SRC_RED, A_SRC_RED)
+STRUCTURED_FORMS(scatter_value_reduce, at::meta::structured_scatter_value_reduce, P_VALUE_RED,
+                 A_VALUE_RED)
+STRUCTURED_FORMS(scatter_reduce_two, at::meta::structured_scatter_reduce_two, P_SRC_RED_SELF,
+                 A_SRC_RED_SELF)
+STRUCTURED_FORMS(index_copy, at::meta::structured_index_copy, P_SOURCE, A_SOURCE)
+STRUCTURED_FORMS(index_reduce, at::meta::structured_index_reduce, P_SOURCE_RED_SELF,
+                 A_SOURCE_RED_SELF)
 
 at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                                const at::Tensor& value) {
@@ -275,25 +252,6 @@ at::Tensor index_fill_tensor(const at::Tensor& self, int64_t dim, const at::Tens
                              const at::Tensor& value) {
   at::Tensor out = self.clone();
   return index_fill_tensor_(out, dim, index, value);
-}
-
-at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                          const at::Tensor& source, c10::string_view reduce,
-                          bool include_self) {
-  index_reduce_into(self, dim, index, source, parse_reduce(reduce, "index_reduce"),
-                    include_self);
-  return self;
-}
-at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                             const at::Tensor& source, c10::string_view reduce,
-                             bool include_self, at::Tensor& out) {
-  return into_out(self, out, [&](at::Tensor& o) {
-    index_reduce_(o, dim, index, source, reduce, include_self); });
-}
-at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                        const at::Tensor& source, c10::string_view reduce, bool include_self) {
-  at::Tensor out = self.clone();
-  return index_reduce_(out, dim, index, source, reduce, include_self);
 }
 
 // ---- index_select, gather, scatter_add, index_add ------------------------
@@ -363,8 +321,8 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
   return gather_into(self, dim, index, out);
 }
 
-at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                         const at::Tensor& src) {
+at::Tensor& scatter_add_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& src) {
   check_index(index);
   check_device(self, index);
   check_device(self, src);
@@ -383,11 +341,7 @@ at::Tensor& scatter_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   return self;
 }
 
-at::Tensor scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& src) {
-  at::Tensor out = self.clone();
-  return scatter_add_(out, dim, index, src);
-}
+STRUCTURED_FORMS(scatter_add, at::meta::structured_scatter_add, P_SRC, A_SRC)
 
 }  // namespace
 
@@ -413,20 +367,13 @@ at::Tensor& index_add_into(at::Tensor& out, int64_t dim, const at::Tensor& index
 
 namespace {
 
-at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& source, const at::Scalar& alpha) {
+at::Tensor& index_add_kernel(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                            const at::Tensor& source, const at::Scalar& alpha) {
   return index_add_into(self, dim, index, source, alpha);
 }
-
-at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                          const at::Tensor& source, const at::Scalar& alpha,
-                          at::Tensor& out) {
-  if (!out.is_same(self)) {
-    resize_out(out, self.sizes());
-    out.copy_(self);
-  }
-  return index_add_into(out, dim, index, source, alpha);
-}
+#define P_SOURCE_ALPHA P_SOURCE, const at::Scalar& alpha
+#define A_SOURCE_ALPHA A_SOURCE, alpha
+STRUCTURED_FORMS(index_add, at::meta::structured_index_add, P_SOURCE_ALPHA, A_SOURCE_ALPHA)
 
 }  // namespace
 
@@ -516,33 +463,35 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gather", gather);
   m.impl("gather.out", gather_out);
   m.impl("scatter_add", scatter_add);
-  m.impl("scatter_add_", scatter_add_);
-  m.impl("index_add_", index_add_);
+  m.impl("scatter_add_", scatter_add_inplace);
+  m.impl("scatter_add.out", scatter_add_out);
+  m.impl("index_add", index_add);
+  m.impl("index_add_", index_add_inplace);
   m.impl("index_add.out", index_add_out);
   m.impl("scatter.src", scatter_src);
-  m.impl("scatter_.src", scatter_src_);
+  m.impl("scatter_.src", scatter_src_inplace);
   m.impl("scatter.src_out", scatter_src_out);
   m.impl("scatter.value", scatter_value);
-  m.impl("scatter_.value", scatter_value_);
+  m.impl("scatter_.value", scatter_value_inplace);
   m.impl("scatter.value_out", scatter_value_out);
   m.impl("scatter.reduce", scatter_reduce_old);
-  m.impl("scatter_.reduce", scatter_reduce_old_);
+  m.impl("scatter_.reduce", scatter_reduce_old_inplace);
   m.impl("scatter.reduce_out", scatter_reduce_old_out);
   m.impl("scatter.value_reduce", scatter_value_reduce);
-  m.impl("scatter_.value_reduce", scatter_value_reduce_);
+  m.impl("scatter_.value_reduce", scatter_value_reduce_inplace);
   m.impl("scatter.value_reduce_out", scatter_value_reduce_out);
   m.impl("scatter_reduce.two", scatter_reduce_two);
-  m.impl("scatter_reduce_.two", scatter_reduce_two_);
+  m.impl("scatter_reduce_.two", scatter_reduce_two_inplace);
   m.impl("scatter_reduce.two_out", scatter_reduce_two_out);
   m.impl("index_copy", index_copy);
-  m.impl("index_copy_", index_copy_);
+  m.impl("index_copy_", index_copy_inplace);
   m.impl("index_copy.out", index_copy_out);
   m.impl("index_fill.int_Scalar", index_fill_scalar);
   m.impl("index_fill_.int_Scalar", index_fill_scalar_);
   m.impl("index_fill.int_Tensor", index_fill_tensor);
   m.impl("index_fill_.int_Tensor", index_fill_tensor_);
   m.impl("index_reduce", index_reduce);
-  m.impl("index_reduce_", index_reduce_);
+  m.impl("index_reduce_", index_reduce_inplace);
   m.impl("index_reduce.out", index_reduce_out);
 }
 
