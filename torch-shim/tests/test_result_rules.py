@@ -339,3 +339,19 @@ def test_scatter_and_index_family_rules():
     check_same("index_add_", lambda s, i, v: s.index_add_(0, i, v), [x, rows, src])
     check_same("index_copy_ type", lambda s, i, v: s.index_copy_(0, i, v),
                [x, rows, src.double()])
+
+
+def test_out_sharing_memory_with_the_input():
+    """A reduction or softmax whose out= is (part of) its own input gives the
+    result of its input as it was before the call, not one read while being
+    written (the CPU's own result is not the reference here: it may read
+    what it has already written)."""
+    cases = [
+        (lambda x: torch.sum(x, 0, out=x[0]), lambda x: torch.sum(x, 0)),
+        (lambda x: torch._softmax(x, 1, False, out=x), lambda x: torch.softmax(x, 1)),
+        (lambda x: torch.amax(x, 1, out=x[:, 0]), lambda x: torch.amax(x, 1)),
+    ]
+    for into_self, plain in cases:
+        x = make((4, 4), F32)
+        got = into_self(x.to(N))
+        torch.testing.assert_close(got.cpu(), plain(x), rtol=1e-6, atol=1e-6)

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include <ATen/TensorIterator.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorMeta.h>
 #include <ATen/native/Resize.h>
 

@@ -84,14 +84,15 @@ at::Tensor reduce_keep(nisa_reduce red, const at::Tensor& src,
 // Reduce @self over @dims into @out, a reduction's result (its meta's:
 // reduced shape, keepdim or not, and type). Into an integer type the CPU
 // converts a floating input's elements before it reduces them, and so
-// does the card.
+// does the card. An out= that shares memory with self gets a copy.
 void reduce_into(nisa_reduce red, const at::Tensor& self, const std::vector<int64_t>& dims,
                  const at::Tensor& out) {
   bool convert = !at::isIntegralType(self.scalar_type(), true) &&
                  at::isIntegralType(out.scalar_type(), true) && red != NISA_RED_ARGMAX &&
                  red != NISA_RED_ARGMIN;
   at::Tensor x = convert ? self.to(out.scalar_type()) : self;
-  if (out.is_contiguous())
+  // Written in place only when no input element is also a result element.
+  if (out.is_contiguous() && at::get_overlap_status(out, x) == at::MemOverlapStatus::No)
     reduce_keep(red, x, dims, out.scalar_type(), &out);
   else
     out.copy_(reduce_keep(red, x, dims, out.scalar_type()).view(out.sizes()));

@@ -12,13 +12,14 @@ namespace {
 
 // The results and argument checks are the structured metas' (half_to_float:
 // a float32 result of a float16 or bfloat16 input, computed from the input
-// directly). The card writes a contiguous result; an out= of other strides
-// receives a copy.
+// directly). The card writes a contiguous result; an out= of other strides,
+// or sharing memory with self, receives a copy.
 void softmax_into(nisa_softmax v, const at::Tensor& self, int64_t dim,
                   const at::Tensor& out) {
   if (self.numel() == 0)
     return;
-  if (!out.is_contiguous()) {
+  if (!out.is_contiguous() ||
+      at::get_overlap_status(out, self) != at::MemOverlapStatus::No) {
     at::Tensor r = at::empty_like(out, at::MemoryFormat::Contiguous);
     softmax_into(v, self, dim, r);
     out.copy_(r);
