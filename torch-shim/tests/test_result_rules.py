@@ -350,6 +350,10 @@ def test_out_sharing_memory_with_the_input():
         (lambda x: torch.sum(x, 0, out=x[0]), lambda x: torch.sum(x, 0)),
         (lambda x: torch._softmax(x, 1, False, out=x), lambda x: torch.softmax(x, 1)),
         (lambda x: torch.amax(x, 1, out=x[:, 0]), lambda x: torch.amax(x, 1)),
+        # A broadcast input: ATen cannot tell its elements from a result's.
+        (lambda x: torch._softmax(x[:1].expand(4, 4), 1, False),
+         lambda x: torch.softmax(x[:1].expand(4, 4), 1)),
+        (lambda x: torch.sum(x[:1].expand(4, 4), 0), lambda x: torch.sum(x[:1].expand(4, 4), 0)),
     ]
     for into_self, plain in cases:
         x = make((4, 4), F32)

@@ -83,6 +83,17 @@ struct NeuronMeta final : Meta {
   }
 };
 
+// Whether @out may share elements with @in: ATen's overlap status when
+// both lie in one storage (where it cannot tell, say for a broadcast
+// input, they may), never for distinct storages. A kernel that reads its
+// input while writing its result (a reduction, softmax) writes into a
+// temporary when they may.
+inline bool may_share_elements(const at::TensorBase& out, const at::TensorBase& in) {
+  if (!out.has_storage() || !in.has_storage() || !out.storage().is_alias_of(in.storage()))
+    return false;
+  return at::get_overlap_status(out, in) != at::MemOverlapStatus::No;
+}
+
 // The results of structured operator @Meta on @args, in @form (@given: the
 // out= tensors, or self in place).
 template <class Meta, size_t N = 1, class... Args>

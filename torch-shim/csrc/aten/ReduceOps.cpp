@@ -92,7 +92,7 @@ void reduce_into(nisa_reduce red, const at::Tensor& self, const std::vector<int6
                  red != NISA_RED_ARGMIN;
   at::Tensor x = convert ? self.to(out.scalar_type()) : self;
   // Written in place only when no input element is also a result element.
-  if (out.is_contiguous() && at::get_overlap_status(out, x) == at::MemOverlapStatus::No)
+  if (out.is_contiguous() && !may_share_elements(out, x))
     reduce_keep(red, x, dims, out.scalar_type(), &out);
   else
     out.copy_(reduce_keep(red, x, dims, out.scalar_type()).view(out.sizes()));

@@ -18,8 +18,7 @@ void softmax_into(nisa_softmax v, const at::Tensor& self, int64_t dim,
                   const at::Tensor& out) {
   if (self.numel() == 0)
     return;
-  if (!out.is_contiguous() ||
-      at::get_overlap_status(out, self) != at::MemOverlapStatus::No) {
+  if (!out.is_contiguous() || may_share_elements(out, self)) {
     at::Tensor r = at::empty_like(out, at::MemoryFormat::Contiguous);
     softmax_into(v, self, dim, r);
     out.copy_(r);
