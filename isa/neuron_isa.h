@@ -236,7 +236,7 @@ enum nisa_role {
 	X(MUL, mul, EXACT, SAME)					\
 	X(DIV, div, EXACT, FLOAT) /* integers: truncating */		\
 	X(MAX, max, EXACT, SAME) X(MIN, min, EXACT, SAME)		\
-	X(POW, pow, REAL, SAME)						\
+	X(POW, pow, EXACT, SAME)					\
 	X(AND, and, BITS, SAME) X(OR, or, BITS, SAME)			\
 	X(XOR, xor, BITS, SAME)						\
 	X(FLOORDIV, floordiv, EXACT, SAME) /* floor(x / y) */		\

@@ -437,6 +437,25 @@ static inline int64_t trn_bini_div_trunc(int64_t x, int64_t y, int64_t a)
 {
     return trn_bini_div(x, y, a);
 }
+/*
+ * x^y by squaring, wrapping as int64 multiplication does; a negative y
+ * gives 1 for x = 1, +-1 for x = -1 and 0 otherwise (PyTorch's integer pow).
+ */
+static inline int64_t trn_bini_pow(int64_t x, int64_t y, int64_t a)
+{
+    uint64_t r = 1, b = (uint64_t)x;
+
+    if (y < 0) {
+        return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
+    }
+    for (; y; y >>= 1) {
+        if (y & 1) {
+            r *= b;
+        }
+        b *= b;
+    }
+    return (int64_t)r;
+}
 static inline int64_t trn_bini_max(int64_t x, int64_t y, int64_t a) { return MAX(x, y); }
 static inline int64_t trn_bini_min(int64_t x, int64_t y, int64_t a) { return MIN(x, y); }
 static inline int64_t trn_bini_and(int64_t x, int64_t y, int64_t a) { return x & y; }

@@ -198,6 +198,27 @@ static void test_integer_exact(void)
             g_assert_cmpint(o[i], ==, w);
         }
     }
+    /* pow: wrapping, and PyTorch's rule for negative exponents */
+    {
+        int64_t px[N] = { 2, 3, -1, -1, 1, 0, 7, -2 };
+        int64_t py[N] = { 62, 41, -3, -4, -9, -1, 0, 63 };
+        int64_t pw[N] = { 1ll << 62, 0, -1, 1, 1, 0, 1, INT64_MIN };
+        uint64_t p3 = 1;
+
+        for (int k = 0; k < 41; k++) {
+            p3 *= 3;
+        }
+        pw[1] = (int64_t)p3;
+        put(c, 0, 0, px, sizeof(px));
+        put(c, 1, 0, py, sizeof(py));
+        in = (struct nisa_insn){ .opcode = NISA_INSN_BINARY, .subop = NISA_BIN_POW,
+            .alpha = f64bits(1.0), .dst = tn(2, NISA_I64, 0, N, 0, 0, 0),
+            .src = { tn(0, NISA_I64, 0, N, 0, 0, 0), tn(1, NISA_I64, 0, N, 0, 0, 0) } };
+        g_assert_cmphex(run1(c, in), ==, OK);
+        get(c, 2, 0, o, sizeof(o));
+        g_assert_cmpmem(o, sizeof(o), pw, sizeof(pw));
+        put(c, 0, 0, x, sizeof(x));
+    }
     put(c, 1, 0, y, sizeof(y));
     /* neg, abs, bitwise not; comparisons */
     for (unsigned fn = NISA_UN_NEG; fn <= NISA_UN_BITNOT; fn++) {
