@@ -23,12 +23,18 @@ BINARY = {
     "maximum": torch.maximum, "remainder": torch.remainder,
     "bitwise_and": torch.bitwise_and, "atan2": torch.atan2,
     "logical_and": torch.logical_and, "eq": torch.eq, "lt": torch.lt,
+    "pow": torch.pow, "fmax": torch.fmax, "heaviside": torch.heaviside,
+    "copysign": torch.copysign, "xlogy": torch.xlogy, "hypot": torch.hypot,
+    "bitwise_left_shift": torch.bitwise_left_shift, "floor_divide": torch.floor_divide,
+    "clamp_min_tensor": torch.clamp_min,
 }
-INTEGER_DIVISION = {"div_floor", "remainder"}
+INTEGER_DIVISION = {"div_floor", "remainder", "floor_divide"}
 INPLACE = {
     "add": "add_", "sub": "sub_", "mul": "mul_", "div": "div_",
     "remainder": "remainder_", "bitwise_and": "bitwise_and_", "atan2": "atan2_",
     "logical_and": "logical_and_", "eq": "eq_", "lt": "lt_",
+    "pow": "pow_", "copysign": "copysign_", "heaviside": "heaviside_",
+    "clamp_min_tensor": "clamp_min_",
 }
 UNARY = {
     "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
@@ -200,6 +206,15 @@ STRUCTURED = {
     "amax_empty_dim": (lambda x, **kw: torch.amax(x, 0, **kw), [((0, 4), F32)]),
     "argmax": (lambda x, **kw: torch.argmax(x, 1, **kw), [((3, 4), F32)]),
     "argmax_all": (lambda x, **kw: torch.argmax(x, keepdim=True, **kw), [((3, 4), F32)]),
+    "prod": (lambda x, **kw: torch.prod(x, 1, **kw), [((3, 4), F32)]),
+    "prod_int_keepdim": (lambda x, **kw: torch.prod(x, 0, keepdim=True, **kw), [((3, 4), I64)]),
+    "prod_dtype": (lambda x, **kw: torch.prod(x, 1, dtype=F64, **kw), [((3, 4), F32)]),
+    "all_dim": (lambda x, **kw: torch.all(x, 1, **kw), [((3, 4), F32)]),
+    "any_dims": (lambda x, **kw: torch.any(x, (0, 1), keepdim=True, **kw), [((3, 4), I64)]),
+    "all_all": (lambda x, **kw: torch.all(x, **kw), [((3, 4), torch.uint8)]),
+    "any_uint8": (lambda x, **kw: torch.any(x, 0, **kw), [((3, 4), torch.uint8)]),
+    "tril": (lambda x, **kw: torch.tril(x, 1, **kw), [((3, 4), F32)]),
+    "triu_vector": (lambda x, **kw: torch.triu(x, **kw), [((4,), F32)]),
 }
 
 
@@ -235,6 +250,8 @@ def test_structured_meta_inplace():
     check_same("lerp_ tensor", torch.Tensor.lerp_,
                [make((3, 4), F32), make((4,), F32), make((3, 1), F32)])
     check_same("cumsum_ dtype", cumsum_dtype_, [make((3, 4), F32)])
+    check_same("tril_", lambda x: x.tril_(-1), [make((3, 4), F32, transposed=True)])
+    check_same("triu_", lambda x: x.triu_(1), [make((2, 3, 4), I64)])
 
 
 def test_softmax_half_to_float():
@@ -350,6 +367,7 @@ def test_out_sharing_memory_with_the_input():
         (lambda x: torch.sum(x, 0, out=x[0]), lambda x: torch.sum(x, 0)),
         (lambda x: torch._softmax(x, 1, False, out=x), lambda x: torch.softmax(x, 1)),
         (lambda x: torch.amax(x, 1, out=x[:, 0]), lambda x: torch.amax(x, 1)),
+        (lambda x: torch.prod(x, 0, out=x[1]), lambda x: torch.prod(x, 0)),
         # A broadcast input: ATen cannot tell its elements from a result's.
         (lambda x: torch._softmax(x[:1].expand(4, 4), 1, False),
          lambda x: torch.softmax(x[:1].expand(4, 4), 1)),
@@ -359,3 +377,164 @@ def test_out_sharing_memory_with_the_input():
         x = make((4, 4), F32)
         got = into_self(x.to(N))
         torch.testing.assert_close(got.cpu(), plain(x), rtol=1e-6, atol=1e-6)
+
+
+def aten(name, *params):
+    """aten::@name on (x, *params), functional or .out."""
+    op = getattr(torch.ops.aten, name)
+
+    def call(*args, out=None):
+        if out is None:
+            return op.default(*args, *params)
+        return op.out(*args, *params, out=out)
+    call.__name__, call.params = name, params
+    return call
+
+
+ACTIVATIONS = {
+    "gelu": aten("gelu"), "gelu_tanh": aten("gelu", "tanh"), "silu": aten("silu"),
+    "mish": aten("mish"), "hardsigmoid": aten("hardsigmoid"),
+    "hardswish": aten("hardswish"), "leaky_relu": aten("leaky_relu", 0.2),
+    "elu": aten("elu", 1.5), "selu": aten("elu", 1.6732632, 1.0507009),
+    "celu": aten("elu", 2.0, 1.0, 0.5), "softplus": aten("softplus", 2.0, 10.0),
+    "hardshrink": aten("hardshrink", 0.5), "softshrink": aten("softshrink", 0.5),
+    "softshrink_negative_lambda": aten("softshrink", -0.5),
+    "threshold": aten("threshold", 0.5, -1.0), "hardtanh": aten("hardtanh", -0.5, 0.5),
+    "clamp": aten("clamp", -0.5, 0.5), "clamp_int_bounds": aten("clamp", -1, 2),
+    "clamp_float_bounds": aten("clamp", 0.5, 1.5), "clamp_min_only": aten("clamp", 0.5),
+    "clamp_nothing": aten("clamp"), "clamp_min": aten("clamp_min", 0.5),
+    "clamp_max": aten("clamp_max", 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_and_clamp_forms(name):
+    """The activations and clamp take their results from their structured
+    metas: refused where the CPU refuses (integers, bool, a negative
+    softshrink lambda, no clamp bound), the CPU's type, shape and values
+    otherwise, in every form."""
+    fn = ACTIVATIONS[name]
+    inplace = getattr(torch.ops.aten, fn.__name__ + "_", None)
+    for ta in [torch.float32, torch.float64, torch.int64, torch.bool]:
+        x = make((3, 4), ta, transposed=True)
+        check_same(name, fn, [x])
+        for to in [torch.float32, torch.float64, torch.int64]:
+            check_same(name, fn, [x], out=torch.empty((0,), dtype=to))
+        if inplace is not None:
+            check_same(name + "_", lambda t: inplace.default(t, *fn.params), [x])
+
+
+def test_clamp_tensor_bounds():
+    x = make((3, 4), F32, transposed=True)
+    lo, hi = make((4,), F32) - 1, make((3, 1), F64) + 1
+    check_same("clamp.Tensor", torch.clamp, [x, lo, hi])
+    check_same("clamp.Tensor int", torch.clamp, [make((3, 4), I64), lo, None])
+    check_same("clamp.Tensor nan bound", torch.clamp,
+               [x, torch.tensor([float("nan"), 0.0, 1.0, -1.0]), None])
+    for to in [F32, F64, I64]:
+        check_same("clamp.Tensor", torch.clamp, [x, lo, hi], out=torch.empty(0, dtype=to))
+    check_same("clamp_ promoting", lambda a, b: a.clamp_(b), [make((3, 4), I64), lo])
+    check_same("clamp_ int by float", lambda a: a.clamp_(0.5), [make((3, 4), I64)])
+    check_same("clamp_", lambda a: a.clamp_(-0.5, 0.5), [x])
+    check_same("clamp nan", lambda a: a.clamp(-0.5, 0.5),
+               [torch.tensor([float("nan"), 2.0, -2.0, 0.25])])
+    check_same("clamp min > max", lambda a: a.clamp(1.0, -1.0), [x])
+
+
+BACKWARDS = {
+    "gelu_backward": ("none",), "silu_backward": (), "hardsigmoid_backward": (),
+    "leaky_relu_backward": (0.2, False), "leaky_relu_backward_negative_result": (-0.2, True),
+    "softplus_backward": (2.0, 10.0), "hardshrink_backward": (0.5,),
+    "softshrink_backward": (0.5,), "threshold_backward": (0.25,),
+    "elu_backward": None, "hardtanh_backward": (-0.5, 0.5),
+    "hardswish_backward": (), "mish_backward": (),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARDS))
+def test_activation_backward_forms(name):
+    """The backwards' results: their structured metas' (the promoted type
+    of grad and input, their broadcast shape, out= checked), or
+    TensorIterator's binary ones where ATen has no meta."""
+    op = getattr(torch.ops.aten, name.split("_negative")[0])
+    params = BACKWARDS[name]
+    g, x = make((3, 4), F32), make((3, 4), F32, transposed=True)
+
+    def fn(grad, inp, out=None):
+        if params is None:  # elu_backward(grad, alpha, scale, input_scale, is_result, x)
+            args = (grad, 1.5, 1.0, 1.0, False, inp)
+        else:
+            args = (grad, inp, *params)
+        if out is None:
+            return op.default(*args)
+        return op.grad_input(*args, grad_input=out)
+
+    check_same(name, fn, [g, x])
+    check_same(name + " types", fn, [g.double(), x])
+    check_same(name + " broadcast", fn, [make((2, 3, 4), F32), x])
+    for to in [F32, F64, I64] if hasattr(op, "grad_input") else []:
+        check_same(name, fn, [g, x], out=torch.empty((0,), dtype=to))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_loss_forms(reduction):
+    """mse and smooth L1 losses: their metas' results (the promoted type;
+    the broadcast shape unreduced, 0-dim reduced), a negative beta refused."""
+    a, b = make((3, 4), F32, transposed=True), make((4,), F32)
+    for name, params in [("mse_loss", ()), ("smooth_l1_loss", (0.5,)),
+                         ("smooth_l1_loss", (0.0,)), ("smooth_l1_loss", (-1.0,))]:
+        fn = aten(name, reduction, *params)
+        check_same(name, fn, [a, b])
+        check_same(name + " types", fn, [a, b.double()])
+        for to in [F32, F64, I64]:
+            check_same(name, fn, [a, b], out=torch.empty((0,), dtype=to))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_nll_loss_forms(reduction):
+    """nll_loss forward and backward: their metas' results and checks (1-D
+    and 2-D input, weight of the wrong size, mismatched batch), ignored
+    targets, and the out= overloads."""
+    x = torch.log_softmax(make((5, 3), F32), 1)
+    t, w = torch.tensor([0, 2, 1, 1, 0]), torch.tensor([1.0, 2.0, 0.5])
+    for weight in (None, w, torch.ones(4)):
+        def fwd(a, tgt, out=None):
+            nw, tgt = None if weight is None else weight.to(a.device), tgt.to(a.device)
+            if out is None:
+                return torch.ops.aten.nll_loss_forward(a, tgt, nw, reduction, 1)[0]
+            total = torch.empty(0, dtype=out.dtype, device=out.device)
+            return torch.ops.aten.nll_loss_forward.output(a, tgt, nw, reduction, 1,
+                                                          output=out, total_weight=total)[0]
+
+        def bwd(a, tgt, out=None):
+            nw, tgt = None if weight is None else weight.to(a.device), tgt.to(a.device)
+            loss, total = torch.ops.aten.nll_loss_forward(a, tgt, nw, reduction, 1)
+            g = torch.ones_like(loss)
+            if out is None:
+                return torch.ops.aten.nll_loss_backward(g, a, tgt, nw, reduction, 1, total)
+            return torch.ops.aten.nll_loss_backward.grad_input(g, a, tgt, nw, reduction, 1,
+                                                               total, grad_input=out)
+
+        for fn in (fwd, bwd):
+            check_same(fn.__name__, fn, [x, t])
+            check_same(fn.__name__ + " 1-D", fn, [x[0], t[1]])
+            check_same(fn.__name__ + " batch", fn, [x, t[:4]])
+            check_same(fn.__name__, fn, [x, t], out=torch.empty(0))
+
+
+def test_cat_rules():
+    """cat: its meta's promoted type, shape checks and refusal of an out=
+    overlapping an input; 1-D empty inputs skipped."""
+    a, b = make((2, 3), F32, transposed=True), make((1, 3), F64)
+
+    def cat(x, y, **kw):
+        return torch.cat([x, y], 0, **kw)
+
+    check_same("cat", cat, [a, b])
+    check_same("cat dim 1", lambda x, y: torch.cat([x, y], 1), [a, make((2, 2), I64)])
+    check_same("cat shapes", cat, [a, make((2, 2), F32)])
+    check_same("cat legacy empty", cat, [a, torch.empty(0)])
+    check_same("cat all empty", cat, [torch.empty(0), torch.empty(0)])
+    for to in [F32, F64, I64]:
+        check_same("cat", cat, [a, b], out=torch.empty(0, dtype=to))
+    check_same("cat into an input", lambda x: torch.cat([x, x], 0, out=x), [make((2, 3), F32)])

@@ -7,6 +7,26 @@
 // ISA's derivative function; prelu, rrelu and relu's backward are a few
 // card instructions; hardtanh (a clamp) and glu are ATen operators that
 // dispatch to the neuron kernels.
+#include <ATen/ops/elu_meta.h>
+#include <ATen/ops/elu_backward_meta.h>
+#include <ATen/ops/gelu_meta.h>
+#include <ATen/ops/gelu_backward_meta.h>
+#include <ATen/ops/hardshrink_meta.h>
+#include <ATen/ops/hardshrink_backward_meta.h>
+#include <ATen/ops/hardsigmoid_meta.h>
+#include <ATen/ops/hardsigmoid_backward_meta.h>
+#include <ATen/ops/leaky_relu_meta.h>
+#include <ATen/ops/leaky_relu_backward_meta.h>
+#include <ATen/ops/mish_meta.h>
+#include <ATen/ops/silu_meta.h>
+#include <ATen/ops/silu_backward_meta.h>
+#include <ATen/ops/softplus_meta.h>
+#include <ATen/ops/softplus_backward_meta.h>
+#include <ATen/ops/softshrink_meta.h>
+#include <ATen/ops/softshrink_backward_meta.h>
+#include <ATen/ops/threshold_meta.h>
+#include <ATen/ops/threshold_backward_meta.h>
+
 #include "NeuronElementwise.h"
 
 namespace torch_neuron {
@@ -18,114 +38,48 @@ at::Tensor relu(const at::Tensor& a) {
 }
 at::Tensor& relu_(at::Tensor& a) { return unary_into(NISA_UN_RELU, a, a); }
 
+// The activations below take their results from their structured metas
+// (TensorIterator's unary builder: the input's type, the out= checks, the
+// overlap checks in place); the CPU computes them for floating types only
+// (silu for complex too), and so does the card.
+void check_activation(const at::Tensor& a, bool complex_ok = false) {
+  std::string name = current_op_name();
+  TORCH_CHECK(at::isFloatingType(a.scalar_type()) || (complex_ok && a.is_complex()),
+              "neuron: ", name.empty() ? "this activation" : name, " is not implemented "
+              "for '", a.scalar_type(), "' (floating types only)");
+}
+
+#define EXPAND(...) __VA_ARGS__
+// An activation with structured meta at::meta::structured_<name> computing
+// ISA function FN(x; P, Q) (ARGS: its parameters after x, META_ARGS their
+// names, both parenthesised, each with a leading comma): its functional
+// and out= kernels, and with META_ACT_ in place.
+#define META_ACT(name, ARGS, META_ARGS, FN, P, Q, COMPLEX)                    \
+  at::Tensor name(const at::Tensor& a EXPAND ARGS) {                          \
+    at::Tensor out = ew_meta<at::meta::structured_##name>(                    \
+        Form::Functional, {}, a EXPAND META_ARGS).tensor;                     \
+    check_activation(a, COMPLEX);                                             \
+    return unary_into(FN, a, out, P, Q);                                      \
+  }                                                                           \
+  at::Tensor& name##_out(const at::Tensor& a EXPAND ARGS, at::Tensor& out) {  \
+    ew_meta<at::meta::structured_##name>(Form::Out, out, a EXPAND META_ARGS); \
+    check_activation(a, COMPLEX);                                             \
+    return unary_into(FN, a, out, P, Q);                                      \
+  }
+#define META_ACT_(name, ARGS, META_ARGS, FN, P, Q, COMPLEX)                   \
+  META_ACT(name, ARGS, META_ARGS, FN, P, Q, COMPLEX)                          \
+  at::Tensor& name##_(at::Tensor& a EXPAND ARGS) {                            \
+    ew_meta<at::meta::structured_##name>(Form::Inplace, a, a EXPAND META_ARGS); \
+    check_activation(a, COMPLEX);                                             \
+    return unary_into(FN, a, a, P, Q);                                        \
+  }
+
 nisa_unary gelu_fn(c10::string_view approximate, bool grad) {
   bool tanh = approximate == "tanh";
   TORCH_CHECK(tanh || approximate == "none", "neuron: gelu approximate must "
               "be 'none' or 'tanh', got ", approximate);
   return grad ? (tanh ? NISA_UN_GELU_TANH_GRAD : NISA_UN_GELU_ERF_GRAD)
               : (tanh ? NISA_UN_GELU_TANH : NISA_UN_GELU_ERF);
-}
-at::Tensor gelu(const at::Tensor& a, c10::string_view approximate) {
-  at::Tensor out = unary_result(UnaryResult::FloatOnly, a).tensor;
-  return unary_into(gelu_fn(approximate, false), a, out);
-}
-at::Tensor& gelu_(at::Tensor& a, c10::string_view approximate) {
-  return unary_into(gelu_fn(approximate, false), a, a);
-}
-at::Tensor& gelu_out(const at::Tensor& a, c10::string_view approximate,
-                     at::Tensor& out) {
-  unary_result(UnaryResult::FloatOnly, a, out);
-  return unary_into(gelu_fn(approximate, false), a, out);
-}
-
-// ---- backward of activations: grad * f'(x) ----
-
-at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x,
-                         c10::string_view approximate) {
-  return grad_times(gelu_fn(approximate, true), grad, x);
-}
-at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(NISA_UN_SILU_GRAD, grad, x);
-}
-// relu's backward: grad where x > threshold, else 0
-at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& x,
-                              const at::Scalar& threshold) {
-  at::Tensor mask = empty_neuron(x.sizes(), at::kBool, x.device());
-  at::Tensor zero = empty_neuron({}, grad.scalar_type(), x.device());
-  at::Tensor out = empty_neuron(at::infer_size(grad.sizes(), x.sizes()),
-                                grad.scalar_type(), x.device());
-  nrn_stream* s = stream_for(x);
-  nrn_tensor_desc dm = desc(mask), dx = desc(x), dz = desc(zero), dg = desc(grad),
-                  dout = desc(out);
-  NEURON_OP(nrn_op_compare_scalar(s, NISA_CMP_GT, &dm, &dx, threshold.toDouble()));
-  NEURON_OP(nrn_op_fill(s, &dz, 0.0));
-  NEURON_OP(nrn_op_where(s, &dout, &dm, &dg, &dz));
-  return out;
-}
-
-// threshold(x, t, v) = x <= t ? v : x, computed in double: exact for every
-// card type but int64 (refused).
-at::Tensor& threshold_into(const at::Tensor& a, const at::Scalar& th,
-                           const at::Scalar& v, at::Tensor& out) {
-  TORCH_CHECK(a.scalar_type() != at::kLong && out.scalar_type() != at::kLong,
-              "neuron: threshold is not implemented for 'Long' on the card");
-  return unary_into(NISA_UN_THRESHOLD, a, out, th.toDouble(), v.toDouble());
-}
-at::Tensor threshold(const at::Tensor& a, const at::Scalar& th, const at::Scalar& v) {
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
-  return threshold_into(a, th, v, out);
-}
-at::Tensor& threshold_(at::Tensor& a, const at::Scalar& th, const at::Scalar& v) {
-  return threshold_into(a, th, v, a);
-}
-at::Tensor& threshold_out(const at::Tensor& a, const at::Scalar& th,
-                          const at::Scalar& v, at::Tensor& out) {
-  resize_out(out, a.sizes());
-  return threshold_into(a, th, v, out);
-}
-
-// ---- activations with parameters, and their backward ----
-
-// An activation with parameters: functional and out= (and in place below).
-#define PARAM_ACT(name, FN, ARGS, P, Q)                                       \
-  at::Tensor name(const at::Tensor& a ARGS) {                                 \
-    check_floating(a.scalar_type(), #name);                                   \
-    at::Tensor out = unary_result(UnaryResult::FloatOnly, a).tensor;                 \
-    return unary_into(FN, a, out, P, Q);                                      \
-  }                                                                           \
-  at::Tensor& name##_out(const at::Tensor& a ARGS, at::Tensor& out) {         \
-    check_floating(a.scalar_type(), #name);                                   \
-    unary_result(UnaryResult::FloatOnly, a, out);                             \
-    return unary_into(FN, a, out, P, Q);                                      \
-  }
-
-#define SLOPE_ARG , const at::Scalar& slope
-PARAM_ACT(leaky_relu, NISA_UN_LEAKY_RELU, SLOPE_ARG, slope.toDouble(), 0.0)
-#define LAMBD_ARG , const at::Scalar& lambd
-PARAM_ACT(hardshrink, NISA_UN_HARDSHRINK, LAMBD_ARG, lambd.toDouble(), 0.0)
-PARAM_ACT(softshrink, NISA_UN_SOFTSHRINK, LAMBD_ARG, lambd.toDouble(), 0.0)
-#define SOFTPLUS_ARG , const at::Scalar& beta, const at::Scalar& threshold
-PARAM_ACT(softplus, NISA_UN_SOFTPLUS, SOFTPLUS_ARG, beta.toDouble(),
-          threshold.toDouble())
-
-at::Tensor& leaky_relu_(at::Tensor& a, const at::Scalar& slope) {
-  check_floating(a.scalar_type(), "leaky_relu");
-  return unary_into(NISA_UN_LEAKY_RELU, a, a, slope.toDouble());
-}
-
-at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& x,
-                               const at::Scalar& slope, bool is_result) {
-  // With is_result, x is the output; its sign is the input's (slope >= 0).
-  return grad_times(NISA_UN_LEAKY_RELU_GRAD, grad, x, slope.toDouble());
-}
-at::Tensor shrink_backward(const at::Tensor& grad, const at::Tensor& x,
-                           const at::Scalar& lambd) {
-  return grad_select(NISA_UN_SHRINK_GRAD, grad, x, lambd.toDouble());
-}
-at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& x,
-                             const at::Scalar& beta, const at::Scalar& threshold) {
-  return grad_times(NISA_UN_SOFTPLUS_GRAD, grad, x, beta.toDouble(),
-                    threshold.toDouble());
 }
 
 // elu(x) = x > 0 ? scale x : alpha scale (exp(input_scale x) - 1); selu and
@@ -143,53 +97,164 @@ EluFn elu_fn(const at::Scalar& alpha, const at::Scalar& scale,
               "input_scale (", i, ") other than 1 is not supported on the card");
   return {grad ? NISA_UN_CELU_GRAD : NISA_UN_CELU, a, i};
 }
-#define ELU_ARGS , const at::Scalar& alpha, const at::Scalar& scale, \
-                   const at::Scalar& input_scale
-PARAM_ACT(elu, elu_fn(alpha, scale, input_scale, false).fn, ELU_ARGS,
-          elu_fn(alpha, scale, input_scale, false).p,
-          elu_fn(alpha, scale, input_scale, false).q)
 
-at::Tensor& elu_(at::Tensor& a, const at::Scalar& alpha, const at::Scalar& scale,
-                 const at::Scalar& input_scale) {
-  check_floating(a.scalar_type(), "elu");
-  EluFn f = elu_fn(alpha, scale, input_scale, false);
-  return unary_into(f.fn, a, a, f.p, f.q);
+#define NO_ARGS ()
+#define GELU_ARG (, c10::string_view approximate)
+#define GELU_META (, approximate)
+META_ACT_(gelu, GELU_ARG, GELU_META, gelu_fn(approximate, false), 0.0, 0.0, false)
+META_ACT_(silu, NO_ARGS, NO_ARGS, NISA_UN_SILU, 0.0, 0.0, true)
+META_ACT_(mish, NO_ARGS, NO_ARGS, NISA_UN_MISH, 0.0, 0.0, false)
+META_ACT_(hardsigmoid, NO_ARGS, NO_ARGS, NISA_UN_HARDSIGMOID, 0.0, 0.0, false)
+#define SLOPE_ARG (, const at::Scalar& slope)
+#define SLOPE_META (, slope)
+META_ACT_(leaky_relu, SLOPE_ARG, SLOPE_META, NISA_UN_LEAKY_RELU, slope.toDouble(), 0.0, false)
+#define LAMBD_ARG (, const at::Scalar& lambd)
+#define LAMBD_META (, lambd)
+META_ACT(hardshrink, LAMBD_ARG, LAMBD_META, NISA_UN_HARDSHRINK, lambd.toDouble(), 0.0, false)
+META_ACT(softshrink, LAMBD_ARG, LAMBD_META, NISA_UN_SOFTSHRINK, lambd.toDouble(), 0.0, false)
+#define SOFTPLUS_ARG (, const at::Scalar& beta, const at::Scalar& threshold)
+#define SOFTPLUS_META (, beta, threshold)
+META_ACT(softplus, SOFTPLUS_ARG, SOFTPLUS_META, NISA_UN_SOFTPLUS, beta.toDouble(),
+         threshold.toDouble(), false)
+#define ELU_ARGS (, const at::Scalar& alpha, const at::Scalar& scale, \
+                  const at::Scalar& input_scale)
+#define ELU_META (, alpha, scale, input_scale)
+META_ACT_(elu, ELU_ARGS, ELU_META, elu_fn(alpha, scale, input_scale, false).fn,
+         elu_fn(alpha, scale, input_scale, false).p,
+         elu_fn(alpha, scale, input_scale, false).q, false)
+
+// threshold(x, t, v) = x <= t ? v : x: one THRESHOLD, computed in double,
+// exact for every card type but int64, which gets a compare and a where
+// (t and v converted to int64 first, as on the CPU).
+at::Tensor& threshold_into(const at::Tensor& a, const at::Scalar& th,
+                           const at::Scalar& v, at::Tensor& out) {
+  if (a.scalar_type() != at::kLong && out.scalar_type() != at::kLong)
+    return unary_into(NISA_UN_THRESHOLD, a, out, th.toDouble(), v.toDouble());
+  at::Tensor below = empty_neuron(a.sizes(), at::kBool, a.device());
+  compare_into(NISA_CMP_LE, a, wrapped(th.toLong()), below);
+  at::Tensor value = empty_neuron({}, at::kLong, a.device());
+  value.fill_(v.toLong());
+  return where_into(below, value, a, out);
+}
+using threshold_meta = at::meta::structured_threshold;
+at::Tensor threshold(const at::Tensor& a, const at::Scalar& th, const at::Scalar& v) {
+  at::Tensor out = ew_meta<threshold_meta>(Form::Functional, {}, a, th, v).tensor;
+  return threshold_into(a, th, v, out);
+}
+at::Tensor& threshold_(at::Tensor& a, const at::Scalar& th, const at::Scalar& v) {
+  ew_meta<threshold_meta>(Form::Inplace, a, a, th, v);
+  return threshold_into(a, th, v, a);
+}
+at::Tensor& threshold_out(const at::Tensor& a, const at::Scalar& th,
+                          const at::Scalar& v, at::Tensor& out) {
+  return compute_in(ew_meta<threshold_meta>(Form::Out, out, a, th, v), out,
+                    [&](at::Tensor& o) { threshold_into(a, th, v, o); });
 }
 
-at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha,
-                        const at::Scalar& scale, const at::Scalar& input_scale,
-                        bool is_result, const at::Tensor& x_or_y) {
-  if (!is_result) {
-    EluFn f = elu_fn(alpha, scale, input_scale, true);
-    return grad_times(f.fn, grad, x_or_y, f.p, f.q);
+// ---- backward: grad * f'(x), results from the backward's structured meta ----
+
+// A backward whose structured meta is at::meta::structured_<name> (PARAMS:
+// its parameters, META_ARGS: the meta's arguments, both parenthesised),
+// computing BODY into `out`: its functional and .grad_input (out=)
+// kernels. Into a .grad_input of another type, BODY computes in the meta's
+// computing type and the result is cast, as on the CPU.
+#define META_GRAD(name, PARAMS, META_ARGS, BODY)                               \
+  at::Tensor name(EXPAND PARAMS) {                                             \
+    at::Tensor out = ew_meta<at::meta::structured_##name>(                     \
+        Form::Functional, {}, EXPAND META_ARGS).tensor;                        \
+    BODY;                                                                      \
+    return out;                                                                \
+  }                                                                            \
+  at::Tensor& name##_out(EXPAND PARAMS, at::Tensor& grad_input) {              \
+    EwResult r = ew_meta<at::meta::structured_##name>(Form::Out, grad_input,   \
+                                                      EXPAND META_ARGS);       \
+    return compute_in(r, grad_input, [&](at::Tensor& out) { BODY; });          \
   }
-  // From the output y: y > 0 ? scale : input_scale * (y + alpha * scale).
-  double a = alpha.toDouble(), s = scale.toDouble(), i = input_scale.toDouble();
-  at::Tensor d = binary(NISA_BIN_ADD, x_or_y, wrapped(a * s));
-  if (i != 1.0)
-    binary_inplace(NISA_BIN_MUL, d, wrapped(i));
-  at::Tensor mask = empty_neuron(x_or_y.sizes(), at::kBool, x_or_y.device());
-  at::Tensor sv = empty_neuron({}, d.scalar_type(), d.device());
-  nrn_stream* st = stream_for(d);
-  nrn_tensor_desc dm = desc(mask), dy = desc(x_or_y), ds = desc(sv), dd = desc(d);
-  NEURON_OP(nrn_op_compare_scalar(st, NISA_CMP_GT, &dm, &dy, 0.0));
-  NEURON_OP(nrn_op_fill(st, &ds, s));
-  NEURON_OP(nrn_op_where(st, &dd, &dm, &ds, &dd));
-  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
-}
 
-at::Tensor mish_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_times(NISA_UN_MISH_GRAD, grad, x);
+META_GRAD(gelu_backward,
+          (const at::Tensor& grad, const at::Tensor& x, c10::string_view approximate),
+          (grad, x, approximate), grad_times(gelu_fn(approximate, true), grad, x, out))
+META_GRAD(silu_backward, (const at::Tensor& grad, const at::Tensor& x), (grad, x),
+          grad_times(NISA_UN_SILU_GRAD, grad, x, out))
+// With is_result, x is the output; its sign is the input's (slope >= 0,
+// which the meta checks).
+META_GRAD(leaky_relu_backward,
+          (const at::Tensor& grad, const at::Tensor& x, const at::Scalar& slope,
+           bool is_result),
+          (grad, x, slope, is_result),
+          grad_times(NISA_UN_LEAKY_RELU_GRAD, grad, x, out, slope.toDouble()))
+META_GRAD(softplus_backward,
+          (const at::Tensor& grad, const at::Tensor& x, const at::Scalar& beta,
+           const at::Scalar& threshold),
+          (grad, x, beta, threshold),
+          grad_times(NISA_UN_SOFTPLUS_GRAD, grad, x, out, beta.toDouble(),
+                     threshold.toDouble()))
+META_GRAD(hardshrink_backward,
+          (const at::Tensor& grad, const at::Tensor& x, const at::Scalar& lambd),
+          (grad, x, lambd), grad_select(NISA_UN_SHRINK_GRAD, grad, x, out, lambd.toDouble()))
+META_GRAD(softshrink_backward,
+          (const at::Tensor& grad, const at::Tensor& x, const at::Scalar& lambd),
+          (grad, x, lambd), grad_select(NISA_UN_SHRINK_GRAD, grad, x, out, lambd.toDouble()))
+META_GRAD(hardsigmoid_backward, (const at::Tensor& grad, const at::Tensor& x), (grad, x),
+          grad_select(NISA_UN_HARDSIGMOID_GRAD, grad, x, out))
+
+// relu's backward: x <= threshold ? 0 : grad.
+void threshold_grad_into(const at::Tensor& grad, const at::Tensor& x,
+                         const at::Scalar& threshold, at::Tensor& out) {
+  at::Tensor mask = empty_neuron(x.sizes(), at::kBool, x.device());
+  nrn_tensor_desc dm = desc(mask), dx = desc(x);
+  NEURON_OP(nrn_op_compare_scalar(stream_for(x), NISA_CMP_GT, &dm, &dx,
+                                  threshold.toDouble()));
+  where_into(mask, operand(grad, out.device()), filled(0.0, out.scalar_type(), out.device()),
+             out);
 }
-at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& x) {
-  return grad_select(NISA_UN_HARDSIGMOID_GRAD, grad, x);
+META_GRAD(threshold_backward,
+          (const at::Tensor& grad, const at::Tensor& x, const at::Scalar& threshold),
+          (grad, x, threshold), threshold_grad_into(grad, x, threshold, out))
+
+// From the output y: y > 0 ? scale : input_scale * (y + alpha * scale).
+void elu_grad_of_result(const at::Tensor& grad, const at::Scalar& alpha,
+                        const at::Scalar& scale, const at::Scalar& input_scale,
+                        const at::Tensor& y, at::Tensor& out) {
+  double a = alpha.toDouble(), s = scale.toDouble(), i = input_scale.toDouble();
+  at::Tensor d = empty_neuron(y.sizes(), out.scalar_type(), y.device());
+  binary_into(NISA_BIN_ADD, y, wrapped(a * s), 1.0, d);
+  if (i != 1.0)
+    binary_into(NISA_BIN_MUL, d, wrapped(i), 1.0, d);
+  at::Tensor mask = sp_positive(y);
+  where_into(mask, filled(s, d.scalar_type(), d.device()), d, d);
+  binary_into(NISA_BIN_MUL, grad, d, 1.0, out);
+}
+void elu_grad_into(const at::Tensor& grad, const at::Scalar& alpha, const at::Scalar& scale,
+                   const at::Scalar& input_scale, bool is_result, const at::Tensor& x_or_y,
+                   at::Tensor& out) {
+  if (is_result)
+    return elu_grad_of_result(grad, alpha, scale, input_scale, x_or_y, out);
+  EluFn f = elu_fn(alpha, scale, input_scale, true);
+  grad_times(f.fn, grad, x_or_y, out, f.p, f.q);
+}
+META_GRAD(elu_backward,
+          (const at::Tensor& grad, const at::Scalar& alpha, const at::Scalar& scale,
+           const at::Scalar& input_scale, bool is_result, const at::Tensor& x_or_y),
+          (grad, alpha, scale, input_scale, is_result, x_or_y),
+          elu_grad_into(grad, alpha, scale, input_scale, is_result, x_or_y, out))
+
+// The backwards with no structured meta in ATen: their results as ATen's
+// own kernels make them (TensorIterator's binary builder).
+// mish's: into a result of x's type (ATen gives its iterator one).
+at::Tensor mish_backward(const at::Tensor& grad, const at::Tensor& x) {
+  at::Tensor out = at::empty({0}, x.options());
+  return compute_in(binary_result(NISA_BIN_MUL, grad, x, out), out, [&](at::Tensor& o) {
+    grad_times(NISA_UN_MISH_GRAD, grad, x, o);
+  });
 }
 // 0 below -3; at -1.5, where the slope x / 3 + 1/2 is 0, the CPU multiplies.
 at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& x) {
+  at::Tensor out = binary_result(NISA_BIN_MUL, grad, x).tensor;
   at::Tensor below = empty_neuron(x.sizes(), at::kBool, x.device());
   nrn_tensor_desc db = desc(below), dx = desc(x);
   NEURON_OP(nrn_op_compare_scalar(stream_for(x), NISA_CMP_LT, &db, &dx, -3.0));
-  return grad_select(NISA_UN_HARDSWISH_GRAD, grad, x, 0.0, 0.0, below);
+  return grad_select(NISA_UN_HARDSWISH_GRAD, grad, x, out, 0.0, 0.0, below);
 }
 
 // log_sigmoid: the CPU's buffer is not needed on the card (an empty one).
@@ -209,7 +274,8 @@ std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(
 }
 at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& x,
                                 const at::Tensor& buffer) {
-  return grad_times(NISA_UN_LOG_SIGMOID_GRAD, grad, x);
+  at::Tensor out = binary_result(NISA_BIN_MUL, grad, x).tensor;
+  return grad_times(NISA_UN_LOG_SIGMOID_GRAD, grad, x, out);
 }
 
 // ---- composed of card instructions ----
@@ -285,63 +351,90 @@ at::Tensor glu_backward(const at::Tensor& grad, const at::Tensor& self, int64_t 
 }
 
 // ---- hardtanh: a clamp ----
+
+// hardtanh(x, lo, hi) is clamp(x, lo, hi), which computes it into its
+// result, with ATen's rules: no bool input, and integer inputs take the
+// bounds truncated (the bounds do not promote the result), never negative
+// for uint8.
+at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& lo, const at::Scalar& hi,
+                         at::Tensor& out) {
+  TORCH_CHECK(self.scalar_type() != at::kBool, "Bool inputs not supported for hardtanh");
+  if (!at::isIntegralType(self.scalar_type(), false))
+    return at::clamp_out(out, self, lo, hi);
+  int64_t l = lo.toLong(), h = hi.toLong();
+  TORCH_CHECK(self.scalar_type() != at::kByte || (l >= 0 && h >= 0),
+              "cannot do hardtanh on an unsigned type with negative limits");
+  return at::clamp_out(out, self, l, h);
+}
 at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& lo, const at::Scalar& hi) {
-  return clamp_s(self, lo, hi);
+  at::Tensor out = at::empty_like(self);
+  return hardtanh_out(self, lo, hi, out);
 }
 at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& lo, const at::Scalar& hi) {
-  return self.copy_(clamp_s(self, lo, hi));
+  return hardtanh_out(self, lo, hi, self);
 }
-at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& lo,
-                         const at::Scalar& hi, at::Tensor& out) {
-  return into(out, clamp_s(self, lo, hi));
+
+// No gradient at or beyond min and max (NaN passes it), as on the CPU;
+// the result is TensorIterator's binary one of grad and x, as ATen's.
+at::Tensor& hardtanh_grad_into(const at::Tensor& grad, const at::Tensor& x,
+                               const at::Scalar& lo, const at::Scalar& hi, at::Tensor& out) {
+  at::Tensor outside = empty_neuron(x.sizes(), at::kBool, x.device());
+  at::Tensor above = empty_neuron(x.sizes(), at::kBool, x.device());
+  compare_into(NISA_CMP_LE, x, wrapped(lo), outside);
+  compare_into(NISA_CMP_GE, x, wrapped(hi), above);
+  compare_into(NISA_CMP_LOR, outside, above, outside);
+  return where_into(outside, filled(0.0, out.scalar_type(), out.device()),
+                    operand(grad, out.device()), out);
 }
-// No gradient at or beyond min and max (NaN passes it), as on the CPU.
-at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self,
+at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& x,
                              const at::Scalar& lo, const at::Scalar& hi) {
-  at::Tensor outside = self.le(lo).logical_or(self.ge(hi));
-  return at::where(outside, at::zeros({}, grad.options()), grad);
+  at::Tensor out = binary_result(NISA_BIN_MUL, grad, x).tensor;
+  return hardtanh_grad_into(grad, x, lo, hi, out);
+}
+at::Tensor& hardtanh_backward_out(const at::Tensor& grad, const at::Tensor& x,
+                                  const at::Scalar& lo, const at::Scalar& hi,
+                                  at::Tensor& grad_input) {
+  return compute_in(binary_result(NISA_BIN_MUL, grad, x, grad_input), grad_input,
+                    [&](at::Tensor& o) { hardtanh_grad_into(grad, x, lo, hi, o); });
 }
 
 }  // namespace
 
-// torch name, ISA function, result type: functional, in-place and out=
-// (REG_UNARY: NeuronElementwise.h).
-#define NEURON_ACTIVATION_MAP(X)                                              \
-  X(silu, SILU, Float) X(hardswish, HARDSWISH, FloatOnly)                     \
-  X(hardsigmoid, HARDSIGMOID, FloatOnly) X(mish, MISH, FloatOnly)
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  NEURON_ACTIVATION_MAP(REG_UNARY)
+  m.impl("hardswish", un_f<NISA_UN_HARDSWISH, UnaryResult::FloatOnly>);
+  m.impl("hardswish_", un_i<NISA_UN_HARDSWISH, UnaryResult::FloatOnly>);
+  m.impl("hardswish.out", un_o<NISA_UN_HARDSWISH, UnaryResult::FloatOnly>);
   m.impl("relu", relu);
   m.impl("relu_", relu_);
-  m.impl("gelu", gelu);
-  m.impl("gelu_", gelu_);
-  m.impl("gelu.out", gelu_out);
-  m.impl("gelu_backward", gelu_backward);
-  m.impl("silu_backward", silu_backward);
-  m.impl("threshold_backward", threshold_backward);
-  m.impl("threshold", threshold);
-  m.impl("threshold_", threshold_);
-  m.impl("threshold.out", threshold_out);
-  m.impl("leaky_relu", leaky_relu);
-  m.impl("leaky_relu_", leaky_relu_);
-  m.impl("leaky_relu.out", leaky_relu_out);
-  m.impl("leaky_relu_backward", leaky_relu_backward);
-  m.impl("hardshrink", hardshrink);
-  m.impl("hardshrink.out", hardshrink_out);
-  m.impl("hardshrink_backward", shrink_backward);
-  m.impl("softshrink", softshrink);
-  m.impl("softshrink.out", softshrink_out);
-  m.impl("softshrink_backward", shrink_backward);
-  m.impl("softplus", softplus);
-  m.impl("softplus.out", softplus_out);
-  m.impl("softplus_backward", softplus_backward);
-  m.impl("elu", elu);
-  m.impl("elu_", elu_);
-  m.impl("elu.out", elu_out);
-  m.impl("elu_backward", elu_backward);
+#define REG_ACT(name)                 \
+  m.impl(#name, name);                \
+  m.impl(#name ".out", name##_out);
+#define REG_ACT_(name)                \
+  REG_ACT(name)                       \
+  m.impl(#name "_", name##_);
+#define REG_GRAD(name)                \
+  m.impl(#name, name);                \
+  m.impl(#name ".grad_input", name##_out);
+  REG_ACT_(gelu)
+  REG_ACT_(silu)
+  REG_ACT_(mish)
+  REG_ACT_(hardsigmoid)
+  REG_ACT_(leaky_relu)
+  REG_ACT_(elu)
+  REG_ACT_(threshold)
+  REG_ACT(hardshrink)
+  REG_ACT(softshrink)
+  REG_ACT(softplus)
+  REG_GRAD(gelu_backward)
+  REG_GRAD(silu_backward)
+  REG_GRAD(leaky_relu_backward)
+  REG_GRAD(softplus_backward)
+  REG_GRAD(hardshrink_backward)
+  REG_GRAD(softshrink_backward)
+  REG_GRAD(hardsigmoid_backward)
+  REG_GRAD(threshold_backward)
+  REG_GRAD(elu_backward)
   m.impl("hardswish_backward", hardswish_backward);
-  m.impl("hardsigmoid_backward", hardsigmoid_backward);
   m.impl("mish_backward", mish_backward);
   m.impl("log_sigmoid_forward", log_sigmoid_forward);
   m.impl("log_sigmoid_forward.output", log_sigmoid_forward_out);
@@ -358,6 +451,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardtanh_", hardtanh_);
   m.impl("hardtanh.out", hardtanh_out);
   m.impl("hardtanh_backward", hardtanh_backward);
+  m.impl("hardtanh_backward.grad_input", hardtanh_backward_out);
 }
 
 }  // namespace torch_neuron

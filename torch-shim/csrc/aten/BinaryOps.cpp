@@ -8,9 +8,35 @@
 // kernels (docs/adding-an-operator.md).
 #include <ATen/native/BinaryOps.h>
 #include <ATen/ops/add_meta.h>
+#include <ATen/ops/atan2_meta.h>
+#include <ATen/ops/bitwise_and_meta.h>
+#include <ATen/ops/bitwise_left_shift_meta.h>
+#include <ATen/ops/bitwise_or_meta.h>
+#include <ATen/ops/bitwise_right_shift_meta.h>
+#include <ATen/ops/bitwise_xor_meta.h>
+#include <ATen/ops/copysign_meta.h>
 #include <ATen/ops/div_meta.h>
+#include <ATen/ops/eq_meta.h>
+#include <ATen/ops/fmax_meta.h>
+#include <ATen/ops/fmin_meta.h>
+#include <ATen/ops/fmod_meta.h>
+#include <ATen/ops/ge_meta.h>
+#include <ATen/ops/gt_meta.h>
+#include <ATen/ops/heaviside_meta.h>
+#include <ATen/ops/hypot_meta.h>
+#include <ATen/ops/le_meta.h>
+#include <ATen/ops/logaddexp_meta.h>
+#include <ATen/ops/logaddexp2_meta.h>
+#include <ATen/ops/lt_meta.h>
+#include <ATen/ops/maximum_meta.h>
+#include <ATen/ops/minimum_meta.h>
 #include <ATen/ops/mul_meta.h>
+#include <ATen/ops/ne_meta.h>
+#include <ATen/ops/nextafter_meta.h>
+#include <ATen/ops/pow_meta.h>
+#include <ATen/ops/remainder_meta.h>
 #include <ATen/ops/sub_meta.h>
+#include <ATen/ops/xlogy_meta.h>
 
 #include "NeuronElementwise.h"
 
@@ -65,26 +91,13 @@ BINARY_OPS(sub, NISA_BIN_SUB, WITH_ALPHA, alpha.toDouble(), WITH_ALPHA_META)
 BINARY_OPS(mul, NISA_BIN_MUL, NO_ALPHA, 1.0, NO_ALPHA)
 BINARY_OPS(div, NISA_BIN_DIV, NO_ALPHA, 1.0, NO_ALPHA)
 
-at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NISA_BIN_MAX, a, b);
-}
-at::Tensor& maximum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(NISA_BIN_MAX, a, b, 1.0, out);
-}
-at::Tensor minimum(const at::Tensor& a, const at::Tensor& b) {
-  return binary(NISA_BIN_MIN, a, b);
-}
-at::Tensor& minimum_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(NISA_BIN_MIN, a, b, 1.0, out);
-}
+// An operand as a tensor: itself, or a scalar wrapped as a Python number.
+const at::Tensor& as_tensor(const at::Tensor& t) { return t; }
+at::Tensor as_tensor(const at::Scalar& s) { return wrapped(s); }
 
 // z^w of complex numbers (any operand complex): exp(w log z), 0 where z is
 // 0 (libstdc++'s std::pow, which the CPU's kernel calls), z * z for the
 // exponent 2 (the CPU's special case). The card's POW is real only.
-bool complex_pow(const at::Tensor& a, const at::Tensor& b) {
-  return at::isComplexType(at::result_type(a, b));
-}
-
 at::Tensor pow_complex(const at::Tensor& a, const at::Tensor& b) {
   at::Device dev = result_device(a, b);
   at::Tensor z = operand(a, dev).to(at::kComplexFloat);
@@ -94,51 +107,45 @@ at::Tensor pow_complex(const at::Tensor& a, const at::Tensor& b) {
   return at::where(z == 0, at::zeros({}, z.options()), r);
 }
 
-at::Tensor pow_tt(const at::Tensor& a, const at::Tensor& b) {
-  return complex_pow(a, b) ? pow_complex(a, b) : binary(NISA_BIN_POW, a, b);
-}
-at::Tensor& pow_tt_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  if (complex_pow(a, b))
-    return into(out, pow_complex(a, b));
-  return binary_out(NISA_BIN_POW, a, b, 1.0, out);
-}
 // x^2 of a real floating tensor is x * x: the same number (the product of
 // two floats is exact in double, the card's POW rounds it once, as MUL
 // does, and the CPU's kernel multiplies too), at a multiply's cost instead
 // of a pow()'s per element (the square of RMSNorm and of variances).
-bool real_square(const at::Tensor& a, const at::Scalar& e) {
-  return a.is_floating_point() && !e.isComplex() && !e.isBoolean() && e.toDouble() == 2.0;
+bool real_square(const at::Tensor& a, const at::Tensor& e, const at::Tensor& out) {
+  return a.is_floating_point() && a.scalar_type() == out.scalar_type() && is_cpu_scalar(e) &&
+         !e.is_complex() && e.scalar_type() != at::kBool && e.item<double>() == 2.0;
 }
 
-at::Tensor pow_ts(const at::Tensor& a, const at::Scalar& e) {
-  if (real_square(a, e))
-    return binary(NISA_BIN_MUL, a, a);
-  at::Tensor w = wrapped(e);
-  return complex_pow(a, w) ? pow_complex(a, w) : binary(NISA_BIN_POW, a, w);
+// a^b into @out, the result of one of pow's structured metas.
+at::Tensor& pow_into(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (out.is_complex())
+    return out.copy_(pow_complex(a, b));
+  if (real_square(a, b, out))
+    return binary_into(NISA_BIN_MUL, a, a, 1.0, out);
+  return binary_into(NISA_BIN_POW, a, b, 1.0, out);
 }
-at::Tensor& pow_ts_(at::Tensor& a, const at::Scalar& e) {
-  if (real_square(a, e))
-    return binary_inplace(NISA_BIN_MUL, a, a);
-  at::Tensor w = wrapped(e);
-  if (complex_pow(a, w)) {
-    TORCH_CHECK(a.is_complex(), "result type ComplexFloat can't be cast to the "
-                "desired output type ", a.scalar_type());
-    return a.copy_(pow_complex(a, w));
+
+// pow's functional, out= (and with POW_KERNELS_ in-place) kernels for self
+// of type A and an exponent of type B, Meta the overload's structured meta.
+#define POW_KERNELS(name, Meta, A, B)                                         \
+  at::Tensor name(const A& a, const B& b) {                                   \
+    at::Tensor out = ew_meta<Meta>(Form::Functional, {}, a, b).tensor;        \
+    return pow_into(as_tensor(a), as_tensor(b), out);                         \
+  }                                                                           \
+  at::Tensor& name##_out(const A& a, const B& b, at::Tensor& out) {           \
+    return compute_in(ew_meta<Meta>(Form::Out, out, a, b), out, [&](at::Tensor& o) { \
+      pow_into(as_tensor(a), as_tensor(b), o);                                \
+    });                                                                       \
   }
-  return binary_inplace(NISA_BIN_POW, a, w);
-}
-at::Tensor& pow_ts_out(const at::Tensor& a, const at::Scalar& e, at::Tensor& out) {
-  if (real_square(a, e))
-    return binary_out(NISA_BIN_MUL, a, a, 1.0, out);
-  at::Tensor w = wrapped(e);
-  if (complex_pow(a, w))
-    return into(out, pow_complex(a, w));
-  return binary_out(NISA_BIN_POW, a, w, 1.0, out);
-}
-at::Tensor pow_st(const at::Scalar& a, const at::Tensor& e) {
-  at::Tensor b = wrapped(a);
-  return complex_pow(b, e) ? pow_complex(b, e) : binary(NISA_BIN_POW, b, e);
-}
+#define POW_KERNELS_(name, Meta, B)                                           \
+  POW_KERNELS(name, Meta, at::Tensor, B)                                      \
+  at::Tensor& name##_(at::Tensor& a, const B& b) {                            \
+    return compute_in(ew_meta<Meta>(Form::Inplace, a, a, b), a,               \
+                      [&](at::Tensor& o) { pow_into(a, as_tensor(b), o); });  \
+  }
+POW_KERNELS_(pow_tt, at::meta::structured_pow_Tensor_Tensor, at::Tensor)
+POW_KERNELS_(pow_ts, at::meta::structured_pow_Tensor_Scalar, at::Scalar)
+POW_KERNELS(pow_st, at::meta::structured_pow_Scalar, at::Scalar, at::Tensor)
 
 // rsub(self, other, alpha) = other - alpha * self
 at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other,
@@ -158,31 +165,49 @@ at::Tensor rsub_scalar(const at::Tensor& self, const at::Scalar& other,
 
 // ---- the tables' kernels (below): tensor and scalar forms ----
 
-template <nisa_binary OP>
-at::Tensor bin_t(const at::Tensor& a, const at::Tensor& b) { return binary(OP, a, b); }
-template <nisa_binary OP>
+// The result of ISA operator @op on @a and @b in @form: from the operator's
+// structured meta @Meta, or for the few with none (Meta void) from
+// TensorIterator's binary builder, as ATen's own kernels make it.
+template <class Meta>
+EwResult bin_result(nisa_binary op, Form form, const at::Tensor& given, const at::Tensor& a,
+                    const at::Tensor& b) {
+  check_binary_types(op, a, b);
+  if constexpr (std::is_void_v<Meta>)
+    return binary_result(op, a, b, given);
+  else
+    return ew_meta<Meta>(form, given, a, b);
+}
+
+template <nisa_binary OP, class Meta>
+at::Tensor bin_t(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = bin_result<Meta>(OP, Form::Functional, {}, a, b).tensor;
+  return binary_into(OP, a, b, 1.0, out);
+}
+template <nisa_binary OP, class Meta>
 at::Tensor& bin_t_(at::Tensor& a, const at::Tensor& b) {
-  return binary_inplace(OP, a, b);
+  return compute_in(bin_result<Meta>(OP, Form::Inplace, a, a, b), a,
+                    [&](at::Tensor& o) { binary_into(OP, a, b, 1.0, o); });
 }
-template <nisa_binary OP>
+template <nisa_binary OP, class Meta>
 at::Tensor& bin_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(OP, a, b, 1.0, out);
+  return compute_in(bin_result<Meta>(OP, Form::Out, out, a, b), out,
+                    [&](at::Tensor& o) { binary_into(OP, a, b, 1.0, o); });
 }
-template <nisa_binary OP>
+template <nisa_binary OP, class Meta>
 at::Tensor bin_s(const at::Tensor& a, const at::Scalar& b) {
-  return binary(OP, a, wrapped(b));
+  return bin_t<OP, Meta>(a, wrapped(b));
 }
-template <nisa_binary OP>
+template <nisa_binary OP, class Meta>
 at::Tensor& bin_s_(at::Tensor& a, const at::Scalar& b) {
-  return binary_inplace(OP, a, wrapped(b));
+  return bin_t_<OP, Meta>(a, wrapped(b));
 }
-template <nisa_binary OP>
+template <nisa_binary OP, class Meta>
 at::Tensor& bin_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {
-  return binary_out(OP, a, wrapped(b), 1.0, out);
+  return bin_t_out<OP, Meta>(a, wrapped(b), out);
 }
-template <nisa_binary OP>
+template <nisa_binary OP, class Meta>
 at::Tensor bin_st(const at::Scalar& a, const at::Tensor& b) {
-  return binary(OP, wrapped(a), b);
+  return bin_t<OP, Meta>(wrapped(a), b);
 }
 
 // Logical operators: bool results (in place: the operand's type).
@@ -204,21 +229,32 @@ at::Tensor& cmp_t_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out)
 
 // ---- comparisons ----
 
+// A comparison's kernels, results from its structured metas (.Tensor and
+// .Scalar).
+template <nisa_compare CMP, class Meta, class B>
+at::Tensor cmp_meta(const at::Tensor& a, const B& b) {
+  at::Tensor out = ew_meta<Meta>(Form::Functional, {}, a, b).tensor;
+  return compare_into(CMP, a, as_tensor(b), out);
+}
+template <nisa_compare CMP, class Meta, class B>
+at::Tensor& cmp_meta_out(const at::Tensor& a, const B& b, at::Tensor& out) {
+  ew_meta<Meta>(Form::Out, out, a, b);
+  return compare_into(CMP, a, as_tensor(b), out);
+}
+template <nisa_compare CMP, class Meta, class B>
+at::Tensor& cmp_meta_(at::Tensor& a, const B& b) {
+  ew_meta<Meta>(Form::Inplace, a, a, b);
+  return compare_into(CMP, a, as_tensor(b), a);
+}
 #define COMPARE_OPS(name, CMP)                                                 \
-  at::Tensor name##_t(const at::Tensor& a, const at::Tensor& b) {              \
-    return cmp_t<CMP>(a, b);                                                   \
-  }                                                                            \
-  at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {              \
-    return cmp_t<CMP>(a, wrapped(b));                                          \
-  }                                                                            \
-  at::Tensor& name##_to(const at::Tensor& a, const at::Tensor& b,              \
-                        at::Tensor& out) {                                     \
-    return cmp_t_out<CMP>(a, b, out);                                          \
-  }                                                                            \
-  at::Tensor& name##_so(const at::Tensor& a, const at::Scalar& b,              \
-                        at::Tensor& out) {                                     \
-    return cmp_t_out<CMP>(a, wrapped(b), out);                                 \
-  }
+  using name##_t_meta = at::meta::structured_##name##_Tensor;                 \
+  using name##_s_meta = at::meta::structured_##name##_Scalar;                 \
+  constexpr auto name##_t = cmp_meta<CMP, name##_t_meta, at::Tensor>;         \
+  constexpr auto name##_s = cmp_meta<CMP, name##_s_meta, at::Scalar>;         \
+  constexpr auto name##_to = cmp_meta_out<CMP, name##_t_meta, at::Tensor>;    \
+  constexpr auto name##_so = cmp_meta_out<CMP, name##_s_meta, at::Scalar>;    \
+  constexpr auto name##_ti = cmp_meta_<CMP, name##_t_meta, at::Tensor>;      \
+  constexpr auto name##_si = cmp_meta_<CMP, name##_s_meta, at::Scalar>;
 
 COMPARE_OPS(eq, NISA_CMP_EQ)
 COMPARE_OPS(ne, NISA_CMP_NE)
@@ -253,86 +289,72 @@ at::Tensor& div_finish(c10::optional<c10::string_view> mode, at::Tensor& out) {
     unary_into(NISA_UN_TRUNC, out, out);
   return out;
 }
+using div_mode_meta = at::meta::structured_div_Tensor_mode;
+at::Tensor& div_mode_into(const at::Tensor& a, const at::Tensor& b,
+                          c10::optional<c10::string_view> mode, at::Tensor& out) {
+  binary_into(div_op(mode, out.scalar_type()), a, b, 1.0, out);
+  return div_finish(mode, out);
+}
 at::Tensor div_tm(const at::Tensor& a, const at::Tensor& b,
                   c10::optional<c10::string_view> mode) {
-  at::Tensor out = binary(div_op(mode, at::result_type(a, b)), a, b);
-  return div_finish(mode, out);
+  at::Tensor out = ew_meta<div_mode_meta>(Form::Functional, {}, a, b, mode).tensor;
+  return div_mode_into(a, b, mode, out);
 }
 at::Tensor& div_tm_(at::Tensor& a, const at::Tensor& b,
                     c10::optional<c10::string_view> mode) {
-  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, b));
+  return compute_in(ew_meta<div_mode_meta>(Form::Inplace, a, a, b, mode), a,
+                    [&](at::Tensor& o) { div_mode_into(a, b, mode, o); });
 }
 at::Tensor& div_tm_out(const at::Tensor& a, const at::Tensor& b,
                        c10::optional<c10::string_view> mode, at::Tensor& out) {
-  return div_finish(mode, binary_out(div_op(mode, out.scalar_type()), a, b, 1.0, out));
+  return compute_in(ew_meta<div_mode_meta>(Form::Out, out, a, b, mode), out,
+                    [&](at::Tensor& o) { div_mode_into(a, b, mode, o); });
 }
 at::Tensor div_sm(const at::Tensor& a, const at::Scalar& b,
                   c10::optional<c10::string_view> mode) {
-  at::Tensor w = wrapped(b);
-  at::Tensor out = binary(div_op(mode, at::result_type(a, w)), a, w);
-  return div_finish(mode, out);
+  return div_tm(a, wrapped(b), mode);
 }
 at::Tensor& div_sm_(at::Tensor& a, const at::Scalar& b,
                     c10::optional<c10::string_view> mode) {
-  return div_finish(mode, binary_inplace(div_op(mode, a.scalar_type()), a, wrapped(b)));
+  return div_tm_(a, wrapped(b), mode);
 }
 
 // nextafter: float32 or float64 on the card (the step is an ulp of the
 // destination's type).
-at::Tensor& nextafter_into(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+void check_nextafter(const at::Tensor& a, const at::Tensor& b) {
   at::ScalarType t = at::result_type(a, b);
-  TORCH_CHECK((t == at::kFloat || t == at::kDouble) && out.scalar_type() == t,
-              "neuron: nextafter is implemented for float32 and float64 only on the "
-              "card, not for '", t, "' into '", out.scalar_type(), "'");
-  return binary_into(NISA_BIN_NEXTAFTER, a, b, 1.0, out);
-}
-at::Tensor& sp_nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  binary_result(NISA_BIN_NEXTAFTER, a, b, out);
-  return nextafter_into(a, b, out);
+  TORCH_CHECK(t == at::kFloat || t == at::kDouble, "neuron: nextafter is implemented for "
+              "float32 and float64 only on the card, not for '", t, "'");
 }
 at::Tensor nextafter(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = binary_result(NISA_BIN_NEXTAFTER, a, b).tensor;
-  return nextafter_into(a, b, out);
+  check_nextafter(a, b);
+  return bin_t<NISA_BIN_NEXTAFTER, at::meta::structured_nextafter>(a, b);
 }
 at::Tensor& nextafter_(at::Tensor& a, const at::Tensor& b) {
-  return sp_nextafter_out(a, b, a);
+  check_nextafter(a, b);
+  return bin_t_<NISA_BIN_NEXTAFTER, at::meta::structured_nextafter>(a, b);
 }
-
-// fmax, fmin, heaviside: the operands' promoted type.
-template <nisa_binary OP>
-at::Tensor same_bin(const at::Tensor& a, const at::Tensor& b) {
-  return binary(OP, a, b);
-}
-template <nisa_binary OP>
-at::Tensor& same_bin_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return binary_out(OP, a, b, 1.0, out);
-}
-void check_heaviside(const at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "heaviside is not yet "
-              "implemented for tensors with different dtypes");
-}
-at::Tensor heaviside(const at::Tensor& a, const at::Tensor& b) {
-  check_heaviside(a, b);
-  return binary(NISA_BIN_HEAVISIDE, a, b);
-}
-at::Tensor& heaviside_(at::Tensor& a, const at::Tensor& b) {
-  check_heaviside(a, b);
-  return binary_inplace(NISA_BIN_HEAVISIDE, a, b);
-}
-at::Tensor& heaviside_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  check_heaviside(a, b);
-  return binary_out(NISA_BIN_HEAVISIDE, a, b, 1.0, out);
+at::Tensor& nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_nextafter(a, b);
+  return bin_t_out<NISA_BIN_NEXTAFTER, at::meta::structured_nextafter>(a, b, out);
 }
 
 }  // namespace
 
-// torch name, ISA operator: .Tensor, _.Tensor, .Tensor_out (name, _, .out
-// for the ones without a scalar form), and the .Scalar forms.
+// The tables: torch name, ISA operator (the operator's structured meta is
+// at::meta::structured_<name>, or _<name>_Tensor for the ones with scalar
+// forms).
+// Tensor only: name, name.out (and name_ in the second).
+#define NEURON_BINARY_PAIR_MAP(X)                                             \
+  X(maximum, MAX) X(minimum, MIN) X(fmax, FMAX) X(fmin, FMIN)
 #define NEURON_BINARY_TENSOR_MAP(X)                                           \
-  X(atan2, ATAN2) X(hypot, HYPOT)
+  X(atan2, ATAN2) X(hypot, HYPOT) X(heaviside, HEAVISIDE)
+// .Tensor, _.Tensor, .Tensor_out, .Scalar, _.Scalar, .Scalar_out.
 #define NEURON_BINARY_MAP(X)                                                  \
-  X(fmod, FMOD) X(bitwise_and, AND) X(remainder, REM)  \
-  X(bitwise_or, OR) X(bitwise_xor, XOR)
+  X(fmod, FMOD) X(remainder, REM) X(bitwise_and, AND) X(bitwise_or, OR)       \
+  X(bitwise_xor, XOR)
+// The shifts: their .Tensor_Scalar and .Scalar_Tensor forms and the
+// Python operators.
 #define NEURON_SHIFT_MAP(X)                                                   \
   X(bitwise_left_shift, SHL, __lshift__, __ilshift__)                         \
   X(bitwise_right_shift, SHR, __rshift__, __irshift__)
@@ -350,82 +372,88 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   REG_BINARY(sub)
   REG_BINARY(mul)
   REG_BINARY(div)
-  m.impl("maximum", maximum);
-  m.impl("maximum.out", maximum_out);
-  m.impl("minimum", minimum);
-  m.impl("minimum.out", minimum_out);
   m.impl("pow.Tensor_Tensor", pow_tt);
+  m.impl("pow_.Tensor", pow_tt_);
   m.impl("pow.Tensor_Tensor_out", pow_tt_out);
   m.impl("pow.Tensor_Scalar", pow_ts);
   m.impl("pow_.Scalar", pow_ts_);
   m.impl("pow.Tensor_Scalar_out", pow_ts_out);
   m.impl("pow.Scalar", pow_st);
+  m.impl("pow.Scalar_out", pow_st_out);
   m.impl("rsub.Tensor", rsub_tensor);
   m.impl("rsub.Scalar", rsub_scalar);
 #define REG_COMPARE(name)                                   \
   m.impl(#name ".Tensor", name##_t);                        \
   m.impl(#name ".Scalar", name##_s);                        \
   m.impl(#name ".Tensor_out", name##_to);                   \
-  m.impl(#name ".Scalar_out", name##_so);
+  m.impl(#name ".Scalar_out", name##_so);                   \
+  m.impl(#name "_.Tensor", name##_ti);                      \
+  m.impl(#name "_.Scalar", name##_si);
   REG_COMPARE(eq)
   REG_COMPARE(ne)
   REG_COMPARE(lt)
   REG_COMPARE(le)
   REG_COMPARE(gt)
   REG_COMPARE(ge)
+#define REG_BIN_PAIR(name, OP)                                                \
+  m.impl(#name, bin_t<NISA_BIN_##OP, at::meta::structured_##name>);           \
+  m.impl(#name ".out", bin_t_out<NISA_BIN_##OP, at::meta::structured_##name>);
+  NEURON_BINARY_PAIR_MAP(REG_BIN_PAIR)
 #define REG_BIN_TENSOR(name, OP)                                              \
-  m.impl(#name, bin_t<NISA_BIN_##OP>);                                        \
-  m.impl(#name "_", bin_t_<NISA_BIN_##OP>);                                   \
-  m.impl(#name ".out", bin_t_out<NISA_BIN_##OP>);
+  REG_BIN_PAIR(name, OP)                                                      \
+  m.impl(#name "_", bin_t_<NISA_BIN_##OP, at::meta::structured_##name>);
   NEURON_BINARY_TENSOR_MAP(REG_BIN_TENSOR)
+#define REG_BIN_FORMS(name, OP, Meta, T, S)                                   \
+  m.impl(#name "." T, bin_t<NISA_BIN_##OP, Meta>);                            \
+  m.impl(#name "_." T, bin_t_<NISA_BIN_##OP, Meta>);                          \
+  m.impl(#name "." T "_out", bin_t_out<NISA_BIN_##OP, Meta>);                 \
+  m.impl(#name "." S, bin_s<NISA_BIN_##OP, Meta>);                            \
+  m.impl(#name "_." S, bin_s_<NISA_BIN_##OP, Meta>);                          \
+  m.impl(#name "." S "_out", bin_s_out<NISA_BIN_##OP, Meta>);
 #define REG_BIN(name, OP)                                                     \
-  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
-  m.impl(#name ".Scalar", bin_s<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Scalar", bin_s_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Scalar_out", bin_s_out<NISA_BIN_##OP>);
+  REG_BIN_FORMS(name, OP, at::meta::structured_##name##_Tensor, "Tensor", "Scalar")
   NEURON_BINARY_MAP(REG_BIN)
+  m.impl("remainder.Scalar_Tensor", bin_st<NISA_BIN_REM, at::meta::structured_remainder_Tensor>);
 #define REG_SHIFT(name, OP, dunder, idunder)                                  \
-  m.impl(#name ".Tensor", bin_t<NISA_BIN_##OP>);                              \
-  m.impl(#name "_.Tensor", bin_t_<NISA_BIN_##OP>);                            \
-  m.impl(#name ".Tensor_out", bin_t_out<NISA_BIN_##OP>);                      \
-  m.impl(#name ".Tensor_Scalar", bin_s<NISA_BIN_##OP>);                       \
-  m.impl(#name "_.Tensor_Scalar", bin_s_<NISA_BIN_##OP>);                     \
-  m.impl(#name ".Tensor_Scalar_out", bin_s_out<NISA_BIN_##OP>);               \
-  m.impl(#name ".Scalar_Tensor", bin_st<NISA_BIN_##OP>);                      \
-  m.impl(#dunder ".Tensor", bin_t<NISA_BIN_##OP>);                            \
-  m.impl(#dunder ".Scalar", bin_s<NISA_BIN_##OP>);                            \
-  m.impl(#idunder ".Tensor", bin_t_<NISA_BIN_##OP>);                          \
-  m.impl(#idunder ".Scalar", bin_s_<NISA_BIN_##OP>);
+  REG_BIN_FORMS(name, OP, at::meta::structured_##name##_Tensor, "Tensor", "Tensor_Scalar") \
+  m.impl(#name ".Scalar_Tensor", bin_st<NISA_BIN_##OP, at::meta::structured_##name##_Tensor>); \
+  m.impl(#dunder ".Tensor", bin_t<NISA_BIN_##OP, void>);                      \
+  m.impl(#dunder ".Scalar", bin_s<NISA_BIN_##OP, void>);                      \
+  m.impl(#idunder ".Tensor", bin_t_<NISA_BIN_##OP, void>);                    \
+  m.impl(#idunder ".Scalar", bin_s_<NISA_BIN_##OP, void>);
   NEURON_SHIFT_MAP(REG_SHIFT)
 #define REG_LOGICAL(name, CMP)                                                \
   m.impl(#name, cmp_t<NISA_CMP_##CMP>);                                       \
   m.impl(#name "_", cmp_t_<NISA_CMP_##CMP>);                                  \
   m.impl(#name ".out", cmp_t_out<NISA_CMP_##CMP>);
   NEURON_LOGICAL_MAP(REG_LOGICAL)
-  m.impl("copysign.Tensor", bin_t<NISA_BIN_COPYSIGN>);
-  m.impl("copysign_.Tensor", bin_t_<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.out", bin_t_out<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.Scalar", bin_s<NISA_BIN_COPYSIGN>);
-  m.impl("copysign_.Scalar", bin_s_<NISA_BIN_COPYSIGN>);
-  m.impl("copysign.Scalar_out", bin_s_out<NISA_BIN_COPYSIGN>);
-  m.impl("logaddexp", bin_t<NISA_BIN_LOGADDEXP>);
-  m.impl("logaddexp.out", bin_t_out<NISA_BIN_LOGADDEXP>);
-  m.impl("logaddexp2", bin_t<NISA_BIN_LOGADDEXP2>);
-  m.impl("logaddexp2.out", bin_t_out<NISA_BIN_LOGADDEXP2>);
-  m.impl("xlogy.Tensor", bin_t<NISA_BIN_XLOGY>);
-  m.impl("xlogy_.Tensor", bin_t_<NISA_BIN_XLOGY>);
-  m.impl("xlogy.OutTensor", bin_t_out<NISA_BIN_XLOGY>);
-  m.impl("xlogy.Scalar_Other", bin_s<NISA_BIN_XLOGY>);
-  m.impl("xlogy_.Scalar_Other", bin_s_<NISA_BIN_XLOGY>);
-  m.impl("xlogy.Scalar_Self", bin_st<NISA_BIN_XLOGY>);
-  m.impl("remainder.Scalar_Tensor", bin_st<NISA_BIN_REM>);
-  m.impl("floor_divide", bin_t<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide_.Tensor", bin_t_<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide.out", bin_t_out<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide.Scalar", bin_s<NISA_BIN_FLOORDIV>);
-  m.impl("floor_divide_.Scalar", bin_s_<NISA_BIN_FLOORDIV>);
+  using copysign_meta = at::meta::structured_copysign_Tensor;
+  m.impl("copysign.Tensor", bin_t<NISA_BIN_COPYSIGN, copysign_meta>);
+  m.impl("copysign_.Tensor", bin_t_<NISA_BIN_COPYSIGN, copysign_meta>);
+  m.impl("copysign.out", bin_t_out<NISA_BIN_COPYSIGN, copysign_meta>);
+  m.impl("copysign.Scalar", bin_s<NISA_BIN_COPYSIGN, copysign_meta>);
+  m.impl("copysign_.Scalar", bin_s_<NISA_BIN_COPYSIGN, copysign_meta>);
+  m.impl("copysign.Scalar_out", bin_s_out<NISA_BIN_COPYSIGN, copysign_meta>);
+  using logaddexp_meta = at::meta::structured_logaddexp;
+  using logaddexp2_meta = at::meta::structured_logaddexp2;
+  m.impl("logaddexp", bin_t<NISA_BIN_LOGADDEXP, logaddexp_meta>);
+  m.impl("logaddexp.out", bin_t_out<NISA_BIN_LOGADDEXP, logaddexp_meta>);
+  m.impl("logaddexp2", bin_t<NISA_BIN_LOGADDEXP2, logaddexp2_meta>);
+  m.impl("logaddexp2.out", bin_t_out<NISA_BIN_LOGADDEXP2, logaddexp2_meta>);
+  using xlogy_meta = at::meta::structured_xlogy_Tensor;
+  m.impl("xlogy.Tensor", bin_t<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy_.Tensor", bin_t_<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy.OutTensor", bin_t_out<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy.Scalar_Other", bin_s<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy_.Scalar_Other", bin_s_<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy.OutScalar_Other", bin_s_out<NISA_BIN_XLOGY, xlogy_meta>);
+  m.impl("xlogy.Scalar_Self", bin_st<NISA_BIN_XLOGY, xlogy_meta>);
+  // floor_divide has no structured meta: TensorIterator's binary builder.
+  m.impl("floor_divide", bin_t<NISA_BIN_FLOORDIV, void>);
+  m.impl("floor_divide_.Tensor", bin_t_<NISA_BIN_FLOORDIV, void>);
+  m.impl("floor_divide.out", bin_t_out<NISA_BIN_FLOORDIV, void>);
+  m.impl("floor_divide.Scalar", bin_s<NISA_BIN_FLOORDIV, void>);
+  m.impl("floor_divide_.Scalar", bin_s_<NISA_BIN_FLOORDIV, void>);
   m.impl("div.Tensor_mode", div_tm);
   m.impl("div_.Tensor_mode", div_tm_);
   m.impl("div.out_mode", div_tm_out);
@@ -433,14 +461,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div_.Scalar_mode", div_sm_);
   m.impl("nextafter", nextafter);
   m.impl("nextafter_", nextafter_);
-  m.impl("nextafter.out", sp_nextafter_out);
-  m.impl("fmax", same_bin<NISA_BIN_FMAX>);
-  m.impl("fmax.out", same_bin_out<NISA_BIN_FMAX>);
-  m.impl("fmin", same_bin<NISA_BIN_FMIN>);
-  m.impl("fmin.out", same_bin_out<NISA_BIN_FMIN>);
-  m.impl("heaviside", heaviside);
-  m.impl("heaviside_", heaviside_);
-  m.impl("heaviside.out", heaviside_out);
+  m.impl("nextafter.out", nextafter_out);
 }
 
 }  // namespace torch_neuron

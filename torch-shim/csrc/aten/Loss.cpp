@@ -10,8 +10,12 @@
 // kernels, with the CPU kernels' formulas (the same branch points, clamps
 // and epsilons).
 #include <ATen/core/Reduction.h>
+#include <ATen/ops/mse_loss_meta.h>
+#include <ATen/ops/nll_loss_backward_meta.h>
+#include <ATen/ops/nll_loss_forward_meta.h>
+#include <ATen/ops/smooth_l1_loss_meta.h>
 
-#include "NeuronOps.h"
+#include "NeuronElementwise.h"
 
 namespace torch_neuron {
 namespace {
@@ -33,35 +37,64 @@ at::Tensor grad_scale(const at::Tensor& grad_output, const at::Tensor& self,
   return grad_output;
 }
 
-at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  at::Tensor d = self - target;
-  return reduce(d * d, reduction);
+// mse and smooth L1 take their results from their structured metas: the
+// unreduced loss of the operands' promoted type and broadcast shape, or a
+// 0-dim one. Unreduced, the loss is computed into the result; reduced, a
+// temporary is summed or averaged into it.
+at::Tensor& reduce_into(const at::Tensor& l, int64_t reduction, at::Tensor& out) {
+  if (reduction == at::Reduction::Mean)
+    return at::mean_out(out, l, at::IntArrayRef{});
+  return at::sum_out(out, l, at::IntArrayRef{});
 }
 
-at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target,
-                         int64_t reduction, at::Tensor& out) {
-  return into(out, mse(self, target, reduction));
+// (x - t)^2
+void mse_into(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+              at::Tensor& out) {
+  bool none = reduction == at::Reduction::None;
+  at::Tensor l = none ? out : at::empty(at::infer_size(self.sizes(), target.sizes()),
+                                        out.options());
+  binary_into(NISA_BIN_SUB, self, target, 1.0, l);
+  binary_into(NISA_BIN_MUL, l, l, 1.0, l);
+  if (!none)
+    reduce_into(l, reduction, out);
 }
+
+// |d| < beta: 0.5 d^2 / beta, else |d| - 0.5 beta (beta = 0: |d|).
+void smooth_l1_into(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                    double beta, at::Tensor& out) {
+  at::Tensor d = self - target, ad = d.abs();
+  at::Tensor l = beta == 0 ? ad : at::where(ad.lt(beta), d * d * (0.5 / beta), ad - 0.5 * beta);
+  if (reduction == at::Reduction::None)
+    out.copy_(l);
+  else
+    reduce_into(l, reduction, out);
+}
+
+// The functional and out= kernels of loss NAME (PARAMS, ARGS: its
+// parameters after self and target) computing BODY into `out`.
+#define META_LOSS(name, PARAMS, ARGS, BODY)                                   \
+  at::Tensor name(const at::Tensor& self, const at::Tensor& target PARAMS) {  \
+    at::Tensor out = ew_meta<at::meta::structured_##name>(                    \
+        Form::Functional, {}, self, target ARGS).tensor;                      \
+    BODY;                                                                     \
+    return out;                                                               \
+  }                                                                           \
+  at::Tensor& name##_out(const at::Tensor& self, const at::Tensor& target PARAMS, \
+                         at::Tensor& result) {                                \
+    EwResult r = ew_meta<at::meta::structured_##name>(Form::Out, result, self, target ARGS); \
+    return compute_in(r, result, [&](at::Tensor& out) { BODY; });            \
+  }
+#define MSE_PARAMS , int64_t reduction
+#define MSE_ARGS , reduction
+META_LOSS(mse_loss, MSE_PARAMS, MSE_ARGS, mse_into(self, target, reduction, out))
+#define SMOOTH_L1_PARAMS , int64_t reduction, double beta
+#define SMOOTH_L1_ARGS , reduction, beta
+META_LOSS(smooth_l1_loss, SMOOTH_L1_PARAMS, SMOOTH_L1_ARGS,
+          smooth_l1_into(self, target, reduction, beta, out))
 
 at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
                              const at::Tensor& target, int64_t reduction) {
   return (self - target) * grad_scale(grad_output, self, reduction) * 2.0;
-}
-
-// |d| < beta: 0.5 d^2 / beta, else |d| - 0.5 beta (beta = 0: |d|).
-at::Tensor smooth_l1(const at::Tensor& self, const at::Tensor& target,
-                          int64_t reduction, double beta) {
-  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
-  at::Tensor d = self - target, ad = d.abs();
-  if (beta == 0)
-    return reduce(ad, reduction);
-  at::Tensor l = at::where(ad.lt(beta), d * d * (0.5 / beta), ad - 0.5 * beta);
-  return reduce(l, reduction);
-}
-
-at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
-                               int64_t reduction, double beta, at::Tensor& out) {
-  return into(out, smooth_l1(self, target, reduction, beta));
 }
 
 at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
@@ -154,15 +187,11 @@ struct NllParts {
   at::Tensor weight;   // per-sample weight (0 where ignored), [N]
 };
 
+// After the metas' checks of shapes and weight.
 NllParts nll_parts(const at::Tensor& self, const at::Tensor& target,
                    const std::optional<at::Tensor>& weight, int64_t ignore_index) {
-  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "input tensor should be 1D or 2D");
-  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target "
-              "not supported");
   at::Tensor input2d = self.dim() == 1 ? self.unsqueeze(0) : self;
   at::Tensor tgt = target.reshape({-1});
-  TORCH_CHECK(tgt.size(0) == input2d.size(0), "Expected input batch_size (",
-              input2d.size(0), ") to match target batch_size (", tgt.size(0), ").");
   at::Tensor valid = tgt.ne(ignore_index);
   at::Tensor safe = at::where(valid, tgt, at::zeros({}, tgt.options()));
   at::Tensor w = valid.to(self.scalar_type());
@@ -171,26 +200,52 @@ NllParts nll_parts(const at::Tensor& self, const at::Tensor& target,
   return {input2d, safe.unsqueeze(1), w};
 }
 
-std::tuple<at::Tensor, at::Tensor> nll_loss_forward(
-    const at::Tensor& self, const at::Tensor& target,
-    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index) {
+at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
+}
+
+// The loss and the total weight into @out and @total, the results of
+// nll_loss_forward's structured meta.
+void nll_into(const at::Tensor& self, const at::Tensor& target,
+              const std::optional<at::Tensor>& weight, int64_t reduction,
+              int64_t ignore_index, at::Tensor& out, at::Tensor& total) {
   NllParts p = nll_parts(self, target, weight, ignore_index);
   at::Tensor picked = p.input2d.gather(1, p.safe).squeeze(1);
   at::Tensor losses = (picked * p.weight).neg();
-  at::Tensor total = p.weight.sum();
-  if (reduction == at::Reduction::None)
-    return {self.dim() == 1 ? losses.squeeze(0) : losses, total};
-  at::Tensor out = losses.sum();
+  at::sum_out(total, p.weight, at::IntArrayRef{});
+  if (reduction == at::Reduction::None) {
+    out.copy_(losses.view(out.sizes()));
+    return;
+  }
+  at::sum_out(out, losses, at::IntArrayRef{});
   if (reduction == at::Reduction::Mean)
-    out = out / total;
+    out.div_(total);
+}
+
+using nll_meta = at::meta::structured_nll_loss_forward;
+std::tuple<at::Tensor, at::Tensor> nll_loss_forward(
+    const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index) {
+  auto [out, total] = meta_results<nll_meta, 2>(Form::Functional, {}, self, target,
+                                                opt_ref(weight), reduction, ignore_index);
+  nll_into(self, target, weight, reduction, ignore_index, out, total);
+  return {out, total};
+}
+std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_out(
+    const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+    at::Tensor& out, at::Tensor& total) {
+  meta_results<nll_meta, 2>(Form::Out, {out, total}, self, target, opt_ref(weight),
+                            reduction, ignore_index);
+  nll_into(self, target, weight, reduction, ignore_index, out, total);
   return {out, total};
 }
 
-at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                             const at::Tensor& target,
-                             const std::optional<at::Tensor>& weight,
-                             int64_t reduction, int64_t ignore_index,
-                             const at::Tensor& total_weight) {
+// -w[t] grad (over the total weight for 'mean') at each row's target.
+void nll_grad_into(const at::Tensor& grad_output, const at::Tensor& self,
+                   const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                   int64_t reduction, int64_t ignore_index, const at::Tensor& total_weight,
+                   at::Tensor& grad) {
   NllParts p = nll_parts(self, target, weight, ignore_index);
   at::Tensor coef = p.weight.neg();
   if (reduction == at::Reduction::None)
@@ -199,9 +254,34 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
     coef = coef * (grad_output / total_weight);
   else
     coef = coef * grad_output;
-  at::Tensor grad = at::zeros_like(p.input2d);
-  grad.scatter_add_(1, p.safe, coef.unsqueeze(1));
-  return self.dim() == 1 ? grad.squeeze(0) : grad;
+  grad.zero_();
+  at::Tensor rows = self.dim() == 1 ? grad.unsqueeze(0) : grad;
+  rows.scatter_add_(1, p.safe, coef.unsqueeze(1).to(grad.scalar_type()));
+}
+
+using nll_grad_meta = at::meta::structured_nll_loss_backward;
+at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target,
+                             const std::optional<at::Tensor>& weight,
+                             int64_t reduction, int64_t ignore_index,
+                             const at::Tensor& total_weight) {
+  auto [grad] = meta_results<nll_grad_meta>(Form::Functional, {}, grad_output, self, target,
+                                            opt_ref(weight), reduction, ignore_index,
+                                            total_weight);
+  nll_grad_into(grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                grad);
+  return grad;
+}
+at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                  const at::Tensor& target,
+                                  const std::optional<at::Tensor>& weight,
+                                  int64_t reduction, int64_t ignore_index,
+                                  const at::Tensor& total_weight, at::Tensor& grad_input) {
+  meta_results<nll_grad_meta>(Form::Out, {grad_input}, grad_output, self, target,
+                              opt_ref(weight), reduction, ignore_index, total_weight);
+  nll_grad_into(grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                grad_input);
+  return grad_input;
 }
 
 // [N, C, d1..dk] with targets [N, d1..dk] as nll_loss over N*d1*..*dk rows.
@@ -243,10 +323,10 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mse_loss", mse);
+  m.impl("mse_loss", mse_loss);
   m.impl("mse_loss.out", mse_loss_out);
   m.impl("mse_loss_backward", mse_loss_backward);
-  m.impl("smooth_l1_loss", smooth_l1);
+  m.impl("smooth_l1_loss", smooth_l1_loss);
   m.impl("smooth_l1_loss.out", smooth_l1_loss_out);
   m.impl("smooth_l1_loss_backward", smooth_l1_loss_backward);
   m.impl("huber_loss", huber_loss);
@@ -255,7 +335,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("binary_cross_entropy_backward", binary_cross_entropy_backward);
   m.impl("binary_cross_entropy_with_logits", bce_with_logits);
   m.impl("nll_loss_forward", nll_loss_forward);
+  m.impl("nll_loss_forward.output", nll_loss_forward_out);
   m.impl("nll_loss_backward", nll_loss_backward);
+  m.impl("nll_loss_backward.grad_input", nll_loss_backward_out);
   m.impl("nll_loss2d_forward", nll_loss2d_forward);
   m.impl("nll_loss2d_backward", nll_loss2d_backward);
 }

@@ -100,6 +100,14 @@ inline bool binary_is_float(nisa_binary op) {
   return false;
 }
 
+// The operand types ISA operator @op takes: the bitwise ones, integers and
+// bool only, as the CPU's kernels.
+inline void check_binary_types(nisa_binary op, const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(at::result_type(a, b)),
+              "neuron: bitwise operations are not implemented for '", at::result_type(a, b),
+              "' (integer and bool tensors only)");
+}
+
 inline at::Tensor& binary_into(nisa_binary op, const at::Tensor& a,
                                const at::Tensor& b, double alpha, at::Tensor& out) {
   at::Device dev = out.device();
@@ -150,12 +158,16 @@ at::Tensor& compute_in(const EwResult& r, at::Tensor& out, F&& f) {
 }
 
 // The result of an operator whose structured meta @Meta is a TensorIterator
-// (add, mul, ...), in @form (@given: out=, or self in place).
+// (add, mul, ...), in @form (@given: out=, or self in place); of another
+// single-result meta, its result and type.
 template <class Meta, class... Args>
 EwResult ew_meta(Form form, const at::Tensor& given, const Args&... args) {
   NeuronMeta<Meta> m(form, {given});
   m.meta(args...);
-  return {m.outs[0], m.common_dtype()};
+  if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
+    return {m.outs[0], m.common_dtype()};
+  else
+    return {m.outs[0], m.outs[0].scalar_type()};
 }
 
 // The result of binary operator @op on @a and @b as ATen's TensorIterator
@@ -166,9 +178,7 @@ EwResult ew_meta(Form form, const at::Tensor& given, const Args&... args) {
 // overlap checked as for the CPU.
 inline EwResult binary_result(nisa_binary op, const at::Tensor& a, const at::Tensor& b,
                               at::TensorBase out = {}) {
-  TORCH_CHECK(!binary_is_bitwise(op) || !at::isFloatingType(at::result_type(a, b)),
-              "neuron: bitwise operations are not implemented for '", at::result_type(a, b),
-              "' (integer and bool tensors only)");
+  check_binary_types(op, a, b);
   at::TensorIterator it = binary_is_float(op) ? at::TensorIterator::binary_float_op(out, a, b)
                                               : at::TensorIterator::binary_op(out, a, b);
   return {it.output(), it.common_dtype()};
@@ -311,12 +321,13 @@ inline EwResult unary_result(UnaryResult r, const at::Tensor& a, at::TensorBase 
   return {t, t.scalar_type()};
 }
 
-// The backward of an activation: grad * f'(x), f' an ISA function.
-inline at::Tensor grad_times(nisa_unary deriv, const at::Tensor& grad,
-                             const at::Tensor& x, double p = 0.0, double q = 0.0) {
-  at::Tensor d = empty_neuron(x.sizes(), float_result(x.scalar_type()), x.device());
+// The backward of an activation into @out (its meta's result, of the
+// computing type): grad * f'(x), f' an ISA function.
+inline at::Tensor& grad_times(nisa_unary deriv, const at::Tensor& grad, const at::Tensor& x,
+                              at::Tensor& out, double p = 0.0, double q = 0.0) {
+  at::Tensor d = empty_neuron(x.sizes(), out.scalar_type(), x.device());
   unary_into(deriv, x, d, p, q);
-  return binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
+  return binary_into(NISA_BIN_MUL, grad, d, 1.0, out);
 }
 
 // ---- compare: dst (bool) = a cmp b ----
@@ -410,25 +421,22 @@ inline at::Tensor& where_into(const at::Tensor& m, const at::Tensor& a,
 
 // The backward of an activation whose CPU kernel selects 0 -- rather than
 // multiplying grad by 0 -- where f'(x) is 0 (outside hardsigmoid's slope,
-// inside the shrinks' band, below hardswish's): there a
-// NaN or infinite gradient gives 0 as on the CPU, elsewhere grad * f'(x).
-// The region is where f'(x) == 0, unless @zero (bool, x's shape) names it.
-inline at::Tensor grad_select(nisa_unary deriv, const at::Tensor& grad,
-                              const at::Tensor& x, double p = 0.0, double q = 0.0,
-                              at::Tensor zero = {}) {
-  at::Tensor d = empty_neuron(x.sizes(), float_result(x.scalar_type()), x.device());
+// inside the shrinks' band, below hardswish's): there a NaN or infinite
+// gradient gives 0 as on the CPU, elsewhere grad * f'(x), into @out as
+// grad_times. The region is where f'(x) == 0, unless @zero (bool, x's
+// shape) names it.
+inline at::Tensor& grad_select(nisa_unary deriv, const at::Tensor& grad, const at::Tensor& x,
+                               at::Tensor& out, double p = 0.0, double q = 0.0,
+                               at::Tensor zero = {}) {
+  at::Tensor d = empty_neuron(x.sizes(), out.scalar_type(), x.device());
   unary_into(deriv, x, d, p, q);
   if (!zero.defined()) {
     zero = empty_neuron(x.sizes(), at::kBool, x.device());
     nrn_tensor_desc dz = desc(zero), dd = desc(d);
     NEURON_OP(nrn_op_compare_scalar(stream_for(d), NISA_CMP_EQ, &dz, &dd, 0.0));
   }
-  binary_into(NISA_BIN_MUL, grad, d, 1.0, d);
-  return where_into(zero, filled(0.0, d.scalar_type(), d.device()), d, d);
+  binary_into(NISA_BIN_MUL, grad, d, 1.0, out);
+  return where_into(zero, filled(0.0, out.scalar_type(), out.device()), out, out);
 }
-
-// clamp with scalar bounds (TensorCompare.cpp); hardtanh is one.
-at::Tensor clamp_s(const at::Tensor& self, const std::optional<at::Scalar>& lo,
-                   const std::optional<at::Scalar>& hi);
 
 }  // namespace torch_neuron

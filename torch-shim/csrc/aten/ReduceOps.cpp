@@ -8,17 +8,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
 #include <ATen/ops/aminmax_meta.h>
+#include <ATen/ops/any_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
 #include <ATen/ops/max_meta.h>
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/min_meta.h>
+#include <ATen/ops/prod_meta.h>
 #include <ATen/ops/sum_meta.h>
 
-#include "NeuronMeta.h"
+#include "NeuronElementwise.h"
 #include "NeuronSort.h"
 
 namespace torch_neuron {
@@ -293,14 +296,38 @@ at::Tensor prod_along(const at::Tensor& self, int64_t dim, bool keepdim, at::Sca
   return keepdim ? out : out.squeeze(d);
 }
 
+// prod along @dim into @out, the result of prod.dim_int's structured meta
+// (its type: the dtype asked for, out='s, or self's with integers as
+// int64), computed in place when out is contiguous and shares no memory
+// with self.
+at::Tensor& prod_into(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  if (!out.is_contiguous() || may_share_elements(out, self))
+    return out.copy_(prod_along(self, dim, keepdim, out.scalar_type()));
+  if (self.dim() == 0)
+    return out.copy_(self);
+  int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  at::Tensor o = keepdim ? out : out.unsqueeze(d);
+  if (self.size(d) == 0) {
+    o.fill_(1);
+  } else if (o.numel()) {
+    bool ints = at::isIntegralType(self.scalar_type(), true) &&
+                at::isIntegralType(out.scalar_type(), true);
+    at::Tensor x = ints ? self : self.to(out.scalar_type());
+    nrn_tensor_desc od = desc(o), sd = desc(x);
+    NEURON_OP(nrn_op_reduce(stream_for(self), NISA_RED_PROD, &od, &sd, static_cast<int>(d)));
+  }
+  return out;
+}
+using prod_meta = at::meta::structured_prod_dim_int;
 at::Tensor prod_dim(const at::Tensor& self, int64_t dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
-  return prod_along(self, dim, keepdim, scan_dtype(self, dtype));
+  auto [out] = meta_results<prod_meta>(Form::Functional, {}, self, dim, keepdim, dtype);
+  return prod_into(self, dim, keepdim, out);
 }
 at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  into(out, prod_along(self, dim, keepdim, dtype ? *dtype : out.scalar_type()));
-  return out;
+  meta_results<prod_meta>(Form::Out, {out}, self, dim, keepdim, dtype);
+  return prod_into(self, dim, keepdim, out);
 }
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   return prod_along(self.reshape({-1}), 0, false, scan_dtype(self, dtype));
@@ -341,47 +368,51 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self,
 
 // ---- composed of ATen operators ----
 
-// ---- any / all: count the nonzero (zero) elements ----
+// ---- any / all: results from their structured metas (bool, or uint8 of a
+// uint8 input), the count of nonzero (zero) elements compared with 0 ----
 at::Tensor count(const at::Tensor& hits, at::OptionalIntArrayRef dim, bool keepdim) {
   at::Tensor c = hits.to(at::kLong);
   return hits.dim() == 0 ? c : c.sum(reduce_dims(hits, dim), keepdim);
 }
-at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  return count(self.ne(0), dim, keepdim).gt(0);
+at::Tensor& bool_reduce_into(bool any, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                             bool keepdim, at::Tensor& out) {
+  at::Tensor c = count(any ? self.ne(0) : self.eq(0), dim, keepdim);
+  return compare_into(any ? NISA_CMP_GT : NISA_CMP_EQ, c.view(out.sizes()), wrapped(0), out);
 }
-at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  return count(self.eq(0), dim, keepdim).eq(0);
-}
-at::Tensor any_all(const at::Tensor& self) { return any_dims(self, {}, false); }
-at::Tensor all_all(const at::Tensor& self) { return all_dims(self, {}, false); }
-at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return any_dims(self, at::IntArrayRef{dim}, keepdim);
-}
-at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return all_dims(self, at::IntArrayRef{dim}, keepdim);
-}
-at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
-  return into(out, any_all(self));
-}
-at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
-  return into(out, all_all(self));
-}
-at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                         bool keepdim, at::Tensor& out) {
-  return into(out, any_dims(self, dim, keepdim));
-}
-at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                         bool keepdim, at::Tensor& out) {
-  return into(out, all_dims(self, dim, keepdim));
-}
-at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                        at::Tensor& out) {
-  return into(out, any_dim(self, dim, keepdim));
-}
-at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                        at::Tensor& out) {
-  return into(out, all_dim(self, dim, keepdim));
-}
+
+// The kernels of any or all (ANY), all elements, along a dim or dims,
+// functional and out=.
+#define BOOL_REDUCE(name, ANY)                                                \
+  at::Tensor name##_all(const at::Tensor& self) {                             \
+    auto [out] = meta_results<at::meta::structured_##name>(Form::Functional, {}, self); \
+    return bool_reduce_into(ANY, self, std::nullopt, false, out);             \
+  }                                                                           \
+  at::Tensor& name##_all_out(const at::Tensor& self, at::Tensor& out) {       \
+    meta_results<at::meta::structured_##name>(Form::Out, {out}, self);        \
+    return bool_reduce_into(ANY, self, std::nullopt, false, out);             \
+  }                                                                           \
+  at::Tensor name##_dim(const at::Tensor& self, int64_t dim, bool keepdim) {  \
+    auto [out] = meta_results<at::meta::structured_##name##_dim>(Form::Functional, {}, self, \
+                                                                 dim, keepdim); \
+    return bool_reduce_into(ANY, self, at::IntArrayRef{dim}, keepdim, out);   \
+  }                                                                           \
+  at::Tensor& name##_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, \
+                             at::Tensor& out) {                               \
+    meta_results<at::meta::structured_##name##_dim>(Form::Out, {out}, self, dim, keepdim); \
+    return bool_reduce_into(ANY, self, at::IntArrayRef{dim}, keepdim, out);   \
+  }                                                                           \
+  at::Tensor name##_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) { \
+    auto [out] = meta_results<at::meta::structured_##name##_dims>(Form::Functional, {}, self, \
+                                                                  dim, keepdim); \
+    return bool_reduce_into(ANY, self, dim, keepdim, out);                    \
+  }                                                                           \
+  at::Tensor& name##_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, \
+                              bool keepdim, at::Tensor& out) {                \
+    meta_results<at::meta::structured_##name##_dims>(Form::Out, {out}, self, dim, keepdim); \
+    return bool_reduce_into(ANY, self, dim, keepdim, out);                    \
+  }
+BOOL_REDUCE(any, true)
+BOOL_REDUCE(all, false)
 
 // ---- variance and standard deviation with a correction ----
 std::tuple<at::Tensor, at::Tensor> var_mean_impl(const at::Tensor& self,

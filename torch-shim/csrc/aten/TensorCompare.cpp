@@ -1,87 +1,100 @@
 // SPDX-License-Identifier: MIT
 // Comparing and selecting operators: clamp, clamp_min and clamp_max (scalar
 // and tensor bounds; in place and out=), where, equal and isin.
+#include <ATen/ops/clamp_meta.h>
+#include <ATen/ops/clamp_max_meta.h>
+#include <ATen/ops/clamp_min_meta.h>
+
 #include "NeuronElementwise.h"
 #include "NeuronSort.h"
 
 namespace torch_neuron {
 namespace {
 
-// ---- clamp: NaN stays NaN; min > max gives max, as on the CPU ----
-at::Tensor upper(const at::Tensor& x, const at::Tensor& hi) {
-  return at::where(x.gt(hi), hi.to(x.scalar_type()), x);
-}
-at::Tensor lower(const at::Tensor& x, const at::Tensor& lo) {
-  return at::where(x.lt(lo), lo.to(x.scalar_type()), x);
-}
-at::Tensor clamp_t(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                   const std::optional<at::Tensor>& hi) {
-  bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
-  TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not "
-              "be None");
-  at::ScalarType rt = self.scalar_type();
-  if (has_lo)
-    rt = at::promote_types(rt, lo->scalar_type());
-  if (has_hi)
-    rt = at::promote_types(rt, hi->scalar_type());
-  at::Tensor x = self.to(rt);
-  if (has_lo)
-    x = lower(x, *lo);
-  if (has_hi)
-    x = upper(x, *hi);
-  return x.is_same(self) ? self.clone() : x;
-}
-std::optional<at::Tensor> bound_opt(const std::optional<at::Scalar>& s,
-                                    const at::Tensor& self) {
-  if (!s)
-    return std::nullopt;
-  at::ScalarType rt = at::result_type(self, *s);
-  return at::scalar_tensor(*s, self.options().dtype(rt));
+// ---- clamp, clamp_min, clamp_max: results from their structured metas ----
+
+// clamp of @self into @out (the meta's result, of the type the operands
+// are promoted to; @lo, @hi: card tensors or CPU scalars, undefined when
+// absent) as the CPU's kernels compute it: minimum(maximum(x, lo), hi). NaN
+// in x or in a bound gives NaN, and min > max gives max. The maximum of
+// values rounded to the result's type is the rounded maximum, so the card
+// takes the operands in their own types.
+void clamp_into(const at::Tensor& self, const at::Tensor& lo, const at::Tensor& hi,
+                at::Tensor& out) {
+  if (lo.defined())
+    binary_into(NISA_BIN_MAX, self, lo, 1.0, out);
+  if (hi.defined())
+    binary_into(NISA_BIN_MIN, lo.defined() ? out : self, hi, 1.0, out);
 }
 
-}  // namespace
-
-at::Tensor clamp_s(const at::Tensor& self, const std::optional<at::Scalar>& lo,
-                   const std::optional<at::Scalar>& hi) {
-  return clamp_t(self, bound_opt(lo, self), bound_opt(hi, self));
+const at::Tensor& as_tensor(const at::Tensor& t) { return t; }
+at::Tensor as_tensor(const at::Scalar& s) { return wrapped(s); }
+at::Tensor opt_tensor(const std::optional<at::Scalar>& s) {
+  return s ? wrapped(*s) : at::Tensor();
+}
+at::Tensor opt_tensor(const std::optional<at::Tensor>& t) {
+  return t ? *t : at::Tensor();
+}
+at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
+  return s ? at::OptionalScalarRef(&*s) : at::OptionalScalarRef();
+}
+at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
 
-namespace {
+// The functional, in-place and out= kernels of clamp@SUFFIX (Meta: its
+// structured meta; LO, HI: the bounds' types): clamp_s*, clamp_t*.
+#define CLAMP_KERNELS(name, Meta, B)                                          \
+  at::Tensor name(const at::Tensor& self, const std::optional<B>& lo,         \
+                  const std::optional<B>& hi) {                               \
+    EwResult r = ew_meta<Meta>(Form::Functional, {}, self, opt_ref(lo), opt_ref(hi)); \
+    clamp_into(self, opt_tensor(lo), opt_tensor(hi), r.tensor);               \
+    return r.tensor;                                                          \
+  }                                                                           \
+  at::Tensor& name##_out(const at::Tensor& self, const std::optional<B>& lo,  \
+                         const std::optional<B>& hi, at::Tensor& out) {       \
+    EwResult r = ew_meta<Meta>(Form::Out, out, self, opt_ref(lo), opt_ref(hi)); \
+    return compute_in(r, out, [&](at::Tensor& o) {                            \
+      clamp_into(self, opt_tensor(lo), opt_tensor(hi), o);                    \
+    });                                                                       \
+  }                                                                           \
+  at::Tensor& name##_(at::Tensor& self, const std::optional<B>& lo,           \
+                      const std::optional<B>& hi) {                           \
+    EwResult r = ew_meta<Meta>(Form::Inplace, self, self, opt_ref(lo), opt_ref(hi)); \
+    return compute_in(r, self, [&](at::Tensor& o) {                           \
+      clamp_into(self, opt_tensor(lo), opt_tensor(hi), o);                    \
+    });                                                                       \
+  }
 
-at::Tensor& clamp_s_out(const at::Tensor& self, const std::optional<at::Scalar>& lo,
-                        const std::optional<at::Scalar>& hi, at::Tensor& out) {
-  return into(out, clamp_s(self, lo, hi));
+CLAMP_KERNELS(clamp_s, at::meta::structured_clamp, at::Scalar)
+CLAMP_KERNELS(clamp_t, at::meta::structured_clamp_Tensor, at::Tensor)
+
+// clamp_min and clamp_max: one bound (LOWER: the min), a Scalar or a Tensor.
+#define CLAMP_ONE_KERNELS(name, Meta, B, LOWER)                               \
+  at::Tensor name(const at::Tensor& self, const B& v) {                       \
+    EwResult r = ew_meta<Meta>(Form::Functional, {}, self, v);                \
+    clamp_one_into(self, v, LOWER, r.tensor);                                 \
+    return r.tensor;                                                          \
+  }                                                                           \
+  at::Tensor& name##_out(const at::Tensor& self, const B& v, at::Tensor& out) { \
+    EwResult r = ew_meta<Meta>(Form::Out, out, self, v);                      \
+    return compute_in(r, out, [&](at::Tensor& o) { clamp_one_into(self, v, LOWER, o); }); \
+  }                                                                           \
+  at::Tensor& name##_(at::Tensor& self, const B& v) {                         \
+    EwResult r = ew_meta<Meta>(Form::Inplace, self, self, v);                 \
+    return compute_in(r, self, [&](at::Tensor& o) { clamp_one_into(self, v, LOWER, o); }); \
+  }
+
+template <class B>
+void clamp_one_into(const at::Tensor& self, const B& v, bool lower, at::Tensor& out) {
+  at::Tensor b = as_tensor(v);
+  clamp_into(self, lower ? b : at::Tensor(), lower ? at::Tensor() : b, out);
 }
-at::Tensor& clamp_t_out(const at::Tensor& self, const std::optional<at::Tensor>& lo,
-                        const std::optional<at::Tensor>& hi, at::Tensor& out) {
-  return into(out, clamp_t(self, lo, hi));
-}
-at::Tensor& clamp_s_(at::Tensor& self, const std::optional<at::Scalar>& lo,
-                     const std::optional<at::Scalar>& hi) {
-  return self.copy_(clamp_s(self, lo, hi));
-}
-at::Tensor& clamp_t_(at::Tensor& self, const std::optional<at::Tensor>& lo,
-                     const std::optional<at::Tensor>& hi) {
-  return self.copy_(clamp_t(self, lo, hi));
-}
-at::Tensor clamp_max_n(const at::Tensor& self, const at::Scalar& hi) {
-  return clamp_s(self, std::nullopt, hi);
-}
-at::Tensor& clamp_max_(at::Tensor& self, const at::Scalar& hi) {
-  return self.copy_(clamp_max_n(self, hi));
-}
-at::Tensor clamp_max_t(const at::Tensor& self, const at::Tensor& hi) {
-  return clamp_t(self, std::nullopt, hi);
-}
-at::Tensor clamp_min_t(const at::Tensor& self, const at::Tensor& lo) {
-  return clamp_t(self, lo, std::nullopt);
-}
-at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& m) {
-  return binary_inplace(NISA_BIN_MAX, self, wrapped(m));
-}
-at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& m) {
-  return binary(NISA_BIN_MAX, self, wrapped(m));
-}
+
+CLAMP_ONE_KERNELS(clamp_min_s, at::meta::structured_clamp_min, at::Scalar, true)
+CLAMP_ONE_KERNELS(clamp_max_s, at::meta::structured_clamp_max, at::Scalar, false)
+CLAMP_ONE_KERNELS(clamp_min_t, at::meta::structured_clamp_min_Tensor, at::Tensor, true)
+CLAMP_ONE_KERNELS(clamp_max_t, at::meta::structured_clamp_max_Tensor, at::Tensor, false)
 
 // where's result as ATen's where.self_out makes it: a TensorIterator over
 // the condition and both values (a new result: of their promoted type).
@@ -152,18 +165,20 @@ at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool un
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("clamp", clamp_s);
-  m.impl("clamp.Tensor", clamp_t);
-  m.impl("clamp.out", clamp_s_out);
-  m.impl("clamp.Tensor_out", clamp_t_out);
-  m.impl("clamp_", clamp_s_);
-  m.impl("clamp_.Tensor", clamp_t_);
-  m.impl("clamp_max", clamp_max_n);
-  m.impl("clamp_max_", clamp_max_);
-  m.impl("clamp_max.Tensor", clamp_max_t);
-  m.impl("clamp_min.Tensor", clamp_min_t);
-  m.impl("clamp_min", clamp_min);
-  m.impl("clamp_min_", clamp_min_);
+#define REG_CLAMP(name, fn)                       \
+  m.impl(#name, fn);                              \
+  m.impl(#name "_", fn##_);                       \
+  m.impl(#name ".out", fn##_out);
+#define REG_CLAMP_T(name, fn)                     \
+  m.impl(#name ".Tensor", fn);                    \
+  m.impl(#name "_.Tensor", fn##_);                \
+  m.impl(#name ".Tensor_out", fn##_out);
+  REG_CLAMP(clamp, clamp_s)
+  REG_CLAMP_T(clamp, clamp_t)
+  REG_CLAMP(clamp_min, clamp_min_s)
+  REG_CLAMP_T(clamp_min, clamp_min_t)
+  REG_CLAMP(clamp_max, clamp_max_s)
+  REG_CLAMP_T(clamp_max, clamp_max_t)
   m.impl("where.self", where_self);
   m.impl("where.self_out", where_out);
   m.impl("equal", equal);

@@ -3,67 +3,42 @@
 // ATen's own kernels, nothing computed), unfold's backward, and cat (stack is cat of unsqueezed
 // views). (arange: TensorFactories.cpp; the _foreach_* operators are
 // decomposed per tensor in Fallback.cpp.)
-#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/cat_meta.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
 
-#include "NeuronOps.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace {
 
+// cat's results and checks are its structured meta's (the promoted type,
+// the shapes, the memory format, no out= overlapping an input); each input
+// is then copied into its slice of the result (1-D empty ones skipped, as
+// ATen does for legacy code).
 at::Tensor& cat_into(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
-  std::vector<at::Tensor> ts;
+  if (out.dim() == 0)
+    return out;
+  dim = at::maybe_wrap_dim(dim, out.dim());
+  int64_t off = 0;
   for (const at::Tensor& t : tensors) {
-    // Legacy: 1-D empty tensors are skipped whatever their shape.
     if (t.dim() == 1 && t.numel() == 0)
       continue;
-    ts.push_back(t);
-  }
-  TORCH_CHECK(!ts.empty() || tensors.size() > 0, "torch.cat(): expected a non-empty "
-              "list of Tensors");
-  if (ts.empty()) {
-    resize_out(out, {0});
-    return out;
-  }
-  dim = at::maybe_wrap_dim(dim, ts[0].dim());
-  std::vector<int64_t> shape(ts[0].sizes().begin(), ts[0].sizes().end());
-  int64_t total = 0;
-  for (const at::Tensor& t : ts) {
-    TORCH_CHECK(t.dim() == ts[0].dim(), "Tensors must have same number of dimensions: "
-                "got ", ts[0].dim(), " and ", t.dim());
-    for (int64_t d = 0; d < t.dim(); d++)
-      TORCH_CHECK(d == dim || t.size(d) == shape[d], "Sizes of tensors must match "
-                  "except in dimension ", dim, ". Expected size ", shape[d],
-                  " but got size ", t.size(d), " for tensor number 1 in the list.");
-    total += t.size(dim);
-  }
-  shape[dim] = total;
-  resize_out(out, shape);
-  int64_t off = 0;
-  for (const at::Tensor& t : ts) {
-    at::Tensor part = out.narrow(dim, off, t.size(dim));
-    part.copy_(t);
+    out.narrow(dim, off, t.size(dim)).copy_(t);
     off += t.size(dim);
   }
   return out;
 }
 
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
-  std::vector<at::Tensor> list(tensors.begin(), tensors.end());
-  TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
-  at::ScalarType rt = at::native::result_type(list);
-  at::Device dev = list[0].device();
-  for (const at::Tensor& t : list)
-    if (is_neuron(t))
-      dev = t.device();
-  at::Tensor out = empty_neuron({0}, rt, dev);
+  auto [out] = meta_results<at::meta::structured_cat>(Form::Functional, {}, tensors, dim);
   return cat_into(tensors, dim, out);
 }
 
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  meta_results<at::meta::structured_cat>(Form::Out, {out}, tensors, dim);
   return cat_into(tensors, dim, out);
 }
 
