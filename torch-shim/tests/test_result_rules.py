@@ -176,6 +176,10 @@ STRUCTURED = {
     "addmm": (torch.addmm, [((5,), F32), ((3, 4), F32), ((4, 5), F32)]),
     "addmm_bias_shape": (torch.addmm, [((4,), F32), ((3, 4), F32), ((4, 5), F32)]),
     "bmm": (torch.bmm, [((2, 3, 4), F32), ((2, 4, 5), F32)]),
+    "addmv": (torch.addmv, [((3,), F32), ((3, 4), F32), ((4,), F32)]),
+    "addmv_broadcast": (lambda c, a, b, **kw: torch.addmv(c, a, b, beta=0.5, alpha=2, **kw),
+                        [((1,), F32), ((3, 4), F32), ((4,), F32)]),
+    "addmv_shapes": (torch.addmv, [((3,), F32), ((3, 4), F32), ((3,), F32)]),
     "bmm_batches": (torch.bmm, [((2, 3, 4), F32), ((3, 4, 5), F32)]),
     "baddbmm": (torch.baddbmm, [((1, 5), F32), ((2, 3, 4), F32), ((2, 4, 5), F32)]),
     "softmax": (lambda x, **kw: torch._softmax(x, 1, False, **kw), [((3, 4), F32)]),
@@ -251,6 +255,8 @@ def test_structured_meta_inplace():
                [make((3, 4), F32), make((4,), F32), make((3, 1), F32)])
     check_same("cumsum_ dtype", cumsum_dtype_, [make((3, 4), F32)])
     check_same("tril_", lambda x: x.tril_(-1), [make((3, 4), F32, transposed=True)])
+    check_same("addmv_", lambda c, a, b: c.addmv_(a, b, beta=2),
+               [make((3,), F32), make((3, 4), F32), make((4,), F32)])
     check_same("triu_", lambda x: x.triu_(1), [make((2, 3, 4), I64)])
 
 
@@ -538,3 +544,46 @@ def test_cat_rules():
     for to in [F32, F64, I64]:
         check_same("cat", cat, [a, b], out=torch.empty(0, dtype=to))
     check_same("cat into an input", lambda x: torch.cat([x, x], 0, out=x), [make((2, 3), F32)])
+
+
+def test_upsample_rules():
+    """Upsampling: its metas' results (channels-last kept, out= of another
+    type refused, sizes checked) in every form, forward and backward."""
+    x = make((1, 2, 3, 4), F32)
+    cl = x.contiguous(memory_format=torch.channels_last)
+    for fn in (aten("upsample_nearest2d", [6, 8]), aten("upsample_bilinear2d", [5, 7], False),
+               aten("upsample_bicubic2d", [5, 7], True), aten("_upsample_nearest_exact2d", [2, 3]),
+               aten("upsample_nearest2d", [0, 8])):
+        for inp in (x, cl, make((2, 3, 4), F32), make((1, 2, 3, 4), I64)):
+            check_same(fn.__name__, fn, [inp])
+        for to in (F32, F64):
+            check_same(fn.__name__, fn, [x], out=torch.empty(0, dtype=to))
+    g = make((1, 2, 6, 8), F32)
+
+    def nearest_bw(grad, out=None):
+        op = torch.ops.aten.upsample_nearest2d_backward
+        if out is None:
+            return op.default(grad, [6, 8], [1, 2, 3, 4])
+        return op.grad_input(grad, [6, 8], [1, 2, 3, 4], grad_input=out)
+
+    check_same("upsample_nearest2d_backward", nearest_bw, [g])
+    check_same("upsample_nearest2d_backward sizes", nearest_bw, [make((1, 2, 5, 8), F32)])
+    for to in (F32, F64):
+        check_same("upsample_nearest2d_backward", nearest_bw, [g], out=torch.empty(0, dtype=to))
+
+
+def test_isin_rules():
+    e, t = make((3, 4), F32), make((5,), I64)
+    t[0] = e[1, 2].round()
+    for elements, test in ((e, t), (e.round(), t), (make((3, 4), I64), t), (e, t[:0]),
+                           (make((3, 4), torch.bool), t)):
+        for invert in (False, True):
+            def isin(a, b, **kw):
+                return torch.isin(a, b, invert=invert, **kw)
+
+            check_same("isin", isin, [elements, test])
+            check_same("isin", isin, [elements, test], out=torch.empty(0, dtype=torch.bool))
+            check_same("isin", isin, [elements, test], out=torch.empty(0, dtype=F32))
+            check_same("isin scalar", lambda a: torch.isin(a, 2, invert=invert), [elements])
+    check_same("isin nan", torch.isin, [torch.tensor([float("nan"), 1.0]),
+                                        torch.tensor([float("nan"), 1.0])])

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include <ATen/ops/addmm_meta.h>
+#include <ATen/ops/addmv_meta.h>
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/mm_meta.h>
@@ -205,21 +206,31 @@ at::Tensor vdot(const at::Tensor& a, const at::Tensor& b) {
   return torch_neuron::dot(a.is_complex() ? a.conj() : a, b);
 }
 
+// addmv: the result and checks are its structured meta's; the product is
+// addmm's, with vec a column and out viewed as one (beta = 0 ignores self,
+// NaN included, as on the CPU).
+at::Tensor& addmv_into(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  at::Tensor col = out.unsqueeze(1);
+  at::Tensor bias = self.dim() == 1 ? self.unsqueeze(1) : self;
+  at::addmm_out(col, bias, mat, vec.unsqueeze(1), beta, alpha);
+  return out;
+}
 at::Tensor addmv_n(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                 const at::Scalar& beta, const at::Scalar& alpha) {
-  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0),
-              "size mismatch, got input (", self.sizes(), "), mat (", mat.sizes(),
-              "), vec (", vec.sizes(), ")");
-  at::Tensor r = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
-  if (alpha.toDouble() != 1.0)
-    r = r * alpha;
-  if (beta.toDouble() != 0.0)
-    r = r + self * beta;
-  return r;
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  auto [out] = meta_results<at::meta::structured_addmv>(Form::Functional, {}, self, mat, vec,
+                                                        beta, alpha);
+  return addmv_into(self, mat, vec, beta, alpha, out);
 }
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  return into(out, addmv_n(self, mat, vec, beta, alpha));
+  meta_results<at::meta::structured_addmv>(Form::Out, {out}, self, mat, vec, beta, alpha);
+  return addmv_into(self, mat, vec, beta, alpha, out);
+}
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  meta_results<at::meta::structured_addmv>(Form::Inplace, {self}, self, mat, vec, beta, alpha);
+  return addmv_into(self, mat, vec, beta, alpha, self);
 }
 
 }  // namespace
@@ -557,6 +568,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", vdot);
   m.impl("addmv", addmv_n);
   m.impl("addmv.out", addmv_out);
+  m.impl("addmv_", addmv_);
   m.impl("trace", trace_k);
   m.impl("trace.out", trace_out);
   m.impl("addbmm", addbmm_k);

@@ -4,6 +4,7 @@
 #include <ATen/ops/clamp_meta.h>
 #include <ATen/ops/clamp_max_meta.h>
 #include <ATen/ops/clamp_min_meta.h>
+#include <ATen/ops/isin_meta.h>
 
 #include "NeuronElementwise.h"
 #include "NeuronSort.h"
@@ -141,25 +142,42 @@ bool equal(const at::Tensor& a, const at::Tensor& b) {
 
 // An element is in @test when the first sorted test value not below it (a
 // search in O(n + m) memory) equals it, compared in the two's common type;
-// NaN is in nothing.
-at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool, bool invert) {
-  at::Tensor r;
+// NaN is in nothing. Into @out, the result of isin's structured meta
+// (which refuses bool and complex, as the CPU's sort does).
+at::Tensor& isin_into(const at::Tensor& elements, const at::Tensor& test, bool invert,
+                      at::Tensor& out) {
   int64_t m = test.numel();
-  if (m == 0 || elements.numel() == 0) {
-    r = at::zeros(elements.sizes(), elements.options().dtype(at::kBool));
-  } else {
-    auto type = at::result_type(elements, test);
-    at::Tensor e = elements.to(type).reshape({-1});
-    at::Tensor sorted = std::get<0>(sort_stable(test.to(type).reshape({-1}), 0, false));
-    at::Tensor pos = search(sorted, e, false, false).clamp_max_(m - 1);
-    r = sorted.index_select(0, pos).eq(e).view(elements.sizes());
-  }
-  return invert ? at::logical_not(r) : r;
+  if (m == 0 || elements.numel() == 0)
+    return out.fill_(invert);
+  auto type = at::result_type(elements, test);
+  at::Tensor e = elements.to(type).reshape({-1});
+  at::Tensor sorted = std::get<0>(sort_stable(test.to(type).reshape({-1}), 0, false));
+  at::Tensor pos = search(sorted, e, false, false).clamp_max_(m - 1);
+  at::Tensor found = sorted.index_select(0, pos).view(elements.sizes());
+  return compare_into(invert ? NISA_CMP_NE : NISA_CMP_EQ, found,
+                      e.view(elements.sizes()), out);
+}
+using isin_meta = at::meta::structured_isin_Tensor_Tensor;
+at::Tensor isin(const at::Tensor& elements, const at::Tensor& test, bool unique, bool invert) {
+  auto [out] = meta_results<isin_meta>(Form::Functional, {}, elements, test, unique, invert);
+  return isin_into(elements, test, invert, out);
 }
 at::Tensor& isin_out(const at::Tensor& elements, const at::Tensor& test, bool unique,
                      bool invert, at::Tensor& out) {
-  at::Tensor r = torch_neuron::isin(elements, test, unique, invert);
-  return into(out, r);
+  meta_results<isin_meta>(Form::Out, {out}, elements, test, unique, invert);
+  return isin_into(elements, test, invert, out);
+}
+// A scalar test element is one of elements' type, as ATen makes it.
+using isin_s_meta = at::meta::structured_isin_Tensor_Scalar;
+at::Tensor isin_s(const at::Tensor& elements, const at::Scalar& test, bool unique,
+                  bool invert) {
+  auto [out] = meta_results<isin_s_meta>(Form::Functional, {}, elements, test, unique, invert);
+  return isin_into(elements, at::scalar_tensor(test, elements.options()), invert, out);
+}
+at::Tensor& isin_s_out(const at::Tensor& elements, const at::Scalar& test, bool unique,
+                       bool invert, at::Tensor& out) {
+  meta_results<isin_s_meta>(Form::Out, {out}, elements, test, unique, invert);
+  return isin_into(elements, at::scalar_tensor(test, elements.options()), invert, out);
 }
 
 }  // namespace
@@ -184,6 +202,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("equal", equal);
   m.impl("isin.Tensor_Tensor", isin);
   m.impl("isin.Tensor_Tensor_out", isin_out);
+  m.impl("isin.Tensor_Scalar", isin_s);
+  m.impl("isin.Tensor_Scalar_out", isin_s_out);
 }
 
 }  // namespace torch_neuron

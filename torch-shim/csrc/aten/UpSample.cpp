@@ -14,9 +14,34 @@
 // acc_dtype() (bfloat16 is rounded once at the end). The backward is the transpose:
 // index_add of the weighted gradient, dim by dim in reverse.
 #include <ATen/native/UpSample.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_meta.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact1d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact1d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_backward_meta.h>
+#include <ATen/ops/upsample_bicubic2d_meta.h>
+#include <ATen/ops/upsample_bicubic2d_backward_meta.h>
+#include <ATen/ops/upsample_bilinear2d_meta.h>
+#include <ATen/ops/upsample_bilinear2d_backward_meta.h>
+#include <ATen/ops/upsample_linear1d_meta.h>
+#include <ATen/ops/upsample_linear1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest1d_meta.h>
+#include <ATen/ops/upsample_nearest1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest2d_meta.h>
+#include <ATen/ops/upsample_nearest2d_backward_meta.h>
+#include <ATen/ops/upsample_nearest3d_meta.h>
+#include <ATen/ops/upsample_nearest3d_backward_meta.h>
+#include <ATen/ops/upsample_trilinear3d_meta.h>
+#include <ATen/ops/upsample_trilinear3d_backward_meta.h>
 
 #include <cmath>
 
+#include "NeuronMeta.h"
 #include "NeuronWindows.h"
 
 namespace torch_neuron {
@@ -195,193 +220,121 @@ std::vector<Taps> all_taps(Mode m, at::IntArrayRef in, at::IntArrayRef out, bool
   return taps;
 }
 
-// Checks of the input and output sizes, as the CPU's: the full output shape.
-std::vector<int64_t> check_sizes(at::IntArrayRef input_size, at::IntArrayRef out) {
-  switch (out.size()) {
-    case 1: {
-      auto s = at::native::upsample_1d_common_check(input_size, out);
-      return {s.begin(), s.end()};
-    }
-    case 2: {
-      auto s = at::native::upsample_2d_common_check(input_size, out);
-      return {s.begin(), s.end()};
-    }
-    default: {
-      auto s = at::native::upsample_3d_common_check(input_size, out);
-      return {s.begin(), s.end()};
-    }
-  }
+// The scale factors and align_corners of a kernel's parameters (after
+// output_size), in their order.
+struct Params {
+  bool ac = false;
+  Scales sc{};
+};
+inline void collect(Params&, size_t) {}
+template <class... R>
+void collect(Params& p, size_t i, bool ac, R... r) {
+  p.ac = ac;
+  collect(p, i, r...);
+}
+template <class... R>
+void collect(Params& p, size_t i, std::optional<double> s, R... r) {
+  p.sc[i] = s;
+  collect(p, i + 1, r...);
+}
+template <class... P>
+Params params(P... p) {
+  Params r;
+  collect(r, 0, p...);
+  return r;
 }
 
-at::Tensor upsample(const at::Tensor& input, c10::SymIntArrayRef osize, Mode m, bool ac,
-                    const Scales& sc) {
+// Upsamples @input into @out, the result of the operator's structured meta
+// (which checks the sizes and picks the memory format).
+at::Tensor& upsample(const at::Tensor& input, at::IntArrayRef out_sz, Mode m, const Params& p,
+                     at::Tensor& out) {
   const char* op = mode_name(m);
   TORCH_CHECK(is_neuron(input), "neuron: ", op, ": expected a neuron tensor");
   if (!is_nearest(m))
     check_float_input(input, op);
-  std::vector<int64_t> out_sz = concrete(osize);
-  std::vector<int64_t> full = check_sizes(input.sizes(), out_sz);
-  int64_t nsp = static_cast<int64_t>(out_sz.size()), lead = input.dim() - nsp;
-  TORCH_CHECK(input.numel() != 0 || input.size(0) == 0, "neuron: ", op, ": non-empty ",
-              input.dim(), "D data tensor expected but got a tensor with sizes ",
-              input.sizes());
   if (input.numel() == 0)
-    return empty_neuron(full, input.scalar_type(), input.device());
-  std::vector<Taps> taps = all_taps(m, input.sizes().slice(lead), out_sz, ac, sc,
+    return out;
+  int64_t nsp = static_cast<int64_t>(out_sz.size()), lead = input.dim() - nsp;
+  std::vector<Taps> taps = all_taps(m, input.sizes().slice(lead), out_sz, p.ac, p.sc,
                                     input.scalar_type());
   at::Tensor y = is_nearest(m) ? input : input.to(acc_dtype(input.scalar_type()));
   for (int64_t i = nsp - 1; i >= 0; i--)
     y = interp_dim(y, lead + i, taps[i]);
-  return y.to(input.scalar_type()).contiguous(input.suggest_memory_format());
+  return out.copy_(y);
 }
 
-at::Tensor upsample_backward(const at::Tensor& grad, c10::SymIntArrayRef osize,
-                             c10::SymIntArrayRef isize, Mode m, bool ac, const Scales& sc) {
-  const char* op = mode_name(m);
-  check_float_input(grad, op);
-  std::vector<int64_t> out_sz = concrete(osize);
-  std::vector<int64_t> in_sz = concrete(isize);
-  std::vector<int64_t> full = check_sizes(in_sz, out_sz);
-  TORCH_CHECK(grad.sizes() == at::IntArrayRef(full), "neuron: ", op, "_backward: expected "
-              "grad_output of sizes ", at::IntArrayRef(full), ", got ", grad.sizes());
-  int64_t nsp = static_cast<int64_t>(out_sz.size()), lead = grad.dim() - nsp;
+// The backward into @out (of the input's sizes, from the backward's meta).
+at::Tensor& upsample_backward(const at::Tensor& grad, at::IntArrayRef out_sz,
+                              at::IntArrayRef in_sz, Mode m, const Params& p, at::Tensor& out) {
+  check_float_input(grad, mode_name(m));
   if (grad.numel() == 0)
-    return at::zeros(in_sz, grad.options());
-  std::vector<Taps> taps = all_taps(m, at::IntArrayRef(in_sz).slice(lead), out_sz, ac, sc,
+    return out.zero_();
+  int64_t nsp = static_cast<int64_t>(out_sz.size()), lead = grad.dim() - nsp;
+  std::vector<Taps> taps = all_taps(m, in_sz.slice(lead), out_sz, p.ac, p.sc,
                                     grad.scalar_type());
   at::Tensor g = grad.to(acc_dtype(grad.scalar_type()));
   for (int64_t i = 0; i < nsp; i++)
     g = interp_dim_backward(g, lead + i, in_sz[lead + i], taps[i]);
-  return g.to(grad.scalar_type()).contiguous();
-}
-
-at::Tensor& to_out(const at::Tensor& r, at::Tensor& out) {
-  resize_out(out, r.sizes());
-  out.copy_(r);
-  return out;
+  return out.copy_(g);
 }
 
 using SA = c10::SymIntArrayRef;
-using OD = std::optional<double>;
 
-// Nearest: (self, output_size, scales...) and backward (grad, output_size, input_size, scales...).
-template <Mode M>
-at::Tensor near1(const at::Tensor& x, SA o, OD s) { return upsample(x, o, M, false, {s}); }
-template <Mode M>
-at::Tensor& near1_out(const at::Tensor& x, SA o, OD s, at::Tensor& r) {
-  return to_out(near1<M>(x, o, s), r);
+// The kernels of one upsampling operator: mode M, structured metas Meta and
+// its backward's BwMeta, P the parameters after output_size (align_corners
+// and the scales, or the scales alone). Functional and out=, forward
+// (self, output_size, P...) and backward (grad, output_size, input_size,
+// P...).
+template <Mode M, class Meta, class... P>
+at::Tensor up(const at::Tensor& x, SA o, P... p) {
+  std::vector<int64_t> os = concrete(o);
+  auto [out] = meta_results<Meta>(Form::Functional, {}, x, os, p...);
+  return upsample(x, os, M, params(p...), out);
 }
-template <Mode M>
-at::Tensor near2(const at::Tensor& x, SA o, OD h, OD w) {
-  return upsample(x, o, M, false, {h, w});
+template <Mode M, class Meta, class... P>
+at::Tensor& up_out(const at::Tensor& x, SA o, P... p, at::Tensor& out) {
+  std::vector<int64_t> os = concrete(o);
+  meta_results<Meta>(Form::Out, {out}, x, os, p...);
+  return upsample(x, os, M, params(p...), out);
 }
-template <Mode M>
-at::Tensor& near2_out(const at::Tensor& x, SA o, OD h, OD w, at::Tensor& r) {
-  return to_out(near2<M>(x, o, h, w), r);
+template <Mode M, class Meta, class... P>
+at::Tensor up_bw(const at::Tensor& g, SA o, SA i, P... p) {
+  std::vector<int64_t> os = concrete(o), is = concrete(i);
+  auto [out] = meta_results<Meta>(Form::Functional, {}, g, os, is, p...);
+  return upsample_backward(g, os, is, M, params(p...), out);
 }
-template <Mode M>
-at::Tensor near3(const at::Tensor& x, SA o, OD d, OD h, OD w) {
-  return upsample(x, o, M, false, {d, h, w});
-}
-template <Mode M>
-at::Tensor& near3_out(const at::Tensor& x, SA o, OD d, OD h, OD w, at::Tensor& r) {
-  return to_out(near3<M>(x, o, d, h, w), r);
-}
-template <Mode M>
-at::Tensor near1_bw(const at::Tensor& g, SA o, SA i, OD s) {
-  return upsample_backward(g, o, i, M, false, {s});
-}
-template <Mode M>
-at::Tensor& near1_bw_out(const at::Tensor& g, SA o, SA i, OD s, at::Tensor& r) {
-  return to_out(near1_bw<M>(g, o, i, s), r);
-}
-template <Mode M>
-at::Tensor near2_bw(const at::Tensor& g, SA o, SA i, OD h, OD w) {
-  return upsample_backward(g, o, i, M, false, {h, w});
-}
-template <Mode M>
-at::Tensor& near2_bw_out(const at::Tensor& g, SA o, SA i, OD h, OD w, at::Tensor& r) {
-  return to_out(near2_bw<M>(g, o, i, h, w), r);
-}
-template <Mode M>
-at::Tensor near3_bw(const at::Tensor& g, SA o, SA i, OD d, OD h, OD w) {
-  return upsample_backward(g, o, i, M, false, {d, h, w});
-}
-template <Mode M>
-at::Tensor& near3_bw_out(const at::Tensor& g, SA o, SA i, OD d, OD h, OD w, at::Tensor& r) {
-  return to_out(near3_bw<M>(g, o, i, d, h, w), r);
-}
-
-// Interpolating: (self, output_size, align_corners, scales...).
-template <Mode M>
-at::Tensor lin1(const at::Tensor& x, SA o, bool ac, OD s) { return upsample(x, o, M, ac, {s}); }
-template <Mode M>
-at::Tensor& lin1_out(const at::Tensor& x, SA o, bool ac, OD s, at::Tensor& r) {
-  return to_out(lin1<M>(x, o, ac, s), r);
-}
-template <Mode M>
-at::Tensor lin2(const at::Tensor& x, SA o, bool ac, OD h, OD w) {
-  return upsample(x, o, M, ac, {h, w});
-}
-template <Mode M>
-at::Tensor& lin2_out(const at::Tensor& x, SA o, bool ac, OD h, OD w, at::Tensor& r) {
-  return to_out(lin2<M>(x, o, ac, h, w), r);
-}
-template <Mode M>
-at::Tensor lin3(const at::Tensor& x, SA o, bool ac, OD d, OD h, OD w) {
-  return upsample(x, o, M, ac, {d, h, w});
-}
-template <Mode M>
-at::Tensor& lin3_out(const at::Tensor& x, SA o, bool ac, OD d, OD h, OD w, at::Tensor& r) {
-  return to_out(lin3<M>(x, o, ac, d, h, w), r);
-}
-template <Mode M>
-at::Tensor lin1_bw(const at::Tensor& g, SA o, SA i, bool ac, OD s) {
-  return upsample_backward(g, o, i, M, ac, {s});
-}
-template <Mode M>
-at::Tensor& lin1_bw_out(const at::Tensor& g, SA o, SA i, bool ac, OD s, at::Tensor& r) {
-  return to_out(lin1_bw<M>(g, o, i, ac, s), r);
-}
-template <Mode M>
-at::Tensor lin2_bw(const at::Tensor& g, SA o, SA i, bool ac, OD h, OD w) {
-  return upsample_backward(g, o, i, M, ac, {h, w});
-}
-template <Mode M>
-at::Tensor& lin2_bw_out(const at::Tensor& g, SA o, SA i, bool ac, OD h, OD w, at::Tensor& r) {
-  return to_out(lin2_bw<M>(g, o, i, ac, h, w), r);
-}
-template <Mode M>
-at::Tensor lin3_bw(const at::Tensor& g, SA o, SA i, bool ac, OD d, OD h, OD w) {
-  return upsample_backward(g, o, i, M, ac, {d, h, w});
-}
-template <Mode M>
-at::Tensor& lin3_bw_out(const at::Tensor& g, SA o, SA i, bool ac, OD d, OD h, OD w,
-                        at::Tensor& r) {
-  return to_out(lin3_bw<M>(g, o, i, ac, d, h, w), r);
+template <Mode M, class Meta, class... P>
+at::Tensor& up_bw_out(const at::Tensor& g, SA o, SA i, P... p, at::Tensor& out) {
+  std::vector<int64_t> os = concrete(o), is = concrete(i);
+  meta_results<Meta>(Form::Out, {out}, g, os, is, p...);
+  return upsample_backward(g, os, is, M, params(p...), out);
 }
 
 }  // namespace
 
-#define NEURON_UPSAMPLE(name, kind, mode)                                      \
-  m.impl(name, kind<Mode::mode>);                                              \
-  m.impl(name ".out", kind##_out<Mode::mode>);                                 \
-  m.impl(name "_backward", kind##_bw<Mode::mode>);                             \
-  m.impl(name "_backward.grad_input", kind##_bw_out<Mode::mode>);
+// name, mode, the parameters after output_size.
+#define NEURON_UPSAMPLE(name, mode, ...)                                       \
+  m.impl(#name, up<Mode::mode, at::meta::structured_##name, __VA_ARGS__>);     \
+  m.impl(#name ".out", up_out<Mode::mode, at::meta::structured_##name, __VA_ARGS__>); \
+  m.impl(#name "_backward",                                                    \
+         up_bw<Mode::mode, at::meta::structured_##name##_backward, __VA_ARGS__>); \
+  m.impl(#name "_backward.grad_input",                                         \
+         up_bw_out<Mode::mode, at::meta::structured_##name##_backward, __VA_ARGS__>);
 
+using OD = std::optional<double>;
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  NEURON_UPSAMPLE("upsample_nearest1d", near1, Nearest)
-  NEURON_UPSAMPLE("upsample_nearest2d", near2, Nearest)
-  NEURON_UPSAMPLE("upsample_nearest3d", near3, Nearest)
-  NEURON_UPSAMPLE("_upsample_nearest_exact1d", near1, NearestExact)
-  NEURON_UPSAMPLE("_upsample_nearest_exact2d", near2, NearestExact)
-  NEURON_UPSAMPLE("_upsample_nearest_exact3d", near3, NearestExact)
-  NEURON_UPSAMPLE("upsample_linear1d", lin1, Linear)
-  NEURON_UPSAMPLE("upsample_bilinear2d", lin2, Linear)
-  NEURON_UPSAMPLE("upsample_trilinear3d", lin3, Linear)
-  NEURON_UPSAMPLE("upsample_bicubic2d", lin2, Cubic)
-  NEURON_UPSAMPLE("_upsample_bilinear2d_aa", lin2, LinearAA)
-  NEURON_UPSAMPLE("_upsample_bicubic2d_aa", lin2, CubicAA)
+  NEURON_UPSAMPLE(upsample_nearest1d, Nearest, OD)
+  NEURON_UPSAMPLE(upsample_nearest2d, Nearest, OD, OD)
+  NEURON_UPSAMPLE(upsample_nearest3d, Nearest, OD, OD, OD)
+  NEURON_UPSAMPLE(_upsample_nearest_exact1d, NearestExact, OD)
+  NEURON_UPSAMPLE(_upsample_nearest_exact2d, NearestExact, OD, OD)
+  NEURON_UPSAMPLE(_upsample_nearest_exact3d, NearestExact, OD, OD, OD)
+  NEURON_UPSAMPLE(upsample_linear1d, Linear, bool, OD)
+  NEURON_UPSAMPLE(upsample_bilinear2d, Linear, bool, OD, OD)
+  NEURON_UPSAMPLE(upsample_trilinear3d, Linear, bool, OD, OD, OD)
+  NEURON_UPSAMPLE(upsample_bicubic2d, Cubic, bool, OD, OD)
+  NEURON_UPSAMPLE(_upsample_bilinear2d_aa, LinearAA, bool, OD, OD)
+  NEURON_UPSAMPLE(_upsample_bicubic2d_aa, CubicAA, bool, OD, OD)
 }
 
 }  // namespace torch_neuron
