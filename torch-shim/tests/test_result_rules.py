@@ -528,6 +528,61 @@ def test_nll_loss_forms(reduction):
             check_same(fn.__name__, fn, [x, t], out=torch.empty(0))
 
 
+def test_vector_norm_rules():
+    """linalg.vector_norm, torch.norm along dims and renorm: their metas'
+    results and checks (integers refused, a complex input's real result,
+    an empty input's inf or negative norm refused, out= of another type
+    refused) in every form, in every order the card computes differently."""
+    x = make((3, 4), F32, transposed=True)
+    inputs = [x, make((3, 4), F64), make((3, 4), I64), make((3, 4), torch.float16),
+              torch.complex(x, x.flip(0)), make((0, 4), F32)]
+    for ord_ in (2, 1, 0, 3, 0.5, -1, float("inf"), float("-inf")):
+        for dim, keepdim in ((None, False), (1, False), ((0, 1), True), (0, True)):
+            def vn(a, out=None):
+                kw = {} if out is None else {"out": out}
+                return torch.linalg.vector_norm(a, ord_, dim, keepdim, **kw)
+            for inp in inputs:
+                check_same("vector_norm", vn, [inp])
+            if dim is None:  # of a 0-dim tensor (one check_same keeps on the CPU)
+                s = torch.tensor(-2.5)
+                for k in (False, True):
+                    want = torch.linalg.vector_norm(s, ord_, keepdim=k)
+                    got = torch.linalg.vector_norm(s.to(N), ord_, keepdim=k)
+                    assert got.shape == want.shape and got.dtype == want.dtype
+                    assert got.cpu().item() == want.item(), (ord_, got, want)
+            for to in (F32, F64):
+                check_same("vector_norm", vn, [x], out=torch.empty(0, dtype=to))
+    check_same("vector_norm dtype", lambda a: torch.linalg.vector_norm(a, dtype=F64), [x])
+    check_same("vector_norm dtype", lambda a: torch.linalg.vector_norm(a, dtype=I64), [x])
+    for fn in (aten("norm", 2, [1], False), aten("norm", None, [0], True),
+               aten("norm", 3, [1], False, F64), aten("norm", 1, [], False)):
+        op = fn.__name__
+        for inp in inputs[:5]:
+            if len(fn.params) == 4:  # ScalarOpt_dim_dtype
+                def call(a, out=None, fn=fn):
+                    o = torch.ops.aten.norm
+                    return (o.ScalarOpt_dim_dtype(a, *fn.params) if out is None
+                            else o.dtype_out(a, *fn.params, out=out))
+            else:
+                def call(a, out=None, fn=fn):
+                    o = torch.ops.aten.norm
+                    return (o.ScalarOpt_dim(a, *fn.params) if out is None
+                            else o.out(a, *fn.params, out=out))
+            check_same(op, call, [inp])
+            for to in (F32, F64):
+                check_same(op, call, [inp], out=torch.empty(0, dtype=to))
+    check_same("norm", lambda a: torch.norm(a), [x])
+    check_same("norm", lambda a: torch.norm(a, 3), [x])
+    check_same("norm", lambda a: torch.norm(a, dtype=F64), [x])
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 0.5), (3, -1, 2.0), (0, 0, 1.0), (2, 0, -1.0)):
+        fn = aten("renorm", p, dim, maxnorm)
+        for inp in (x, make((2, 3, 4), F64), make((4,), F32), make((3, 4), torch.float16)):
+            check_same("renorm", fn, [inp])
+            check_same("renorm_", lambda t: t.renorm_(p, dim, maxnorm), [inp])
+            for to in (inp.dtype, F64):
+                check_same("renorm", fn, [inp], out=torch.empty(0, dtype=to))
+
+
 def test_cat_rules():
     """cat: its meta's promoted type, shape checks and refusal of an out=
     overlapping an input; 1-D empty inputs skipped."""

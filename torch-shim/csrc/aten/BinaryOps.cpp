@@ -91,10 +91,6 @@ BINARY_OPS(sub, NISA_BIN_SUB, WITH_ALPHA, alpha.toDouble(), WITH_ALPHA_META)
 BINARY_OPS(mul, NISA_BIN_MUL, NO_ALPHA, 1.0, NO_ALPHA)
 BINARY_OPS(div, NISA_BIN_DIV, NO_ALPHA, 1.0, NO_ALPHA)
 
-// An operand as a tensor: itself, or a scalar wrapped as a Python number.
-const at::Tensor& as_tensor(const at::Tensor& t) { return t; }
-at::Tensor as_tensor(const at::Scalar& s) { return wrapped(s); }
-
 // z^w of complex numbers (any operand complex): exp(w log z), 0 where z is
 // 0 (libstdc++'s std::pow, which the CPU's kernel calls), z * z for the
 // exponent 2 (the CPU's special case). The card's POW is real only.

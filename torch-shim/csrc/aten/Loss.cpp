@@ -41,7 +41,7 @@ at::Tensor grad_scale(const at::Tensor& grad_output, const at::Tensor& self,
 // unreduced loss of the operands' promoted type and broadcast shape, or a
 // 0-dim one. Unreduced, the loss is computed into the result; reduced, a
 // temporary is summed or averaged into it.
-at::Tensor& reduce_into(const at::Tensor& l, int64_t reduction, at::Tensor& out) {
+at::Tensor& loss_reduce_into(const at::Tensor& l, int64_t reduction, at::Tensor& out) {
   if (reduction == at::Reduction::Mean)
     return at::mean_out(out, l, at::IntArrayRef{});
   return at::sum_out(out, l, at::IntArrayRef{});
@@ -56,7 +56,7 @@ void mse_into(const at::Tensor& self, const at::Tensor& target, int64_t reductio
   binary_into(NISA_BIN_SUB, self, target, 1.0, l);
   binary_into(NISA_BIN_MUL, l, l, 1.0, l);
   if (!none)
-    reduce_into(l, reduction, out);
+    loss_reduce_into(l, reduction, out);
 }
 
 // |d| < beta: 0.5 d^2 / beta, else |d| - 0.5 beta (beta = 0: |d|).
@@ -67,7 +67,7 @@ void smooth_l1_into(const at::Tensor& self, const at::Tensor& target, int64_t re
   if (reduction == at::Reduction::None)
     out.copy_(l);
   else
-    reduce_into(l, reduction, out);
+    loss_reduce_into(l, reduction, out);
 }
 
 // The functional and out= kernels of loss NAME (PARAMS, ARGS: its
@@ -198,10 +198,6 @@ NllParts nll_parts(const at::Tensor& self, const at::Tensor& target,
   if (weight && weight->defined())
     w = w * weight->index_select(0, safe);
   return {input2d, safe.unsqueeze(1), w};
-}
-
-at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
-  return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
 
 // The loss and the total weight into @out and @total, the results of

@@ -214,6 +214,10 @@ inline at::Tensor wrapped(const at::Scalar& v) {
   return t;
 }
 
+// An operand as a tensor: itself, or a scalar wrapped as a Python number.
+inline const at::Tensor& as_tensor(const at::Tensor& t) { return t; }
+inline at::Tensor as_tensor(const at::Scalar& s) { return wrapped(s); }
+
 // ---- unary: dst = fn(src; p, q) ----
 
 #define NEURON_UN_NAME_(NAME, name, kind) #name,

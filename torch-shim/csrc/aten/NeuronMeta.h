@@ -94,6 +94,14 @@ inline bool may_share_elements(const at::TensorBase& out, const at::TensorBase& 
   return at::get_overlap_status(out, in) != at::MemOverlapStatus::No;
 }
 
+// An optional argument as structured metas take it.
+inline at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
+  return s ? at::OptionalScalarRef(&*s) : at::OptionalScalarRef();
+}
+inline at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
+}
+
 // The results of structured operator @Meta on @args, in @form (@given: the
 // out= tensors, or self in place).
 template <class Meta, size_t N = 1, class... Args>

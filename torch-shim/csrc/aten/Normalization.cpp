@@ -10,10 +10,13 @@
 // the neuron kernels. Instance norm reaches batch norm through a reshape.
 // bfloat16 and float16 tensors are normalized in float32 and rounded once,
 // as on the CPU; float32 and float64 in their own type (acc_dtype()).
+#include <ATen/AccumulateType.h>
+#include <ATen/ops/renorm_meta.h>
 #include <c10/util/accumulate.h>
 
 #include "NeuronDesc.h"
 #include "NeuronElementwise.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace {
@@ -458,20 +461,20 @@ Tensors3 group_norm_backward(const at::Tensor& grad_out, const at::Tensor& input
 
 // ---- renorm ----
 
-// renorm: each slice along @dim whose p-norm exceeds maxnorm is scaled by
-// maxnorm / (norm + 1e-7).
-at::Tensor& renorm_into(const at::Tensor& a, const at::Scalar& p, int64_t dim,
-                        const at::Scalar& maxnorm, at::Tensor& out) {
+// renorm into @out, the result of its structured meta (which checks p,
+// maxnorm and the input's dims): each slice along @dim whose p-norm
+// exceeds maxnorm is scaled by maxnorm / (norm + 1e-7). The norms and
+// factors of float16 and bfloat16 inputs are float32's, as the CPU's.
+void renorm_into(const at::Tensor& a, const at::Scalar& p, int64_t dim,
+                 const at::Scalar& maxnorm, at::Tensor& out) {
   check_floating(a.scalar_type(), "renorm");
-  TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
-  TORCH_CHECK(maxnorm.toDouble() >= 0, "renorm: expected maxnorm to be >= 0 but got ",
-              maxnorm.toDouble());
   dim = c10::maybe_wrap_dim(dim, a.dim());
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < a.dim(); d++)
     if (d != dim)
       dims.push_back(d);
-  at::Tensor norm = at::linalg_vector_norm(a, p, dims, /*keepdim=*/true);
+  at::ScalarType acc = at::toAccumulateType(a.scalar_type(), /*is_cuda=*/true);
+  at::Tensor norm = at::linalg_vector_norm(a, p, dims, /*keepdim=*/true, acc);
   double mx = maxnorm.toDouble();
   at::Tensor f = binary(NISA_BIN_ADD, norm, wrapped(1e-7));
   f = binary(NISA_BIN_DIV, wrapped(mx), f);
@@ -479,21 +482,26 @@ at::Tensor& renorm_into(const at::Tensor& a, const at::Scalar& p, int64_t dim,
   nrn_tensor_desc dm = desc(mask), dn = desc(norm);
   NEURON_OP(nrn_op_compare_scalar(stream_for(norm), NISA_CMP_GT, &dm, &dn, mx));
   where_into(mask, f, filled(1.0, f.scalar_type(), f.device()), f);
-  return binary_into(NISA_BIN_MUL, a, f, 1.0, out);
+  binary_into(NISA_BIN_MUL, a, f.to(a.scalar_type()), 1.0, out);
 }
+
 at::Tensor renorm(const at::Tensor& a, const at::Scalar& p, int64_t dim,
                   const at::Scalar& maxnorm) {
-  at::Tensor out = empty_neuron(a.sizes(), a.scalar_type(), a.device());
-  return renorm_into(a, p, dim, maxnorm, out);
+  auto [out] = meta_results<at::meta::structured_renorm>(Form::Functional, {}, a, p, dim, maxnorm);
+  renorm_into(a, p, dim, maxnorm, out);
+  return out;
 }
 at::Tensor& renorm_(at::Tensor& a, const at::Scalar& p, int64_t dim,
                     const at::Scalar& maxnorm) {
-  return renorm_into(a, p, dim, maxnorm, a);
+  meta_results<at::meta::structured_renorm>(Form::Inplace, {a}, a, p, dim, maxnorm);
+  renorm_into(a, p, dim, maxnorm, a);
+  return a;
 }
 at::Tensor& renorm_out(const at::Tensor& a, const at::Scalar& p, int64_t dim,
                        const at::Scalar& maxnorm, at::Tensor& out) {
-  resize_out(out, a.sizes());
-  return renorm_into(a, p, dim, maxnorm, out);
+  meta_results<at::meta::structured_renorm>(Form::Out, {out}, a, p, dim, maxnorm);
+  renorm_into(a, p, dim, maxnorm, out);
+  return out;
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The reductions: sum, mean, logsumexp, amax/amin, max/min (all, along a
 // dim), argmax/argmin, prod and aminmax, each REDUCE instructions of the
-// card; any/all, var/std with a correction, nansum and the vector norms
-// (linalg_vector_norm and torch.norm's overloads) composed of ATen
+// card; any/all, var/std with a correction and nansum composed of ATen
 // operators that dispatch to the card's kernels. (The cumulative ones:
-// CumulativeOps.cpp; softmax: SoftMax.cpp.)
+// CumulativeOps.cpp; softmax: SoftMax.cpp; the vector norms:
+// VectorNorms.cpp.)
 #include <algorithm>
 #include <cmath>
 
@@ -471,91 +471,6 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   return x.sum(reduce_dims(x, dim), keepdim, dtype);
 }
 
-// ---- vector norms ----
-at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord,
-                       at::OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<at::ScalarType> dtype) {
-  // Of complex numbers, the norm of their magnitudes.
-  if (self.is_complex())
-    return vector_norm(self.abs(), ord, dim, keepdim,
-                       dtype ? std::optional(c10::toRealValueType(*dtype)) : std::nullopt);
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "linalg.vector_norm: expected a "
-              "floating point input on neuron, got ", self.scalar_type());
-  at::Tensor x = dtype ? self.to(*dtype) : self;
-  std::vector<int64_t> d = reduce_dims(x, dim);
-  at::Tensor a = x.abs();
-  if (x.dim() == 0)
-    a = a.reshape({1}), d = {0};
-  double p = ord.toDouble();
-  at::Tensor r;
-  if (std::isinf(p)) {
-    TORCH_CHECK(a.numel() > 0, "linalg.vector_norm cannot compute the ", p,
-                " norm on an empty tensor");
-    r = p > 0 ? a.amax(d, keepdim) : a.amin(d, keepdim);
-  } else if (p == 0) {
-    r = a.ne(0).to(x.scalar_type()).sum(d, keepdim);
-  } else if (p == 1) {
-    r = a.sum(d, keepdim);
-  } else if (p == 2) {
-    r = (a * a).sum(d, keepdim).sqrt();
-  } else {
-    r = a.pow(p).sum(d, keepdim).pow(1.0 / p);
-  }
-  return self.dim() == 0 ? r.reshape({}) : r;
-}
-
-at::Tensor& vector_norm_out(const at::Tensor& self, const at::Scalar& ord,
-                            at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  return into(out, vector_norm(self, ord, dim, keepdim, dtype));
-}
-
-// ---- torch.norm's overloads: the vector norm of the same order ----
-at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                          at::IntArrayRef dim, bool keepdim,
-                          std::optional<at::ScalarType> dtype) {
-  return at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
-}
-
-at::Tensor norm_dim(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                    at::IntArrayRef dim, bool keepdim) {
-  return norm_dim_dtype(self, p, dim, keepdim, std::nullopt);
-}
-
-at::Tensor norm_dim_dt(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                       at::IntArrayRef dim, bool keepdim, at::ScalarType dtype) {
-  return norm_dim_dtype(self, p, dim, keepdim, dtype);
-}
-
-at::Tensor norm_scalar(const at::Tensor& self, const at::Scalar& p) {
-  return norm_dim_dtype(self, p, {}, false, std::nullopt);
-}
-
-at::Tensor norm_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                      at::ScalarType dtype) {
-  return norm_dim_dtype(self, p, {}, false, dtype);
-}
-
-at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                         at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return into(out, norm_dim(self, p, dim, keepdim));
-}
-
-at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                               at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
-                               at::Tensor& out) {
-  return into(out, norm_dim_dt(self, p, dim, keepdim, dtype));
-}
-
-at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out) {
-  return into(out, norm_scalar(self, p));
-}
-
-at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                           at::ScalarType dtype, at::Tensor& out) {
-  return into(out, norm_dtype(self, p, dtype));
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -601,8 +516,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all.out", all_dim_out);
   m.impl("any.dims_out", any_dims_out);
   m.impl("all.dims_out", all_dims_out);
-  m.impl("linalg_vector_norm", vector_norm);
-  m.impl("linalg_vector_norm.out", vector_norm_out);
   m.impl("var.correction", var_c);
   m.impl("std.correction", std_c);
   m.impl("var_mean.correction", var_mean_impl);
@@ -610,14 +523,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var.correction_out", var_c_out);
   m.impl("std.correction_out", std_c_out);
   m.impl("nansum", nansum);
-  m.impl("norm.ScalarOpt_dim", norm_dim);
-  m.impl("norm.ScalarOpt_dim_dtype", norm_dim_dt);
-  m.impl("norm.Scalar", norm_scalar);
-  m.impl("norm.ScalarOpt_dtype", norm_dtype);
-  m.impl("norm.out", norm_dim_out);
-  m.impl("norm.dtype_out", norm_dim_dtype_out);
-  m.impl("norm.Scalar_out", norm_scalar_out);
-  m.impl("norm.ScalarOpt_dtype_out", norm_dtype_out);
 }
 
 }  // namespace torch_neuron

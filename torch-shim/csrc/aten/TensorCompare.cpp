@@ -28,19 +28,11 @@ void clamp_into(const at::Tensor& self, const at::Tensor& lo, const at::Tensor& 
     binary_into(NISA_BIN_MIN, lo.defined() ? out : self, hi, 1.0, out);
 }
 
-const at::Tensor& as_tensor(const at::Tensor& t) { return t; }
-at::Tensor as_tensor(const at::Scalar& s) { return wrapped(s); }
 at::Tensor opt_tensor(const std::optional<at::Scalar>& s) {
   return s ? wrapped(*s) : at::Tensor();
 }
 at::Tensor opt_tensor(const std::optional<at::Tensor>& t) {
   return t ? *t : at::Tensor();
-}
-at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
-  return s ? at::OptionalScalarRef(&*s) : at::OptionalScalarRef();
-}
-at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
-  return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
 
 // The functional, in-place and out= kernels of clamp@SUFFIX (Meta: its
