@@ -4,8 +4,8 @@
 #                and a PyTorch program on device "neuron"
 #   make check   set everything up, run every test suite, print totals
 # and their parts: setup qemu guest stack bench fuzz sweep shell clean; the
-# warm session: up reload down; the checks beyond make check: check-multicard
-# check-cluster check-session stress-stall.
+# warm session: up reload down; the checks beyond make check: check-full
+# check-multicard check-cluster check-session stress-stall.
 # Every step is idempotent; expensive outputs are cached in $(NEURON_CACHE)
 # (default /var/cache/neuron-stack).
 SHELL := /bin/bash
@@ -57,6 +57,11 @@ check-session: stack
 
 check: stack
 	@$(S)/check
+
+# make check with every test marked slow (make check runs a quarter of
+# them, another quarter at each commit: scripts/check).
+check-full: stack
+	@NEURON_CHECK_SLOW=all $(S)/check
 
 # The two-vCPU TCG timer stall, provoked (STALL_RUNS boots of STALL_MINUTES
 # minutes each): no stall with qemu-patches/ applied.
@@ -121,4 +126,4 @@ clean:
 	find driver -name '*.o' -o -name '.*.cmd' | xargs rm -f
 	rm -f .*.cmd
 
-.PHONY: all setup qemu guest guest-stack stack run up reload down check check-cluster check-multicard check-session stress-stall bench fuzz sweep shell module clean
+.PHONY: all setup qemu guest guest-stack stack run up reload down check check-full check-cluster check-multicard check-session stress-stall bench fuzz sweep shell module clean

@@ -23,6 +23,7 @@ def _no_fallback(monkeypatch):
     monkeypatch.setenv("TORCH_NEURON_FALLBACK", "error")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["eager", "graph"])
 def test_transcripts_equal_cpu(mode):
     """Eagerly, and each batch shape one NeuronGraph replayed with the

@@ -205,6 +205,7 @@ def test_mark_dynamic_batch_without_recompiles():
     assert s["captures"] == 2 and s["launches"] == 3 and s["eager_graphs"] == 0
 
 
+@pytest.mark.slow
 def test_compiled_optimizer_step_updates_in_its_kernel():
     """torch.compile(opt.step): the in-place updates of the parameters and
     momentum buffers stay in the inference graph (its kernel writes its

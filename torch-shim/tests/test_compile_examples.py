@@ -39,6 +39,7 @@ def test_mlp_compiled_trains_like_eager():
     assert_all_compiled(3)
 
 
+@pytest.mark.slow
 def test_gpt2_compiled_trains_like_eager():
     eager = gpt2.train(N, 3, batch=8, quiet=True)
     torch_neuron.reset_compile_stats()

@@ -62,6 +62,7 @@ def train(compiled, steps=2):
     return losses, params, buffers
 
 
+@pytest.mark.slow
 def test_resnet_training_compiled_equals_eager():
     eager = train(False)
     torch_neuron.reset_compile_stats()

@@ -407,6 +407,7 @@ def _losses(out):
     return re.findall(r"^step \d+ loss .*$", out, re.M)
 
 
+@pytest.mark.slow
 def test_cuda_ddp_program_unchanged_on_two_cards():
     """examples/cuda_ddp.py, written for CUDA, under torchrun with the
     switch, gives the losses (and loss scales) of the same training written

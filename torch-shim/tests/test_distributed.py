@@ -871,12 +871,18 @@ TWO_NODES = ["check_allreduce", "check_allreduce_coalesced_buckets",
              "check_premul_sum", "check_all_to_all_unequal", "check_functional_collectives",
              "check_send_recv_barrier", "check_recv_any_source", "check_errors",
              "check_stats_nodes", "check_ddp_gpt"]
+# Model-sized runs (15-75 s each under TCG): make check runs a share of them.
+SLOW = {"check_dcp_tp_to_one_card", "check_tp_llama", "check_tp_llama_compiled"}
+
+
+def params(checks):
+    return [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in checks]
 
 
 class TestOneNode:
     """2 ranks on 2 linked cards of this VM: libneuron collectives only."""
 
-    @pytest.mark.parametrize("check", ONE_NODE)
+    @pytest.mark.parametrize("check", params(ONE_NODE))
     def test_check(self, workers, check):
         assert not workers.nodes, "run before TestTwoNodes (file order)"
         workers.run(check)
@@ -887,7 +893,7 @@ class TestTwoNodes:
     each node's communicator has one card and Gloo joins the nodes, the
     path taken across VMs."""
 
-    @pytest.mark.parametrize("check", TWO_NODES)
+    @pytest.mark.parametrize("check", params(TWO_NODES))
     def test_check(self, workers, check):
         workers.as_nodes()
         workers.run(check)

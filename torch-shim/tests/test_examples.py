@@ -35,6 +35,7 @@ def gpt2_losses(dev, amp=""):
     return gpt2.train(dev, 3, amp, batch=8, quiet=True)
 
 
+@pytest.mark.slow
 def test_vit_trains_like_cpu():
     got = vit.train(N, 3, batch=8, quiet=True)
     want = vit.train("cpu", 3, batch=8, quiet=True)
@@ -47,6 +48,7 @@ def test_gpt2_trains_like_cpu():
     assert got[-1] < got[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("amp", ["bfloat16", "float16"])
 def test_gpt2_amp_trains_like_cpu(amp):
     """--amp: autocast in @amp; float16 scales the loss with a GradScaler."""

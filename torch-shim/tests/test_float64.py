@@ -416,6 +416,7 @@ def test_matrix_exp_float64():
 
 # ---- code nobody here wrote ----
 
+@pytest.mark.slow
 def test_torchvision_resnet18_float64_forward_backward():
     """torchvision's ResNet-18 in float64 (model.double()), eval forward and
     the gradients of its sum: the CPU's float64 numbers, no fallback."""

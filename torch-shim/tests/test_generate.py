@@ -52,6 +52,7 @@ class _CountOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_greedy_on_neuron_equals_cpu(name):
     """64 greedy tokens of two prompts, then a prompt of another bucket on
@@ -68,6 +69,7 @@ def test_greedy_on_neuron_equals_cpu(name):
     assert dec.decode_graph.info()["replays"] == 63 + 15
 
 
+@pytest.mark.slow
 def test_decode_steps_graphed_one_launch_each():
     """After the capture, 64 decode steps at positions 9..72 are 64 replays
     of one graph: no operator is dispatched, nothing is captured or
@@ -93,6 +95,7 @@ def test_decode_steps_graphed_one_launch_each():
     assert torch.equal(dec.tokens[:, :8 + 66].cpu(), want)
 
 
+@pytest.mark.slow
 def test_decode_steps_compiled_no_recompile():
     """The step under torch.compile(backend="neuron"): after the first,
     64 steps are 64 kernel launches with no dynamo graph, recompile or

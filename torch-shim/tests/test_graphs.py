@@ -92,6 +92,7 @@ def test_replayed_steps_equal_eager_steps(name, make_opt):
         assert torch.equal(p.grad.cpu(), q.grad.cpu())
 
 
+@pytest.mark.slow
 def test_replay_after_capture_with_compiled_forward():
     """A torch.compile(backend="neuron") forward run once before the capture
     is captured as its kernel launches (graphs nest): replays equal eager."""

@@ -85,6 +85,7 @@ def test_gpt2_kernels_autocast(amp, calls):
     assert got != pytest.approx(plain_losses(), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_gpt2_kernels_compiled(fresh_compile):
     """--compile --kernels: the kernels' operators are nodes of the compiled
     forward and backward graphs (one dynamo graph, no break, no eager

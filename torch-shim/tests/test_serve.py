@@ -47,6 +47,7 @@ def _serve(server, trace):
     return reqs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["llama", "gpt2"])
 def test_continuous_batching_equals_one_at_a_time(name):
     """16 requests (prompts of 4-40 tokens, 8-48 new) through 4 slots:

@@ -46,6 +46,7 @@ def test_log_mel_conformer_trains_on_neuron_like_cpu():
     _compare(model, step, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_mfcc_wav2letter_trains_on_neuron_like_cpu():
     torch.manual_seed(0)
     mfcc = torchaudio.transforms.MFCC(
