@@ -19,7 +19,11 @@ The way it runs on the card (Decoder, mode "graph"):
 - each decode step is one replay of a NeuronGraph: model, choice of the
   next token, its write into the sequence, the position's increment -- all
   on the card, so the host issues nothing else and reads the sequence once
-  at the end;
+  at the end; one replay runs K steps (a graph of K steps captured in a
+  row, as vLLM's multi-step scheduling does), so the guest's cost of a
+  launch is paid once for K tokens: K is the most steps whose graph still
+  replays as one resident job (--steps-per-launch: auto), 2 for these
+  models (98-125 instructions a step);
 - sampling draws its uniforms from the device's generator once per
   generation (a capture refuses random numbers: a replay would repeat one
   draw; torch.multinomial also reads its checks back to the host) and the
@@ -175,17 +179,26 @@ class Decoder:
     "neuron" on the card, inductor elsewhere) or "eager". sampling:
     temperature (0: greedy), top_k, top_p, fixed for the Decoder (they are
     constants of its graphs). Prompts are padded to the smallest of
-    @buckets that holds them."""
+    @buckets that holds them. @steps_per_launch (mode graph): the decode
+    steps one replay runs, in a graph of that many steps captured in a
+    row ("auto": the most whose graph replays as one resident job,
+    NeuronGraph.max_resident_instructions()); the steps left over run one
+    replay each."""
 
     def __init__(self, model, batch, max_len, mode="eager", temperature=0.0, top_k=0,
-                 top_p=1.0, buckets=(16, 32, 64)):
+                 top_p=1.0, buckets=(16, 32, 64), steps_per_launch=1):
         self.model = model.eval()
         p = next(model.parameters())
         self.device, dt = p.device, p.dtype
         if mode == "graph" and self.device.type != "neuron":
             raise ValueError(f"generate: mode 'graph' is a NeuronGraph; {self.device} runs "
                              "'eager' or 'compile'")
+        if steps_per_launch != 1 and (mode != "graph" or not (
+                steps_per_launch == "auto" or int(steps_per_launch) > 1)):
+            raise ValueError(f"generate: steps_per_launch {steps_per_launch!r}: 1, or more "
+                             "or 'auto' in mode 'graph'")
         self.batch, self.max_len, self.mode = batch, max_len, mode
+        self.steps_per_launch = steps_per_launch
         self.buckets = tuple(b for b in buckets if b < max_len) + (max_len,)
         self.sampling = dict(temperature=temperature, top_k=top_k, top_p=top_p)
         dev = self.device
@@ -199,6 +212,7 @@ class Decoder:
         self.prompts = {}       # bucket -> static prompt [B, bucket]
         self.prefill_graphs = {}
         self.decode_graph = None
+        self.multi_graph = None  # steps_per_launch decode steps
         self._prefill, self._decode = prefill, decode
         if mode == "compile":
             backend = "neuron" if dev.type == "neuron" else "inductor"
@@ -261,24 +275,47 @@ class Decoder:
             if self.mode != "graph":
                 self._run_decode()
                 return
-            self._capture_decode()
+            self.decode_graph = self._capture_decode(1)
             self.decode_graph.replay()
 
-    def _capture_decode(self):
+    def steps(self, n):
+        """@n decode steps: in mode graph, replays of the graph of
+        steps_per_launch steps while that many are left, then one-step
+        replays."""
+        if self.steps_per_launch == "auto" and n > 0:
+            if self.decode_graph is None:
+                self.step()  # its graph's length decides
+                n -= 1
+            insns = self.decode_graph.info()["instructions"]
+            limit = torch.neuron.NeuronGraph.max_resident_instructions()
+            self.steps_per_launch = max(1, limit // max(1, insns))
+        k = self.steps_per_launch
+        while k > 1 and n >= k:
+            if self.multi_graph is None:
+                with torch.no_grad():
+                    self.multi_graph = self._capture_decode(k)
+            self.multi_graph.replay()
+            n -= k
+        for _ in range(n):
+            self.step()
+
+    def _capture_decode(self, k):
         # The warm-up step and the capture leave the state as it was:
         # the warm-up writes the cache at pos (rewritten by the next real
-        # step there) and the sequence at pos + 1, which is saved.
+        # step there) and the sequence at pos + 1, which is saved; a
+        # capture runs nothing.
         pos = self.pos.clone()
         tok = self.tok.clone()
         seq = self.tokens.clone()
         self._run_decode()
         g = torch.neuron.NeuronGraph()
         with torch.neuron.graph(g):
-            self._run_decode()
-        self.decode_graph = g
+            for _ in range(k):
+                self._run_decode()
         self.pos.copy_(pos)
         self.tok.copy_(tok)
         self.tokens.copy_(seq)
+        return g
 
     @torch.no_grad()
     def generate(self, prompt, new_tokens):
@@ -289,8 +326,7 @@ class Decoder:
             raise ValueError(f"generate: {n} + {new_tokens} tokens exceed max_len "
                              f"{self.max_len}")
         self.start(prompt)
-        for _ in range(new_tokens - 1):
-            self.step()
+        self.steps(new_tokens - 1)
         return self.tokens[:, :n + new_tokens].cpu()
 
 
@@ -361,6 +397,10 @@ def main():
     p.add_argument("--d", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--kv-heads", type=int, default=2, help="llama: key/value heads")
+    p.add_argument("--steps-per-launch", type=lambda v: v if v == "auto" else int(v),
+                   default="auto", metavar="K",
+                   help="mode graph: decode steps one graph replay runs (auto: the most "
+                        "whose graph replays as one resident job)")
     p.add_argument("--train-steps", type=int, default=0)
     p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
                    help="the model's (and the cache's) dtype, after any training")
@@ -398,7 +438,8 @@ def main():
 
 def run(model, dev, mode, batch, a, figures):
     prompt = encode(a.prompt).repeat(batch, 1)
-    dec = Decoder(model, batch, a.max_len, mode, a.temperature, a.top_k, a.top_p)
+    dec = Decoder(model, batch, a.max_len, mode, a.temperature, a.top_k, a.top_p,
+                  steps_per_launch=a.steps_per_launch if mode == "graph" else 1)
     torch.manual_seed(a.seed)
     t0 = time.time()
     out = dec.generate(prompt, a.new)
@@ -413,13 +454,15 @@ def run(model, dev, mode, batch, a, figures):
         tps = batch * 1e3 / step_ms
         say(f"{a.model} {dev.type} {mode} batch {batch}: prefill {pre_ms:.2f} ms "
             f"({prompt.shape[1]} tokens), decode {step_ms:.3f} ms a step, {tps:.1f} tokens/s "
-            f"(medians of {a.bench} warm generations of {a.new} tokens)"
+            f"(medians of {a.bench} warm generations of {a.new} tokens; "
+            f"{dec.steps_per_launch} a launch)"
             + ("" if launches is None else f", {launches:g} card jobs a step"), flush=True)
         variant = ("_int8" if a.int8 else "") + ("_bf16" if a.dtype == "bfloat16" else "")
         name = f"generate_{a.model}_{dev.type}_{mode}{variant}_b{batch}"
         figures.update({f"{name}_prefill_ms": round(pre_ms, 3),
                         f"{name}_decode_step_ms": round(step_ms, 4),
-                        f"{name}_tokens_per_s": round(tps, 1)})
+                        f"{name}_tokens_per_s": round(tps, 1),
+                        f"{name}_steps_per_launch": dec.steps_per_launch})
         if launches is not None:
             figures[f"{name}_launches_per_decode_step"] = round(launches, 3)
 
@@ -454,8 +497,7 @@ def bench(dec, prompt, new, reps):
         sync(dev)
         t1 = time.perf_counter()
         j0 = submitted_jobs() if dev.type == "neuron" else None
-        for _ in range(new - 1):
-            dec.step()
+        dec.steps(new - 1)
         sync(dev)
         t2 = time.perf_counter()
         j1 = submitted_jobs() if j0 is not None else None

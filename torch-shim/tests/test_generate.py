@@ -69,6 +69,30 @@ def test_greedy_on_neuron_equals_cpu(name):
     assert dec.decode_graph.info()["replays"] == 63 + 15
 
 
+def test_decode_steps_per_launch_equal_one_at_a_time():
+    """A replay of a graph of K decode steps gives the tokens of K one-step
+    replays, K not dividing the steps (the rest run one replay each);
+    "auto" picks the most steps whose graph replays as one resident job."""
+    model = G.make_model("llama", MAX_LEN)
+    prompt = _prompt(batch=1)
+    want = _cpu_tokens(model, prompt, 24)
+    card = copy.deepcopy(model).to(N)
+    dec = G.Decoder(card, 1, MAX_LEN, "graph", steps_per_launch=3)
+    assert torch.equal(dec.generate(prompt, 24), want)
+    # 23 steps: 7 replays of 3, then 2 of one
+    assert dec.multi_graph.info()["replays"] == 7
+    assert dec.decode_graph.info()["replays"] == 2
+    assert dec.multi_graph.info()["instructions"] == 3 * dec.decode_graph.info()["instructions"]
+    auto = G.Decoder(card, 1, MAX_LEN, "graph", steps_per_launch="auto")
+    assert torch.equal(auto.generate(prompt, 24), want)
+    limit = torch.neuron.NeuronGraph.max_resident_instructions()
+    one = auto.decode_graph.info()["instructions"]
+    assert auto.steps_per_launch == limit // one >= 2
+    assert auto.multi_graph.info()["instructions"] <= limit
+    with pytest.raises(ValueError, match="steps_per_launch"):
+        G.Decoder(card, 1, MAX_LEN, "eager", steps_per_launch=2)
+
+
 @pytest.mark.slow
 def test_decode_steps_graphed_one_launch_each():
     """After the capture, 64 decode steps at positions 9..72 are 64 replays

@@ -86,6 +86,15 @@ class NeuronGraph:
         reusable again and the graph can capture anew."""
         self._g.reset()
 
+    @staticmethod
+    def max_resident_instructions() -> int:
+        """The most instructions a graph may hold and still replay, from its
+        third replay on, as one resident job (one submission of
+        instructions kept on the card; it also binds at most 64 buffers).
+        A longer graph is issued instruction by instruction at each replay,
+        which costs the host's CPU time per instruction."""
+        return int(torch.ops.neuron.graph_resident_instructions())
+
     def info(self) -> dict:
         """What the graph holds: instructions a replay issues, the device
         buffers it binds, its constant bytes, replays so far."""

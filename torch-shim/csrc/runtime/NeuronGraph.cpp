@@ -14,6 +14,8 @@
 //   replay()               one launch on the device's current stream
 //   reset()                drop the graph, once its replays are done
 //   info()                 [instructions, buffers, constant bytes, replays]
+// and graph_resident_instructions(): the longest graph a replay submits as
+// one resident job.
 //
 // In place means that a replay reads and writes the bytes the captured
 // operations did: the tensors alive across the capture (parameters, inputs,
@@ -150,6 +152,10 @@ class Graph : public torch::CustomClassHolder {
 };
 
 
+// The most instructions a graph may hold and still replay as one resident
+// job (libneuron's graph-resident.c: a graph that fits one batch).
+int64_t graph_resident_instructions() { return NRN_BATCH_MAX_OPS; }
+
 bool is_current_stream_capturing(int64_t device) {
   return nrn_stream_is_capturing(device_stream(checked_index(device))) == 1;
 }
@@ -168,6 +174,7 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
       .def("replay", &Graph::replay)
       .def("reset", &Graph::reset)
       .def("info", &Graph::info);
+  m.def("graph_resident_instructions() -> int", &torch_neuron::graph_resident_instructions);
   m.def("is_current_stream_capturing(int device) -> bool",
         &torch_neuron::is_current_stream_capturing);
 }
