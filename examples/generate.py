@@ -21,9 +21,9 @@ The way it runs on the card (Decoder, mode "graph"):
   on the card, so the host issues nothing else and reads the sequence once
   at the end; one replay runs K steps (a graph of K steps captured in a
   row, as vLLM's multi-step scheduling does), so the guest's cost of a
-  launch is paid once for K tokens: K is the most steps whose graph still
-  replays as one resident job (--steps-per-launch: auto), 2 for these
-  models (98-125 instructions a step);
+  launch is paid once for K tokens: K is the largest power of two, up to
+  16, whose graph still replays as one resident job (--steps-per-launch:
+  auto), the steps left over graphs of fewer;
 - sampling draws its uniforms from the device's generator once per
   generation (a capture refuses random numbers: a replay would repeat one
   draw; torch.multinomial also reads its checks back to the host) and the
@@ -181,9 +181,11 @@ class Decoder:
     constants of its graphs). Prompts are padded to the smallest of
     @buckets that holds them. @steps_per_launch (mode graph): the decode
     steps one replay runs, in a graph of that many steps captured in a
-    row ("auto": the most whose graph replays as one resident job,
-    NeuronGraph.max_resident_instructions()); the steps left over run one
-    replay each."""
+    row ("auto": the largest power of two, up to 16, whose graph replays
+    as one resident job, NeuronGraph.resident_limits()); the steps left
+    over run graphs of fewer (powers of two)."""
+
+    MAX_STEPS_PER_LAUNCH = 16  # "auto": more would save little and capture much
 
     def __init__(self, model, batch, max_len, mode="eager", temperature=0.0, top_k=0,
                  top_p=1.0, buckets=(16, 32, 64), steps_per_launch=1):
@@ -212,7 +214,7 @@ class Decoder:
         self.prompts = {}       # bucket -> static prompt [B, bucket]
         self.prefill_graphs = {}
         self.decode_graph = None
-        self.multi_graph = None  # steps_per_launch decode steps
+        self.multi_graphs = {}  # steps a replay -> its graph (2 or more)
         self._prefill, self._decode = prefill, decode
         if mode == "compile":
             backend = "neuron" if dev.type == "neuron" else "inductor"
@@ -280,24 +282,28 @@ class Decoder:
 
     def steps(self, n):
         """@n decode steps: in mode graph, replays of the graph of
-        steps_per_launch steps while that many are left, then one-step
-        replays."""
+        steps_per_launch steps while that many are left, then of graphs of
+        fewer (powers of two), the last step a one-step replay."""
         if self.steps_per_launch == "auto" and n > 0:
             if self.decode_graph is None:
-                self.step()  # its graph's length decides
+                self.step()  # its graph's size decides
                 n -= 1
-            insns = self.decode_graph.info()["instructions"]
-            limit = torch.neuron.NeuronGraph.max_resident_instructions()
-            self.steps_per_launch = max(1, limit // max(1, insns))
+            one = self.decode_graph.info()
+            limit = torch.neuron.NeuronGraph.resident_limits()
+            k = min(limit["instructions"] // max(1, one["instructions"]),
+                    limit["work"] // max(1, one["work"]), self.MAX_STEPS_PER_LAUNCH)
+            self.steps_per_launch = 1 << (max(1, k).bit_length() - 1)
         k = self.steps_per_launch
-        while k > 1 and n >= k:
-            if self.multi_graph is None:
-                with torch.no_grad():
-                    self.multi_graph = self._capture_decode(k)
-            self.multi_graph.replay()
-            n -= k
-        for _ in range(n):
-            self.step()
+        for size in [k] + [1 << i for i in reversed(range(k.bit_length())) if 1 << i < k]:
+            while n >= size:
+                if size == 1:
+                    self.step()
+                else:
+                    if size not in self.multi_graphs:
+                        with torch.no_grad():
+                            self.multi_graphs[size] = self._capture_decode(size)
+                    self.multi_graphs[size].replay()
+                n -= size
 
     def _capture_decode(self, k):
         # The warm-up step and the capture leave the state as it was:

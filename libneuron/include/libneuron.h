@@ -141,6 +141,27 @@ int nrn_buffer_import(struct nrn_device *dev, int fd, struct nrn_buffer **bufp);
  * must follow them, or when the stream is synchronised or flushed.
  */
 #define NRN_BATCH_MAX_OPS 256
+/*
+ * A graph launched again with the operands of its last launch runs, from
+ * its third launch on, as one resident job (nrn_graph_launch: its
+ * instructions kept on the card, a launch one submission) when it binds
+ * at most 64 buffers and has fewer than NRN_BATCH_MAX_OPS instructions,
+ * or at most this many carrying NRN_BATCH_MAX_WORK at most (so that its
+ * job's time stays a batch's); another is issued in batches at every
+ * launch. nrn_graph_info() tells whether it does.
+ */
+#define NRN_GRAPH_RESIDENT_MAX_INSNS 4096
+/*
+ * Element operations a batch may carry before an operation starts a new
+ * one (nrn_graph_info()'s work counts them: an instruction's result
+ * elements, times the inner dimension of a MATMUL): a job's run time
+ * follows the work it carries, and the driver's job timeout
+ * (job_timeout_ms: 10 s by default, 3 s in make check) must catch only
+ * hangs, not a batch of many large operations on a busy host. 2^24 element
+ * operations are milliseconds to tens of milliseconds of a NeuronCore: a
+ * submission's cost is lost in them, and small operations still share a job.
+ */
+#define NRN_BATCH_MAX_WORK (1ull << 24)
 
 int nrn_stream_create(struct nrn_device *dev, struct nrn_stream **sp);
 /* Waits for the stream's work, then frees it. */
@@ -614,6 +635,8 @@ struct nrn_graph_info {
 	unsigned int fused;		/* captured instructions fusion merged or removed */
 	uint64_t arena_size;		/* bytes of scratch arena a launch needs */
 	uint64_t const_size;		/* bytes of constants the graph owns */
+	uint64_t work;			/* element operations a launch carries */
+	unsigned int resident;		/* 1: a launch like its last runs as its resident job */
 };
 int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *info);
 /*

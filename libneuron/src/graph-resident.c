@@ -208,3 +208,14 @@ void nrn_graph_job_upload(const struct nrn_graph *g, struct nrn_device *dev)
 	if (code)
 		nrn_buffer_free(code);
 }
+
+bool nrn_graph_job_resident(const struct nrn_graph *g)
+{
+	struct nrn_graph *mg = (struct nrn_graph *)g; /* the cache only */
+	bool resident;
+
+	pthread_mutex_lock(&mg->lock);
+	resident = mg->job && mg->job->code;
+	pthread_mutex_unlock(&mg->lock);
+	return resident;
+}

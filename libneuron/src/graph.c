@@ -94,6 +94,16 @@ NRN_EXPORT void nrn_graph_destroy(struct nrn_graph *g)
 	free(g);
 }
 
+/* The element operations of a launch (as NRN_BATCH_MAX_WORK counts them). */
+static uint64_t nrn_graph_work(const struct nrn_graph *g)
+{
+	uint64_t work = 0;
+
+	for (unsigned int n = 0; n < g->ninsns; n++)
+		work += nrn_insn_work(&g->insns[n]);
+	return work;
+}
+
 NRN_EXPORT int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *info)
 {
 	if (!g || !info)
@@ -101,7 +111,8 @@ NRN_EXPORT int nrn_graph_info(const struct nrn_graph *g, struct nrn_graph_info *
 	*info = (struct nrn_graph_info){
 		.nargs = g->nargs, .insns = g->ninsns, .captured_insns = g->captured,
 		.fused = g->fused, .arena_size = g->arena_size,
-		.const_size = g->const_size,
+		.const_size = g->const_size, .work = nrn_graph_work(g),
+		.resident = nrn_graph_job_resident(g),
 	};
 	return 0;
 }
@@ -421,7 +432,7 @@ static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *
 		}
 		/* A unit is never split between two submissions. */
 		if (s->batch.nslots + fresh > DRM_NEURON_MAX_BOS ||
-		    s->batch.count + len > NRN_BATCH_MAX_OPS)
+		    s->batch.count + len > s->batch_max)
 			ret = nrn_stream_flush_locked(s);
 		if (!s->batch.nslots) {
 			/* A new batch: no buffer is bound in it. */
@@ -469,6 +480,13 @@ static int nrn_graph_issue_locked(struct nrn_stream *s, const struct nrn_graph *
 	return ret;
 }
 
+/* Whether @g may run as one resident job: NRN_GRAPH_RESIDENT_MAX_INSNS. */
+static bool nrn_graph_resident_fits(const struct nrn_graph *g)
+{
+	return g->ninsns <= NRN_GRAPH_RESIDENT_MAX_INSNS &&
+	       nrn_graph_work(g) <= NRN_BATCH_MAX_WORK;
+}
+
 NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 				const struct nrn_graph_arg *args,
 				struct nrn_buffer *arena, uint64_t arena_off)
@@ -499,9 +517,16 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 	}
 	ret = 0;
 	if (snapshot) {
-		/* The graph alone in a batch, to be kept as it is issued. */
+		/*
+		 * The graph alone in a batch, to be kept as it is issued: one
+		 * longer than a batch goes whole into this one if it may be
+		 * resident (its instructions, and a batch's work at most, so
+		 * that its job's time stays a batch's).
+		 */
 		ret = nrn_stream_flush_locked(s);
 		submits = s->submits;
+		if (g->ninsns >= NRN_BATCH_MAX_OPS && nrn_graph_resident_fits(g))
+			s->batch_max = g->ninsns + 1;
 	}
 	if (!ret && s->capture)
 		ret = nrn_graph_record_locked(s, g, args, arena, arena_off);
@@ -509,6 +534,7 @@ NRN_EXPORT int nrn_graph_launch(struct nrn_stream *s, const struct nrn_graph *g,
 		ret = nrn_graph_issue_locked(s, g, args, arena, arena_off, consts);
 	if (!ret && snapshot && s->submits == submits)
 		nrn_graph_job_snapshot_locked(s, g, args, arena, arena_off);
+	s->batch_max = NRN_BATCH_MAX_OPS;
 	/*
 	 * A graph is a unit of work worth starting at once: submitted now, the
 	 * card runs it while the caller prepares what follows (else it would

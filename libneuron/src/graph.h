@@ -264,6 +264,8 @@ void nrn_graph_job_snapshot_locked(struct nrn_stream *s, const struct nrn_graph 
 /* Write a snapshot's kernel to device memory; without the stream's lock. */
 void nrn_graph_job_upload(const struct nrn_graph *g, struct nrn_device *dev);
 void nrn_graph_job_free(struct nrn_graph_job *j);
+/* Whether a launch of @g like its last one runs as its resident job. */
+bool nrn_graph_job_resident(const struct nrn_graph *g);
 
 /*
  * Instructions from @in on (at most @left) that act as one: an EXPR and its

@@ -134,6 +134,9 @@ struct nrn_stream {
 	 */
 	struct nrn_kernel batch;
 	uint64_t batch_work;
+	/* Instructions the batch takes before it is submitted: NRN_BATCH_MAX_OPS,
+	 * more while a resident graph is issued alone (graph.c). */
+	unsigned int batch_max;
 	struct nrn_buffer *slots[DRM_NEURON_MAX_BOS];
 	uint32_t access[DRM_NEURON_MAX_BOS];
 
@@ -198,16 +201,9 @@ int nrn_stream_slot_locked(struct nrn_stream *s, struct nrn_buffer *buf,
 			   uint32_t access, unsigned int *slot);
 /* Append one instruction to the batch (flushing when it is full). */
 int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn);
-/*
- * Element operations a batch may carry before an operation of @len more
- * instructions starts a new one: a job's run time follows the work it
- * carries, and the driver's job timeout (job_timeout_ms: 10 s by default,
- * 3 s in make check) must catch only hangs, not a batch of many large
- * operations on a busy host. 2^24 element operations are milliseconds to
- * tens of milliseconds of a NeuronCore: a submission's cost is lost in
- * them, and small operations still share a job.
- */
-#define NRN_BATCH_MAX_WORK (1ull << 24)
+/* Element operations of @insn: its result's elements, times the inner
+ * dimension of a MATMUL (what NRN_BATCH_MAX_WORK counts). */
+uint64_t nrn_insn_work(const struct nisa_insn *insn);
 /*
  * Whether the batch has no room for an operation of @len instructions
  * (NRN_BATCH_MAX_OPS) or carries NRN_BATCH_MAX_WORK already: the caller

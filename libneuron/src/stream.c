@@ -60,6 +60,7 @@ NRN_EXPORT __cold int nrn_stream_create(struct nrn_device *dev,
 	n = atomic_fetch_add(&dev->next_queue, 1);
 	s->core = n % dev->info.num_cores;
 	s->dma = n % dev->info.num_dma_queues;
+	s->batch_max = NRN_BATCH_MAX_OPS;
 	ret = nrn_kernel_init(&s->batch, 0);
 	if (ret)
 		goto err_free;
@@ -441,9 +442,7 @@ static int nrn_capture_push_locked(struct nrn_stream *s,
 	return ret;
 }
 
-/* Element operations of @insn: its result's elements, times the inner
- * dimension of a MATMUL. */
-static uint64_t insn_work(const struct nisa_insn *insn)
+uint64_t nrn_insn_work(const struct nisa_insn *insn)
 {
 	const struct nisa_tensor *d = &insn->dst;
 	uint64_t n = 1;
@@ -459,7 +458,7 @@ static uint64_t insn_work(const struct nisa_insn *insn)
 
 bool nrn_stream_batch_full_locked(const struct nrn_stream *s, unsigned int len)
 {
-	return s->batch.count + len > NRN_BATCH_MAX_OPS ||
+	return s->batch.count + len > s->batch_max ||
 	       (s->batch.count && s->batch_work >= NRN_BATCH_MAX_WORK);
 }
 
@@ -487,9 +486,9 @@ int nrn_stream_push_locked(struct nrn_stream *s, const struct nisa_insn *insn)
 		return nrn_capture_push_locked(s, insn);
 	ret = nrn_kernel_push(&s->batch, insn);
 	if (!ret)
-		s->batch_work += insn_work(insn);
+		s->batch_work += nrn_insn_work(insn);
 
-	if (!ret && s->batch.count >= NRN_BATCH_MAX_OPS)
+	if (!ret && s->batch.count >= s->batch_max)
 		ret = nrn_stream_flush_locked(s);
 	return ret;
 }

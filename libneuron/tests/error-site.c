@@ -267,7 +267,10 @@ out:
 
 /*
  * A graph of more than NRN_BATCH_MAX_OPS instructions goes out in several
- * jobs: its instruction K (captured K) fails in the second one.
+ * jobs at its first launch: its instruction K (captured K) fails in the
+ * second one. Launched again with the same operands, it goes whole into
+ * one job (kept, then its resident job: NRN_GRAPH_RESIDENT_MAX_INSNS):
+ * instruction K is the job's K.
  */
 static void test_split(struct nrn_stream *s)
 {
@@ -279,6 +282,7 @@ static void test_split(struct nrn_stream *s)
 	};
 	struct nrn_capture *c = NULL;
 	struct nrn_graph *g = NULL;
+	struct nrn_graph_info info;
 	struct nrn_error_site e;
 
 	t_check_ret(nrn_stream_begin_capture(s), 0);
@@ -299,6 +303,17 @@ static void test_split(struct nrn_stream *s)
 	t_check(e.graph_insn == K);
 	t_check(e.origin == K);
 	t_check(e.job_insn == K - NRN_BATCH_MAX_OPS);
+	for (int i = 0; i < 3; i++) {
+		t_check_ret(nrn_graph_launch(s, g, args, NULL, 0), 0);
+		t_check_ret(nrn_stream_sync(s), -EIO);
+		e = site_of(s);
+		t_check(e.graph_id == nrn_graph_id(g));
+		t_check(e.graph_insn == K);
+		t_check(e.origin == K);
+		t_check(e.job_insn == K);
+	}
+	t_check_ret(nrn_graph_info(g, &info), 0);
+	t_check(info.resident == 1);
 	nrn_graph_destroy(g);
 }
 

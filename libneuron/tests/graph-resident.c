@@ -72,6 +72,7 @@ static int launch(struct nrn_stream *s, struct nrn_graph *g, struct nrn_buffer *
 int main(void)
 {
 	struct nrn_buffer *x0, *y0, *x1, *y1, *x2, *y2;
+	struct nrn_graph_info info;
 	struct nrn_tensor_desc xt;
 	struct nrn_stream *s, *t;
 	struct nrn_graph *g;
@@ -90,10 +91,16 @@ int main(void)
 
 	/* The same operands, new inputs each time: issued, kept, resident. */
 	for (int i = 0; i < 6; i++) {
+		t_check_ret(nrn_graph_info(g, &info), 0);
+		t_check(info.resident == (i >= 2));
 		put(x0, (float)(i * 10));
 		t_check_ret(launch(s, g, x0, y0), 0);
 		t_check(holds(s, y0, (float)(i * 10), false));
 	}
+	t_check_ret(nrn_graph_info(g, &info), 0);
+	t_check(info.resident == 1);
+	t_check(info.work == 2 * N);
+
 	/* An operation still in the batch writes x: it runs first. */
 	nrn_tensor_contiguous(&xt, x0, 0, NISA_F32, 1, shape);
 	t_check_ret(nrn_op_iota(s, &xt, 5, 1), 0);

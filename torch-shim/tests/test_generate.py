@@ -71,24 +71,30 @@ def test_greedy_on_neuron_equals_cpu(name):
 
 def test_decode_steps_per_launch_equal_one_at_a_time():
     """A replay of a graph of K decode steps gives the tokens of K one-step
-    replays, K not dividing the steps (the rest run one replay each);
-    "auto" picks the most steps whose graph replays as one resident job."""
+    replays, K not dividing the steps (the rest run graphs of fewer);
+    "auto" picks the largest power of two whose graph replays as one
+    resident job, and it does."""
     model = G.make_model("llama", MAX_LEN)
     prompt = _prompt(batch=1)
     want = _cpu_tokens(model, prompt, 24)
     card = copy.deepcopy(model).to(N)
     dec = G.Decoder(card, 1, MAX_LEN, "graph", steps_per_launch=3)
     assert torch.equal(dec.generate(prompt, 24), want)
-    # 23 steps: 7 replays of 3, then 2 of one
-    assert dec.multi_graph.info()["replays"] == 7
-    assert dec.decode_graph.info()["replays"] == 2
-    assert dec.multi_graph.info()["instructions"] == 3 * dec.decode_graph.info()["instructions"]
+    # 23 steps: 7 replays of 3, then 1 of 2
+    three, two = dec.multi_graphs[3].info(), dec.multi_graphs[2].info()
+    assert (three["replays"], two["replays"], dec.decode_graph) == (7, 1, None)
+    assert three["instructions"] == 3 * two["instructions"] // 2
     auto = G.Decoder(card, 1, MAX_LEN, "graph", steps_per_launch="auto")
-    assert torch.equal(auto.generate(prompt, 24), want)
-    limit = torch.neuron.NeuronGraph.max_resident_instructions()
-    one = auto.decode_graph.info()["instructions"]
-    assert auto.steps_per_launch == limit // one >= 2
-    assert auto.multi_graph.info()["instructions"] <= limit
+    for _ in range(3):  # the third replay of a graph runs as its resident job
+        assert torch.equal(auto.generate(prompt, 24), want)
+    limit = torch.neuron.NeuronGraph.resident_limits()
+    one = auto.decode_graph.info()
+    k = auto.steps_per_launch
+    assert k >= 2 and k & (k - 1) == 0
+    assert k * one["instructions"] <= limit["instructions"] and k * one["work"] <= limit["work"]
+    big = auto.multi_graphs[k].info()
+    assert big["instructions"] == k * one["instructions"]
+    assert big["replays"] >= 3 and big["resident"]
     with pytest.raises(ValueError, match="steps_per_launch"):
         G.Decoder(card, 1, MAX_LEN, "eager", steps_per_launch=2)
 

@@ -87,21 +87,30 @@ class NeuronGraph:
         self._g.reset()
 
     @staticmethod
-    def max_resident_instructions() -> int:
-        """The most instructions a graph may hold and still replay, from its
-        third replay on, as one resident job (one submission of
-        instructions kept on the card; it also binds at most 64 buffers).
-        A longer graph is issued instruction by instruction at each replay,
-        which costs the host's CPU time per instruction."""
-        return int(torch.ops.neuron.graph_resident_instructions())
+    def resident_limits() -> dict:
+        """The largest graph that replays, from its third replay on, as one
+        resident job (one submission of instructions kept on the card):
+        ``instructions`` and ``work`` (element operations: each
+        instruction's result elements, times the inner dimension of a
+        matrix product), so that a job's time stays bounded; it must also
+        bind at most 64 buffers. Another graph is issued instruction by
+        instruction at each replay, which costs the host CPU time per
+        instruction. ``info()`` says whether a graph is resident."""
+        n, work = torch.ops.neuron.graph_resident_limits()
+        return {"instructions": int(n), "work": int(work)}
 
     def info(self) -> dict:
         """What the graph holds: instructions a replay issues, the device
-        buffers it binds, its constant bytes, replays so far."""
+        buffers it binds, its constant bytes, replays so far, the element
+        operations a replay carries (``work``), and whether a replay runs
+        as its resident job (see resident_limits())."""
         v = self._g.info()
         if not v:
             return {}
-        return dict(zip(("instructions", "buffers", "constant_bytes", "replays"), v))
+        d = dict(zip(("instructions", "buffers", "constant_bytes", "replays", "work",
+                      "resident"), v))
+        d["resident"] = bool(d["resident"])
+        return d
 
 
 def _capturable_check(optimizer, args, kwargs):

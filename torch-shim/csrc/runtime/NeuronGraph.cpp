@@ -13,9 +13,10 @@
 //                          nothing: "" or why the capture itself failed
 //   replay()               one launch on the device's current stream
 //   reset()                drop the graph, once its replays are done
-//   info()                 [instructions, buffers, constant bytes, replays]
-// and graph_resident_instructions(): the longest graph a replay submits as
-// one resident job.
+//   info()                 [instructions, buffers, constant bytes, replays,
+//                           element operations, resident]
+// and graph_resident_limits(): [instructions, element operations] of the
+// longest graph a replay submits as one resident job.
 //
 // In place means that a replay reads and writes the bytes the captured
 // operations did: the tensors alive across the capture (parameters, inputs,
@@ -133,7 +134,9 @@ class Graph : public torch::CustomClassHolder {
     if (!graph_)
       return {};
     std::vector<int64_t> out = info_;
-    out.push_back(replays_);
+    struct nrn_graph_info info{};
+    nrn_graph_info(graph_, &info);
+    out.insert(out.end(), {replays_, static_cast<int64_t>(info.work), info.resident});
     return out;
   }
 
@@ -152,9 +155,11 @@ class Graph : public torch::CustomClassHolder {
 };
 
 
-// The most instructions a graph may hold and still replay as one resident
-// job (libneuron's graph-resident.c: a graph that fits one batch).
-int64_t graph_resident_instructions() { return NRN_BATCH_MAX_OPS; }
+// The most instructions and element operations a graph may have and still
+// replay as one resident job (libneuron's limits).
+std::vector<int64_t> graph_resident_limits() {
+  return {NRN_GRAPH_RESIDENT_MAX_INSNS, static_cast<int64_t>(NRN_BATCH_MAX_WORK)};
+}
 
 bool is_current_stream_capturing(int64_t device) {
   return nrn_stream_is_capturing(device_stream(checked_index(device))) == 1;
@@ -174,7 +179,7 @@ TORCH_LIBRARY_FRAGMENT(neuron, m) {
       .def("replay", &Graph::replay)
       .def("reset", &Graph::reset)
       .def("info", &Graph::info);
-  m.def("graph_resident_instructions() -> int", &torch_neuron::graph_resident_instructions);
+  m.def("graph_resident_limits() -> int[]", &torch_neuron::graph_resident_limits);
   m.def("is_current_stream_capturing(int device) -> bool",
         &torch_neuron::is_current_stream_capturing);
 }
