@@ -558,6 +558,9 @@ def test_upsample_rules():
             check_same(fn.__name__, fn, [inp])
         for to in (F32, F64):
             check_same(fn.__name__, fn, [x], out=torch.empty(0, dtype=to))
+        # a resized out= of a channels-last input is channels-last too
+        check_same(fn.__name__, fn, [cl], out=torch.empty(0))
+        check_same(fn.__name__, fn, [cl], out=torch.empty(2, 2))
     g = make((1, 2, 6, 8), F32)
 
     def nearest_bw(grad, out=None):
@@ -635,10 +638,10 @@ def check_results(name, fn, args, out=None, values=True):
                                        msg=lambda m: f"{at}: {m}")
 
 
-def check_out_forms(name, fn, args, values=True):
+def check_out_forms(name, fn, args, values=True, strided=True):
     """fn functional, and with out= tensors: empty ones (resized), ones of the
-    wrong shape (resized), of the wrong type (refused), and non-contiguous
-    ones of the right shape (written through their strides)."""
+    wrong shape (resized), of the wrong type (refused), and (@strided)
+    non-contiguous ones of the right shape (written through their strides)."""
     check_results(name, fn, args, values=values)
     try:
         want = fn(*args)
@@ -653,9 +656,119 @@ def check_out_forms(name, fn, args, values=True):
         outs = [torch.empty(0, dtype=w.dtype) for w in want]
         outs[i] = torch.empty(0, dtype=other.get(want[i].dtype, F32))
         check_results(name, fn, args, pack(outs), values)
-    strided = [torch.empty(*w.shape[:-2], w.shape[-1], w.shape[-2], dtype=w.dtype).mT
-               if w.dim() >= 2 else torch.empty(w.shape, dtype=w.dtype) for w in want]
-    check_results(name, fn, args, pack(strided), values)
+    if strided:
+        check_results(name, fn, args, pack(
+            [torch.empty(*w.shape[:-2], w.shape[-1], w.shape[-2], dtype=w.dtype).mT
+             if w.dim() >= 2 else torch.empty(w.shape, dtype=w.dtype) for w in want]), values)
+
+
+def test_pooling_rules():
+    """The structured poolings: their metas' results (channels-last kept,
+    checks, out= of another type refused, resized) forward and backward."""
+    x = make((2, 3, 7, 8), F32)
+    cl = x.contiguous(memory_format=torch.channels_last)
+    for inp in (x, cl, make((3, 7, 8), F32)):
+        for k, s, p, d, c in (([3, 2], [2, 1], [1, 0], [1, 1], False),
+                              ([3], [], [1], [2], True), ([9, 2], [1], [0], [1], False)):
+            mp = overloads("max_pool2d_with_indices", "out", k, s, p, d, c)
+            check_out_forms("max_pool2d_with_indices", mp, [inp])
+            try:
+                v, i = mp(inp)
+            except RuntimeError:
+                continue
+            g = torch.randn_like(v)
+            check_out_forms("max_pool2d_with_indices_backward",
+                            overloads("max_pool2d_with_indices_backward", "grad_input"),
+                            [g, inp, k, s, p, d, c, i])
+            for cip, div in ((True, None), (False, None), (True, 3), (True, 0)):
+                ap = overloads("avg_pool2d", "out", k, s, p, c, cip, div)
+                check_out_forms("avg_pool2d", ap, [inp])
+                check_out_forms("avg_pool2d_backward",
+                                overloads("avg_pool2d_backward", "grad_input",
+                                          k, s, p, c, cip, div), [g, inp])
+        for size in ([3, 4], [7, 8], [1, 5], [0, 2]):
+            amp = overloads("adaptive_max_pool2d", "out", size)
+            check_out_forms("adaptive_max_pool2d", amp, [inp])
+            try:
+                v, i = amp(inp)
+            except RuntimeError:
+                continue
+            check_out_forms("adaptive_max_pool2d_backward",
+                            overloads("adaptive_max_pool2d_backward", "grad_input"),
+                            [torch.randn_like(v), inp, i])
+    check_out_forms("max_pool2d_with_indices grad shape",
+                    overloads("max_pool2d_with_indices_backward", "grad_input"),
+                    [make((2, 3, 3, 3), F32), x, [3], [2], [1], [1], False,
+                     torch.zeros(2, 3, 3, 3, dtype=I64)])
+    x3 = make((2, 2, 5, 6, 7), F32)
+    for inp in (x3, x3[0]):
+        for k, s, p, c in (([3, 2, 2], [2], [1, 0, 1], False), ([2], [], [0], True)):
+            # The CPU's 3-d poolings write a non-contiguous out= as if it were
+            # contiguous (wrong values); the card writes through its strides.
+            ap = overloads("avg_pool3d", "out", k, s, p, c, True, None)
+            check_out_forms("avg_pool3d", ap, [inp], strided=False)
+            check_out_forms("avg_pool3d_backward",
+                            overloads("avg_pool3d_backward", "grad_input", k, s, p, c, False, 2),
+                            [torch.randn_like(ap(inp)), inp], strided=False)
+        amp = overloads("adaptive_max_pool3d", "out", [2, 3, 3])
+        check_out_forms("adaptive_max_pool3d", amp, [inp], strided=False)
+        v, i = amp(inp)
+        check_out_forms("adaptive_max_pool3d_backward",
+                        overloads("adaptive_max_pool3d_backward", "grad_input"),
+                        [torch.randn_like(v), inp, i], strided=False)
+    check_out_forms("avg_pool3d too large", overloads("avg_pool3d", "out", [6], [1], [0],
+                                                      False, True, None), [x3])
+
+
+def test_fractional_max_pool_rules():
+    x = make((2, 3, 9, 8), F32)
+    u = torch.rand(2, 3, 2, generator=torch.Generator().manual_seed(3))
+    for inp, out_size in ((x, [4, 3]), (x[0], [5, 5]), (x, [9, 9])):
+        fmp = overloads("fractional_max_pool2d", "output", [2, 3], out_size)
+        check_out_forms("fractional_max_pool2d", fmp, [inp, u])
+        try:
+            v, i = fmp(inp, u)
+        except RuntimeError:
+            continue
+        check_out_forms("fractional_max_pool2d_backward",
+                        overloads("fractional_max_pool2d_backward", "grad_input",
+                                  [2, 3], out_size), [torch.randn_like(v), inp, i])
+    x3 = make((2, 2, 6, 7, 5), F32)
+    u3 = torch.rand(2, 2, 3, generator=torch.Generator().manual_seed(4))
+    for inp, out_size in ((x3, [3, 4, 2]), (x3, [3, 7, 2])):
+        check_out_forms("fractional_max_pool3d",
+                        overloads("fractional_max_pool3d", "output", [2, 2, 2], out_size),
+                        [inp, u3])
+
+
+def test_padding_rules():
+    pads = {1: ([2, 1], [-1, 2], [4, 0]), 2: ([1, 2, 0, 1], [2, 2, 3, 3]),
+            3: ([1, 0, 1, 1, 0, 1], [1, 1, 1, 1, 2, 2], [4, 0, 0, 0, 0, 0])}
+    shapes = {1: [(2, 3, 4), (3, 4)], 2: [(2, 3, 4, 5), (3, 4, 5)],
+              3: [(1, 2, 3, 4, 5), (2, 3, 4, 5)]}
+    for kind in ("reflection", "replication"):
+        for n in (1, 2, 3):
+            name = f"{kind}_pad{n}d"
+            for shape in shapes[n]:
+                x = make(shape, F32)
+                for p in pads[n]:
+                    fw = overloads(name, "out", p)
+                    # The CPU's paddings restride a non-contiguous out=; the
+                    # card's keep its strides (the same values): not compared
+                    check_out_forms(name, fw, [x], strided=False)
+                    try:
+                        y = fw(x)
+                    except RuntimeError:
+                        continue
+                    bw = overloads(name + "_backward", "grad_input", p)
+                    check_out_forms(name + "_backward", bw, [torch.randn_like(y), x],
+                                    strided=False)
+                    check_out_forms(name + "_backward grad shape", bw,
+                                    [torch.randn(*y.shape[:-1], y.shape[-1] + 1), x],
+                                    strided=False)
+            # more dims than a batch: the CPU pads a misread tensor, the card refuses
+            with pytest.raises(RuntimeError, match="batch mode"):
+                overloads(name, "out", pads[n][0])(make((5,) * (n + 3), F32).to(N))
 
 
 def spd(*shape):

@@ -76,8 +76,14 @@ struct NeuronMeta final : Meta {
                   options.dtype(), ", but got ", t.dtype(), " instead");
       TORCH_CHECK(options.device() == t.device(), "Expected out tensor to have device ",
                   options.device(), ", but got ", t.device(), " instead");
-      if (at::native::resize_output(t, sizes) && !strides.empty())
-        t.as_strided_(sizes, strides);
+      // A resized out= takes the meta's strides or memory format (a
+      // channels-last result), as ATen's resize_out gives it.
+      if (at::native::resize_output(t, sizes)) {
+        if (!strides.empty())
+          t.as_strided_(sizes, strides);
+        else if (options.memory_format_opt())
+          t.unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+      }
     }
     if (!names.empty())
       at::namedinference::propagate_names(t, names);
