@@ -109,9 +109,9 @@ def test_pool3d_errors():
         F.max_pool3d(torch.ones(1, 1, 4, 4, 4, dtype=torch.int64).to(N), 2)
     with pytest.raises(RuntimeError, match="pad should be"):
         F.max_pool3d(torch.ones(1, 1, 4, 4, 4).to(N), 2, 1, 2)
-    with pytest.raises(RuntimeError, match="4-d or 5-d"):
+    with pytest.raises(RuntimeError, match="4D or 5D"):  # the CPU's message (its meta)
         torch.ops.aten.avg_pool3d(torch.ones(4, 4).to(N), [2, 2, 2])
-    with pytest.raises(RuntimeError, match="output_size must be 3"):
+    with pytest.raises(RuntimeError, match="must be 3"):
         torch.ops.aten.adaptive_max_pool3d(torch.ones(1, 4, 4, 4).to(N), [2, 2])
 
 

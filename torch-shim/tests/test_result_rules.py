@@ -613,6 +613,9 @@ def test_upsample_rules():
             check_same(fn.__name__, fn, [inp])
         for to in (F32, F64):
             check_same(fn.__name__, fn, [x], out=torch.empty(0, dtype=to))
+        # a resized out= of a channels-last input is channels-last too
+        check_same(fn.__name__, fn, [cl], out=torch.empty(0))
+        check_same(fn.__name__, fn, [cl], out=torch.empty(2, 2))
     g = make((1, 2, 6, 8), F32)
 
     def nearest_bw(grad, out=None):
@@ -642,3 +645,266 @@ def test_isin_rules():
             check_same("isin scalar", lambda a: torch.isin(a, 2, invert=invert), [elements])
     check_same("isin nan", torch.isin, [torch.tensor([float("nan"), 1.0]),
                                         torch.tensor([float("nan"), 1.0])])
+
+
+def overloads(name, out_overload, *params):
+    """aten::@name on (*args, *params): functional, or its @out_overload
+    with the out= tensors (one, or a tuple) in the schema's order."""
+    packet = getattr(torch.ops.aten, name)
+
+    def call(*args, out=None):
+        if out is None:
+            return packet.default(*args, *params)
+        op = getattr(packet, out_overload)
+        names = [a.name for a in op._schema.arguments if a.is_out]
+        outs = out if isinstance(out, tuple) else (out,)
+        return op(*args, *params, **dict(zip(names, outs)))
+    call.__name__ = name
+    return call
+
+
+def check_results(name, fn, args, out=None, values=True):
+    """check_same for operators of one result or several (a tuple, out= a
+    tuple): each result of the CPU's type, shape, strides and values."""
+    nargs = [on(a) for a in args]
+    nout = None if out is None else (
+        tuple(o.to(N) for o in out) if isinstance(out, tuple) else out.to(N))
+    want, werr = outcome(fn, args, out)
+    got, gerr = outcome(fn, nargs, nout)
+    outs = () if out is None else out if isinstance(out, tuple) else (out,)
+    where = f"{name} on {[getattr(a, 'dtype', a) for a in args]}" + "".join(
+        f" out={o.dtype}{tuple(o.shape)}{o.stride()}" for o in outs)
+    if werr or gerr:
+        assert type(werr) is type(gerr), f"{where}: CPU raised {werr!r}, neuron raised {gerr!r}"
+        return
+    if isinstance(want, torch.Tensor):
+        want, got, nout = (want,), (got,), None if nout is None else (nout,)
+    assert len(got) == len(want), where
+    for i, (g, w) in enumerate(zip(got, want)):
+        at = f"{where}: result {i}"
+        assert g.device.type == N, at
+        if nout is not None:
+            assert g is nout[i], f"{at}: out= returned another tensor"
+        assert g.dtype == w.dtype, f"{at}: dtype {g.dtype}, CPU {w.dtype}"
+        assert g.shape == w.shape, f"{at}: shape {g.shape}, CPU {w.shape}"
+        assert g.stride() == w.stride(), f"{at}: strides {g.stride()}, CPU {w.stride()}"
+        if values:
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5, equal_nan=True,
+                                       msg=lambda m: f"{at}: {m}")
+
+
+def check_out_forms(name, fn, args, values=True, strided=True):
+    """fn functional, and with out= tensors: empty ones (resized), ones of the
+    wrong shape (resized), of the wrong type (refused), and (@strided)
+    non-contiguous ones of the right shape (written through their strides)."""
+    check_results(name, fn, args, values=values)
+    try:
+        want = fn(*args)
+    except (RuntimeError, TypeError, ValueError, IndexError):
+        return
+    want = want if isinstance(want, tuple) else (want,)
+    pack = (lambda ts: tuple(ts)) if len(want) > 1 else (lambda ts: ts[0])
+    other = {F32: F64, F64: F32, I64: torch.int32, torch.int32: I64}
+    check_results(name, fn, args, pack([torch.empty(0, dtype=w.dtype) for w in want]), values)
+    check_results(name, fn, args, pack([torch.empty(2, 2, dtype=w.dtype) for w in want]), values)
+    for i in range(len(want)):
+        outs = [torch.empty(0, dtype=w.dtype) for w in want]
+        outs[i] = torch.empty(0, dtype=other.get(want[i].dtype, F32))
+        check_results(name, fn, args, pack(outs), values)
+    if strided:
+        check_results(name, fn, args, pack(
+            [torch.empty(*w.shape[:-2], w.shape[-1], w.shape[-2], dtype=w.dtype).mT
+             if w.dim() >= 2 else torch.empty(w.shape, dtype=w.dtype) for w in want]), values)
+
+
+def test_pooling_rules():
+    """The structured poolings: their metas' results (channels-last kept,
+    checks, out= of another type refused, resized) forward and backward."""
+    x = make((2, 3, 7, 8), F32)
+    cl = x.contiguous(memory_format=torch.channels_last)
+    for inp in (x, cl, make((3, 7, 8), F32)):
+        for k, s, p, d, c in (([3, 2], [2, 1], [1, 0], [1, 1], False),
+                              ([3], [], [1], [2], True), ([9, 2], [1], [0], [1], False)):
+            mp = overloads("max_pool2d_with_indices", "out", k, s, p, d, c)
+            check_out_forms("max_pool2d_with_indices", mp, [inp])
+            try:
+                v, i = mp(inp)
+            except RuntimeError:
+                continue
+            g = torch.randn_like(v)
+            check_out_forms("max_pool2d_with_indices_backward",
+                            overloads("max_pool2d_with_indices_backward", "grad_input"),
+                            [g, inp, k, s, p, d, c, i])
+            for cip, div in ((True, None), (False, None), (True, 3), (True, 0)):
+                ap = overloads("avg_pool2d", "out", k, s, p, c, cip, div)
+                check_out_forms("avg_pool2d", ap, [inp])
+                check_out_forms("avg_pool2d_backward",
+                                overloads("avg_pool2d_backward", "grad_input",
+                                          k, s, p, c, cip, div), [g, inp])
+        for size in ([3, 4], [7, 8], [1, 5], [0, 2]):
+            amp = overloads("adaptive_max_pool2d", "out", size)
+            check_out_forms("adaptive_max_pool2d", amp, [inp])
+            try:
+                v, i = amp(inp)
+            except RuntimeError:
+                continue
+            check_out_forms("adaptive_max_pool2d_backward",
+                            overloads("adaptive_max_pool2d_backward", "grad_input"),
+                            [torch.randn_like(v), inp, i])
+    check_out_forms("max_pool2d_with_indices grad shape",
+                    overloads("max_pool2d_with_indices_backward", "grad_input"),
+                    [make((2, 3, 3, 3), F32), x, [3], [2], [1], [1], False,
+                     torch.zeros(2, 3, 3, 3, dtype=I64)])
+    x3 = make((2, 2, 5, 6, 7), F32)
+    for inp in (x3, x3[0]):
+        for k, s, p, c in (([3, 2, 2], [2], [1, 0, 1], False), ([2], [], [0], True)):
+            # The CPU's 3-d poolings write a non-contiguous out= as if it were
+            # contiguous (wrong values); the card writes through its strides.
+            ap = overloads("avg_pool3d", "out", k, s, p, c, True, None)
+            check_out_forms("avg_pool3d", ap, [inp], strided=False)
+            check_out_forms("avg_pool3d_backward",
+                            overloads("avg_pool3d_backward", "grad_input", k, s, p, c, False, 2),
+                            [torch.randn_like(ap(inp)), inp], strided=False)
+        amp = overloads("adaptive_max_pool3d", "out", [2, 3, 3])
+        check_out_forms("adaptive_max_pool3d", amp, [inp], strided=False)
+        v, i = amp(inp)
+        check_out_forms("adaptive_max_pool3d_backward",
+                        overloads("adaptive_max_pool3d_backward", "grad_input"),
+                        [torch.randn_like(v), inp, i], strided=False)
+    check_out_forms("avg_pool3d too large", overloads("avg_pool3d", "out", [6], [1], [0],
+                                                      False, True, None), [x3])
+
+
+def test_fractional_max_pool_rules():
+    x = make((2, 3, 9, 8), F32)
+    u = torch.rand(2, 3, 2, generator=torch.Generator().manual_seed(3))
+    for inp, out_size in ((x, [4, 3]), (x[0], [5, 5]), (x, [9, 9])):
+        fmp = overloads("fractional_max_pool2d", "output", [2, 3], out_size)
+        check_out_forms("fractional_max_pool2d", fmp, [inp, u])
+        try:
+            v, i = fmp(inp, u)
+        except RuntimeError:
+            continue
+        check_out_forms("fractional_max_pool2d_backward",
+                        overloads("fractional_max_pool2d_backward", "grad_input",
+                                  [2, 3], out_size), [torch.randn_like(v), inp, i])
+    x3 = make((2, 2, 6, 7, 5), F32)
+    u3 = torch.rand(2, 2, 3, generator=torch.Generator().manual_seed(4))
+    for inp, out_size in ((x3, [3, 4, 2]), (x3, [3, 7, 2])):
+        check_out_forms("fractional_max_pool3d",
+                        overloads("fractional_max_pool3d", "output", [2, 2, 2], out_size),
+                        [inp, u3])
+
+
+def test_padding_rules():
+    pads = {1: ([2, 1], [-1, 2], [4, 0]), 2: ([1, 2, 0, 1], [2, 2, 3, 3]),
+            3: ([1, 0, 1, 1, 0, 1], [1, 1, 1, 1, 2, 2], [4, 0, 0, 0, 0, 0])}
+    shapes = {1: [(2, 3, 4), (3, 4)], 2: [(2, 3, 4, 5), (3, 4, 5)],
+              3: [(1, 2, 3, 4, 5), (2, 3, 4, 5)]}
+    for kind in ("reflection", "replication"):
+        for n in (1, 2, 3):
+            name = f"{kind}_pad{n}d"
+            for shape in shapes[n]:
+                x = make(shape, F32)
+                for p in pads[n]:
+                    fw = overloads(name, "out", p)
+                    # The CPU's paddings restride a non-contiguous out=; the
+                    # card's keep its strides (the same values): not compared
+                    check_out_forms(name, fw, [x], strided=False)
+                    try:
+                        y = fw(x)
+                    except RuntimeError:
+                        continue
+                    bw = overloads(name + "_backward", "grad_input", p)
+                    check_out_forms(name + "_backward", bw, [torch.randn_like(y), x],
+                                    strided=False)
+                    check_out_forms(name + "_backward grad shape", bw,
+                                    [torch.randn(*y.shape[:-1], y.shape[-1] + 1), x],
+                                    strided=False)
+            # more dims than a batch: the CPU pads a misread tensor, the card refuses
+            with pytest.raises(RuntimeError, match="batch mode"):
+                overloads(name, "out", pads[n][0])(make((5,) * (n + 3), F32).to(N))
+
+
+def spd(*shape):
+    a = make(shape, F64)
+    return a @ a.mT + shape[-1] * torch.eye(shape[-1], dtype=F64)
+
+
+def test_linalg_factorization_rules():
+    """The structured factorizations and solves: the metas' results (the
+    CPU's column-major strides, checks, out= refused or resized as on the
+    CPU, written through the strides of a non-contiguous one)."""
+    a, b = make((3, 4, 4), F64), make((4, 4), F64)
+    rect, wide, bad = make((2, 5, 3), F64), make((3, 5), F64), make((3, 4), F64)
+    for A in (a, b, a.mT, rect, wide, bad, make((4, 4), F32), make((2, 0, 0), F64)):
+        check_out_forms("linalg_lu_factor_ex", overloads("linalg_lu_factor_ex", "out"), [A])
+        check_out_forms("linalg_lu", overloads("linalg_lu", "out"), [A])
+        square = A.shape[-1] == A.shape[-2]
+        for upper in (False, True):
+            # LAPACKs leave different partial factors of a matrix that is
+            # not positive definite: its info and layout only
+            chol = overloads("linalg_cholesky_ex", "L", upper)
+            check_out_forms("linalg_cholesky_ex", chol, [spd(*A.shape) if square else A])
+            check_out_forms("linalg_cholesky_ex failing", chol, [A], values=False)
+            check_results("linalg_cholesky_ex info", lambda a: chol(a)[1], [A])
+        check_out_forms("linalg_inv_ex", overloads("linalg_inv_ex", "inverse"), [A])
+        check_out_forms("_linalg_det", overloads("_linalg_det", "result"), [A])
+        check_out_forms("_linalg_slogdet", overloads("_linalg_slogdet", "sign"), [A])
+        check_out_forms("linalg_qr", overloads("linalg_qr", "out", "reduced"), [A])
+        check_out_forms("linalg_qr complete", overloads("linalg_qr", "out", "complete"), [A])
+        check_out_forms("linalg_qr r", overloads("linalg_qr", "out", "r"), [A])
+        check_out_forms("_linalg_svd", overloads("_linalg_svd", "U", False), [A])
+        check_out_forms("_linalg_svd full", overloads("_linalg_svd", "U", True), [A])
+        check_out_forms("_linalg_svd values", overloads("_linalg_svd", "U", False, False), [A])
+        s = A + A.mT if A.shape[-1] == A.shape[-2] else A
+        check_out_forms("_linalg_eigh", overloads("_linalg_eigh", "eigenvalues", "L"), [s])
+        check_out_forms("_linalg_eigh U", overloads("_linalg_eigh", "eigenvalues", "U", False),
+                        [s])
+        check_out_forms("linalg_ldl_factor_ex", overloads("linalg_ldl_factor_ex", "out"), [s])
+    check_out_forms("linalg_cholesky_ex check_errors",
+                    overloads("linalg_cholesky_ex", "L", False, True), [-spd(3, 3)])
+    check_out_forms("linalg_lu no pivot", overloads("linalg_lu", "out", False), [b])
+
+
+def test_linalg_solve_rules():
+    A, LU_A = make((3, 4, 4), F64), make((4, 4), F64)
+    LU, piv = torch.linalg.lu_factor(A)
+    LU1, piv1 = torch.linalg.lu_factor(LU_A)
+    for B in (make((3, 4, 2), F64), make((4, 2), F64), make((2, 3, 4, 2), F64),
+              make((4, 3), F64).mT, make((4, 5), F32), make((5, 2), F64), make((4,), F64)):
+        for left, adjoint in ((True, False), (True, True), (False, False)):
+            check_out_forms("linalg_lu_solve", overloads("linalg_lu_solve", "out", left, adjoint),
+                            [LU, piv, B])
+            check_out_forms("linalg_lu_solve 2-d", overloads("linalg_lu_solve", "out", left),
+                            [LU1, piv1, B])
+        for left in (True, False):
+            check_out_forms("_linalg_solve_ex", overloads("_linalg_solve_ex", "result", left),
+                            [A, B])
+            check_out_forms("_linalg_solve_ex 2-d", overloads("_linalg_solve_ex", "result", left),
+                            [LU_A.mT, B])
+        for upper, trans, unit in ((True, False, False), (False, True, True)):
+            check_out_forms("triangular_solve",
+                            overloads("triangular_solve", "X", upper, trans, unit), [B, A])
+        if B.dim() <= 3:  # the CPU's ldl_solve crashes on a B of more batch dims than LD
+            LD, lpiv = torch.linalg.ldl_factor(A + A.mT)
+            check_out_forms("linalg_ldl_solve", overloads("linalg_ldl_solve", "out"),
+                            [LD, lpiv, B])
+    check_out_forms("linalg_lu_solve int64 pivots", overloads("linalg_lu_solve", "out"),
+                    [LU, piv.long(), make((4, 2), F64)])
+    for unpack_data, unpack_pivots in ((True, True), (False, True), (True, False)):
+        for lu, p in ((LU, piv), (*torch.linalg.lu_factor(make((2, 5, 3), F64)),),
+                      (*torch.linalg.lu_factor(make((3, 5), F64)),)):
+            check_out_forms("lu_unpack", overloads("lu_unpack", "out", unpack_data, unpack_pivots),
+                            [lu, p])
+
+
+def test_linalg_cross_rules():
+    for a, b, dim in ((make((4, 3), F32), make((4, 3), F32), 1),
+                      (make((1, 3), F32), make((4, 3), F32), -1),
+                      (make((3, 4), F32), make((3, 4), F32), 0),
+                      (make((3, 4), F32), make((3, 4), F64), 0),
+                      (make((3, 4), F32), make((3, 4), F32), 1),
+                      (make((3,), F32), make((2, 3), F32), 0),
+                      (make((4, 3), I64), make((4, 3), I64), 1)):
+        check_out_forms("linalg_cross", overloads("linalg_cross", "out", dim), [a, b])

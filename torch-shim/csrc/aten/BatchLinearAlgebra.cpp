@@ -4,8 +4,25 @@
 // Each primitive is one LINALG instruction over the flattened batch; the
 // composites follow PyTorch's CPU algorithms step by step (which LU they
 // factor, which solve they call) so that their results -- and the LU and
-// pivots autograd reuses -- are the CPU's up to rounding.
+// pivots autograd reuses -- are the CPU's up to rounding. The operators
+// ATen has structured take their results (checks, shapes, the CPU's
+// column-major strides, out= rules) from its metas, the values computed
+// here copied into them.
+#include <ATen/ops/_linalg_det_meta.h>
+#include <ATen/ops/_linalg_slogdet_meta.h>
+#include <ATen/ops/_linalg_solve_ex_meta.h>
+#include <ATen/ops/linalg_cholesky_ex_meta.h>
+#include <ATen/ops/linalg_inv_ex_meta.h>
+#include <ATen/ops/linalg_ldl_factor_ex_meta.h>
+#include <ATen/ops/linalg_ldl_solve_meta.h>
+#include <ATen/ops/linalg_lu_factor_ex_meta.h>
+#include <ATen/ops/linalg_lu_meta.h>
+#include <ATen/ops/linalg_lu_solve_meta.h>
+#include <ATen/ops/lu_unpack_meta.h>
+#include <ATen/ops/triangular_solve_meta.h>
+
 #include "NeuronLinalg.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace linalg {
@@ -72,15 +89,6 @@ std::tuple<at::Tensor, at::Tensor> cholesky_ex_k(const at::Tensor& A, bool upper
   return {L, info};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> cholesky_ex_out(const at::Tensor& A, bool upper,
-                                                     bool check_errors, at::Tensor& L,
-                                                     at::Tensor& info) {
-  auto r = cholesky_ex_k(A, upper, check_errors);
-  into(L, std::get<0>(r));
-  into(info, std::get<1>(r));
-  return {L, info};
-}
-
 at::Tensor cholesky_k(const at::Tensor& A, bool upper) {
   auto r = cholesky_ex_k(A, upper, false);
   at::_linalg_check_errors(std::get<1>(r), "cholesky", A.dim() == 2);
@@ -136,21 +144,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lu_factor_ex_k(const at::Tensor& 
   return r;
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_factor_ex_out(
-    const at::Tensor& A, bool pivot, bool check_errors, at::Tensor& LU, at::Tensor& piv,
-    at::Tensor& info) {
-  auto r = lu_factor_ex_k(A, pivot, check_errors);
-  into(LU, std::get<0>(r));
-  into(piv, std::get<1>(r));
-  into(info, std::get<2>(r));
-  return {LU, piv, info};
-}
-
-at::Tensor& lu_solve_out(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B,
-                         bool left, bool adjoint, at::Tensor& out) {
-  return into(out, lu_solve(LU, pivots, B, left, adjoint));
-}
-
 // P (A = P L U) from the pivots, L (unit lower, [m, k]) and U ([k, n]).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lu_unpack_k(const at::Tensor& LU,
                                                          const at::Tensor& piv,
@@ -181,29 +174,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lu_unpack_k(const at::Tensor& LU,
   return {P, L, U};
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(
-    const at::Tensor& LU, const at::Tensor& piv, bool unpack_data, bool unpack_pivots,
-    at::Tensor& P, at::Tensor& L, at::Tensor& U) {
-  auto r = lu_unpack_k(LU, piv, unpack_data, unpack_pivots);
-  into(P, std::get<0>(r));
-  into(L, std::get<1>(r));
-  into(U, std::get<2>(r));
-  return {P, L, U};
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor> linalg_lu_k(const at::Tensor& A, bool pivot) {
   TORCH_CHECK(pivot, "linalg.lu: LU without pivoting is not implemented on the CPU");
   auto f = lu_factor(A, "linalg.lu");
   return lu_unpack_k(std::get<0>(f), std::get<1>(f), true, true);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(
-    const at::Tensor& A, bool pivot, at::Tensor& P, at::Tensor& L, at::Tensor& U) {
-  auto r = linalg_lu_k(A, pivot);
-  into(P, std::get<0>(r));
-  into(L, std::get<1>(r));
-  into(U, std::get<2>(r));
-  return {P, L, U};
 }
 
 // ---- solve, inverse: the CPU factors A^T when A is contiguous ----
@@ -228,17 +202,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> solve_ex_k(
   return {vector_case ? X.squeeze(-1) : X, std::get<0>(f), std::get<1>(f), std::get<2>(f)};
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> solve_ex_out(
-    const at::Tensor& A, const at::Tensor& B, bool left, bool check_errors, at::Tensor& X,
-    at::Tensor& LU, at::Tensor& piv, at::Tensor& info) {
-  auto r = solve_ex_k(A, B, left, check_errors);
-  into(X, std::get<0>(r));
-  into(LU, std::get<1>(r));
-  into(piv, std::get<2>(r));
-  into(info, std::get<3>(r));
-  return {X, LU, piv, info};
-}
-
 std::tuple<at::Tensor, at::Tensor> inv_ex_k(const at::Tensor& A, bool check_errors) {
   const char* op = "linalg.inv";
   check_matrix(A, op, true);
@@ -248,14 +211,6 @@ std::tuple<at::Tensor, at::Tensor> inv_ex_k(const at::Tensor& A, bool check_erro
     at::_linalg_check_errors(std::get<2>(f), "linalg.inv_ex", A.dim() == 2);
   at::Tensor I = eye({}, A.size(-1), A).expand(A.sizes());
   return {lu_solve(std::get<0>(f), std::get<1>(f), I, true, use_A_T), std::get<2>(f)};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> inv_ex_out(const at::Tensor& A, bool check_errors,
-                                                at::Tensor& inv, at::Tensor& info) {
-  auto r = inv_ex_k(A, check_errors);
-  into(inv, std::get<0>(r));
-  into(info, std::get<1>(r));
-  return {inv, info};
 }
 
 // ---- determinants: prod(diag(U)) and the pivots' sign, on the card ----
@@ -268,15 +223,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> det_k(const at::Tensor& A) {
   return {d, std::get<0>(f), std::get<1>(f)};
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> det_out(const at::Tensor& A, at::Tensor& d,
-                                                          at::Tensor& LU, at::Tensor& piv) {
-  auto r = det_k(A);
-  into(d, std::get<0>(r));
-  into(LU, std::get<1>(r));
-  into(piv, std::get<2>(r));
-  return {d, LU, piv};
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> slogdet_k(const at::Tensor& A) {
   const char* op = "linalg.slogdet";
   check_matrix(A, op, true);
@@ -286,17 +232,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> slogdet_k(const at::T
   run(NISA_LA_LUDET, NISA_IF_LA_LOG, vals(logabs), mats(std::get<0>(f)),
       vecs(std::get<1>(f)), vals(sign));
   return {sign, logabs, std::get<0>(f), std::get<1>(f)};
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> slogdet_out(
-    const at::Tensor& A, at::Tensor& sign, at::Tensor& logabs, at::Tensor& LU,
-    at::Tensor& piv) {
-  auto r = slogdet_k(A);
-  into(sign, std::get<0>(r));
-  into(logabs, std::get<1>(r));
-  into(LU, std::get<2>(r));
-  into(piv, std::get<3>(r));
-  return {sign, logabs, LU, piv};
 }
 
 // ---- triangular solves ----
@@ -341,16 +276,6 @@ std::tuple<at::Tensor, at::Tensor> triangular_solve_k(const at::Tensor& B, const
   return {X, A.expand(with(batch, {A.size(-2), A.size(-1)})).clone()};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> triangular_solve_out(const at::Tensor& B,
-                                                          const at::Tensor& A, bool upper,
-                                                          bool transpose, bool unitriangular,
-                                                          at::Tensor& X, at::Tensor& M) {
-  auto r = triangular_solve_k(B, A, upper, transpose, unitriangular);
-  into(X, std::get<0>(r));
-  into(M, std::get<1>(r));
-  return {X, M};
-}
-
 // ---- LDL^T (sytrf / sytrs, lower, as the CPU) ----
 std::tuple<at::Tensor, at::Tensor, at::Tensor> ldl_factor_ex_k(const at::Tensor& A,
                                                                bool hermitian,
@@ -364,16 +289,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ldl_factor_ex_k(const at::Tensor&
   run(NISA_LA_SYTRF, 0, mats(LD), mats(A), vecs(piv), vals(info));
   if (check_errors)
     at::_linalg_check_errors(info, op, A.dim() == 2);
-  return {LD, piv, info};
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> ldl_factor_ex_out(
-    const at::Tensor& A, bool hermitian, bool check_errors, at::Tensor& LD, at::Tensor& piv,
-    at::Tensor& info) {
-  auto r = ldl_factor_ex_k(A, hermitian, check_errors);
-  into(LD, std::get<0>(r));
-  into(piv, std::get<1>(r));
-  into(info, std::get<2>(r));
   return {LD, piv, info};
 }
 
@@ -397,46 +312,29 @@ at::Tensor ldl_solve_k(const at::Tensor& LD, const at::Tensor& pivots, const at:
   return X;
 }
 
-at::Tensor& ldl_solve_out(const at::Tensor& LD, const at::Tensor& pivots, const at::Tensor& B,
-                          bool hermitian, at::Tensor& out) {
-  return into(out, ldl_solve_k(LD, pivots, B, hermitian));
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("linalg_cholesky_ex", cholesky_ex_k);
-  m.impl("linalg_cholesky_ex.L", cholesky_ex_out);
+  NEURON_COMPUTED_IMPL(m, "linalg_cholesky_ex", "L", linalg_cholesky_ex, cholesky_ex_k)
   m.impl("cholesky", cholesky_k);
   m.impl("cholesky.out", cholesky_out);
   m.impl("_cholesky_solve_helper", cholesky_solve_helper_k);
   m.impl("_cholesky_solve_helper.out", cholesky_solve_helper_out);
   m.impl("cholesky_inverse", cholesky_inverse_k);
   m.impl("cholesky_inverse.out", cholesky_inverse_out);
-  m.impl("linalg_lu_factor_ex", lu_factor_ex_k);
-  m.impl("linalg_lu_factor_ex.out", lu_factor_ex_out);
-  m.impl("linalg_lu_solve", lu_solve);
-  m.impl("linalg_lu_solve.out", lu_solve_out);
-  m.impl("lu_unpack", lu_unpack_k);
-  m.impl("lu_unpack.out", lu_unpack_out);
-  m.impl("linalg_lu", linalg_lu_k);
-  m.impl("linalg_lu.out", linalg_lu_out);
-  m.impl("_linalg_solve_ex", solve_ex_k);
-  m.impl("_linalg_solve_ex.result", solve_ex_out);
-  m.impl("linalg_inv_ex", inv_ex_k);
-  m.impl("linalg_inv_ex.inverse", inv_ex_out);
-  m.impl("_linalg_det", det_k);
-  m.impl("_linalg_det.result", det_out);
-  m.impl("_linalg_slogdet", slogdet_k);
-  m.impl("_linalg_slogdet.sign", slogdet_out);
+  NEURON_COMPUTED_IMPL(m, "linalg_lu_factor_ex", "out", linalg_lu_factor_ex, lu_factor_ex_k)
+  NEURON_COMPUTED_IMPL(m, "linalg_lu_solve", "out", linalg_lu_solve, lu_solve)
+  NEURON_COMPUTED_IMPL(m, "lu_unpack", "out", lu_unpack, lu_unpack_k)
+  NEURON_COMPUTED_IMPL(m, "linalg_lu", "out", linalg_lu, linalg_lu_k)
+  NEURON_COMPUTED_IMPL(m, "_linalg_solve_ex", "result", _linalg_solve_ex, solve_ex_k)
+  NEURON_COMPUTED_IMPL(m, "linalg_inv_ex", "inverse", linalg_inv_ex, inv_ex_k)
+  NEURON_COMPUTED_IMPL(m, "_linalg_det", "result", _linalg_det, det_k)
+  NEURON_COMPUTED_IMPL(m, "_linalg_slogdet", "sign", _linalg_slogdet, slogdet_k)
   m.impl("linalg_solve_triangular", solve_triangular_k);
   m.impl("linalg_solve_triangular.out", solve_triangular_out);
-  m.impl("triangular_solve", triangular_solve_k);
-  m.impl("triangular_solve.X", triangular_solve_out);
-  m.impl("linalg_ldl_factor_ex", ldl_factor_ex_k);
-  m.impl("linalg_ldl_factor_ex.out", ldl_factor_ex_out);
-  m.impl("linalg_ldl_solve", ldl_solve_k);
-  m.impl("linalg_ldl_solve.out", ldl_solve_out);
+  NEURON_COMPUTED_IMPL(m, "triangular_solve", "X", triangular_solve, triangular_solve_k)
+  NEURON_COMPUTED_IMPL(m, "linalg_ldl_factor_ex", "out", linalg_ldl_factor_ex, ldl_factor_ex_k)
+  NEURON_COMPUTED_IMPL(m, "linalg_ldl_solve", "out", linalg_ldl_solve, ldl_solve_k)
 }
 
 }  // namespace linalg

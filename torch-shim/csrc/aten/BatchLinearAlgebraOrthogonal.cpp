@@ -7,7 +7,12 @@
 #include <limits>
 #include <string>
 
+#include <ATen/ops/_linalg_eigh_meta.h>
+#include <ATen/ops/_linalg_svd_meta.h>
+#include <ATen/ops/linalg_qr_meta.h>
+
 #include "NeuronLinalg.h"
+#include "NeuronMeta.h"
 
 namespace torch_neuron {
 namespace linalg {
@@ -114,14 +119,6 @@ std::tuple<at::Tensor, at::Tensor> qr_k(const at::Tensor& A, c10::string_view mo
   return {householder_product_k(V, tau), R};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> qr_out(const at::Tensor& A, c10::string_view mode,
-                                            at::Tensor& Q, at::Tensor& R) {
-  auto r = qr_k(A, mode);
-  into(Q, std::get<0>(r));
-  into(R, std::get<1>(r));
-  return {Q, R};
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor> svd_k(const at::Tensor& A, bool full_matrices,
                                                    bool compute_uv,
                                                    std::optional<c10::string_view> driver) {
@@ -149,16 +146,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> svd_k(const at::Tensor& A, bool f
   return {U, S, Vh};
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> svd_out(
-    const at::Tensor& A, bool full_matrices, bool compute_uv,
-    std::optional<c10::string_view> driver, at::Tensor& U, at::Tensor& S, at::Tensor& Vh) {
-  auto r = svd_k(A, full_matrices, compute_uv, driver);
-  into(U, std::get<0>(r));
-  into(S, std::get<1>(r));
-  into(Vh, std::get<2>(r));
-  return {U, S, Vh};
-}
-
 std::tuple<at::Tensor, at::Tensor> eigh_k(const at::Tensor& A, c10::string_view uplo,
                                         bool compute_v) {
   const char* op = "linalg.eigh";
@@ -175,14 +162,6 @@ std::tuple<at::Tensor, at::Tensor> eigh_k(const at::Tensor& A, c10::string_view 
   }
   at::Tensor V = at::empty(A.sizes(), A.options().memory_format(at::MemoryFormat::Contiguous));
   run(NISA_LA_SYEVD, upper ? NISA_IF_LA_UPPER : 0, vecs(W), mats(A), mats(V));
-  return {W, V};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> eigh_out(const at::Tensor& A, c10::string_view uplo,
-                                              bool compute_v, at::Tensor& W, at::Tensor& V) {
-  auto r = eigh_k(A, uplo, compute_v);
-  into(W, std::get<0>(r));
-  into(V, std::get<1>(r));
   return {W, V};
 }
 
@@ -268,12 +247,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_householder_product.out", householder_product_out);
   m.impl("ormqr", ormqr_k);
   m.impl("ormqr.out", ormqr_out);
-  m.impl("linalg_qr", qr_k);
-  m.impl("linalg_qr.out", qr_out);
-  m.impl("_linalg_svd", svd_k);
-  m.impl("_linalg_svd.U", svd_out);
-  m.impl("_linalg_eigh", eigh_k);
-  m.impl("_linalg_eigh.eigenvalues", eigh_out);
+  NEURON_COMPUTED_IMPL(m, "linalg_qr", "out", linalg_qr, qr_k)
+  NEURON_COMPUTED_IMPL(m, "_linalg_svd", "U", _linalg_svd, svd_k)
+  NEURON_COMPUTED_IMPL(m, "_linalg_eigh", "eigenvalues", _linalg_eigh, eigh_k)
   m.impl("linalg_lstsq", lstsq_k);
   m.impl("linalg_lstsq.out", lstsq_out);
 }

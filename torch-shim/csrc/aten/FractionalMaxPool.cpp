@@ -7,7 +7,14 @@
 // end. The windows' flat positions (broadcast sums of the starts and the
 // kernel offsets) index a gather of the planes; one REDUCE picks the max
 // and its position (the first maximum, the last NaN, as on the CPU). The
-// backward scatter-adds the gradient at the indices.
+// backward scatter-adds the gradient at the indices. Their results (checks,
+// shape, out= rules) come from ATen's metas where it has them (all but the
+// 3-d backward).
+#include <ATen/ops/fractional_max_pool2d_backward_meta.h>
+#include <ATen/ops/fractional_max_pool2d_meta.h>
+#include <ATen/ops/fractional_max_pool3d_meta.h>
+
+#include "NeuronMeta.h"
 #include "NeuronWindows.h"
 
 namespace torch_neuron {
@@ -89,27 +96,6 @@ std::tuple<at::Tensor, at::Tensor> fmp3d(const at::Tensor& x, at::IntArrayRef k,
                                          at::IntArrayRef o, const at::Tensor& s) {
   return fractional_max_pool(x, 3, k, o, s, "fractional_max_pool3d");
 }
-std::tuple<at::Tensor&, at::Tensor&> fmp2d_out(const at::Tensor& x, at::IntArrayRef k,
-                                               at::IntArrayRef o, const at::Tensor& s,
-                                               at::Tensor& out, at::Tensor& idx) {
-  auto [v, i] = fmp2d(x, k, o, s);
-  resize_out(out, v.sizes());
-  out.copy_(v);
-  resize_out(idx, i.sizes());
-  idx.copy_(i);
-  return {out, idx};
-}
-std::tuple<at::Tensor&, at::Tensor&> fmp3d_out(const at::Tensor& x, at::IntArrayRef k,
-                                               at::IntArrayRef o, const at::Tensor& s,
-                                               at::Tensor& out, at::Tensor& idx) {
-  auto [v, i] = fmp3d(x, k, o, s);
-  resize_out(out, v.sizes());
-  out.copy_(v);
-  resize_out(idx, i.sizes());
-  idx.copy_(i);
-  return {out, idx};
-}
-
 template <int N>
 at::Tensor fmp_backward(const at::Tensor& grad, const at::Tensor& input, at::IntArrayRef k,
                         at::IntArrayRef o, const at::Tensor& indices) {
@@ -117,27 +103,21 @@ at::Tensor fmp_backward(const at::Tensor& grad, const at::Tensor& input, at::Int
   check_pool_input(input, N, op);
   return scatter_back(grad, input, N, indices, op);
 }
-template <int N>
-at::Tensor& fmp_backward_out(const at::Tensor& grad, const at::Tensor& input,
-                             at::IntArrayRef k, at::IntArrayRef o, const at::Tensor& indices,
-                             at::Tensor& gi) {
-  at::Tensor r = fmp_backward<N>(grad, input, k, o, indices);
-  resize_out(gi, r.sizes());
-  gi.copy_(r);
-  return gi;
+at::Tensor& fmp3d_backward_out(const at::Tensor& grad, const at::Tensor& input,
+                               at::IntArrayRef k, at::IntArrayRef o,
+                               const at::Tensor& indices, at::Tensor& gi) {
+  return into(gi, fmp_backward<3>(grad, input, k, o, indices));
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("fractional_max_pool2d", fmp2d);
-  m.impl("fractional_max_pool2d.output", fmp2d_out);
-  m.impl("fractional_max_pool2d_backward", fmp_backward<2>);
-  m.impl("fractional_max_pool2d_backward.grad_input", fmp_backward_out<2>);
-  m.impl("fractional_max_pool3d", fmp3d);
-  m.impl("fractional_max_pool3d.output", fmp3d_out);
+  NEURON_COMPUTED_IMPL(m, "fractional_max_pool2d", "output", fractional_max_pool2d, fmp2d)
+  NEURON_COMPUTED_IMPL(m, "fractional_max_pool2d_backward", "grad_input",
+                       fractional_max_pool2d_backward, fmp_backward<2>)
+  NEURON_COMPUTED_IMPL(m, "fractional_max_pool3d", "output", fractional_max_pool3d, fmp3d)
   m.impl("fractional_max_pool3d_backward", fmp_backward<3>);
-  m.impl("fractional_max_pool3d_backward.grad_input", fmp_backward_out<3>);
+  m.impl("fractional_max_pool3d_backward.grad_input", fmp3d_backward_out);
 }
 
 }  // namespace torch_neuron

@@ -15,6 +15,7 @@
 #include <ATen/ops/addmv_meta.h>
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
+#include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/mm_meta.h>
 
 #include "NeuronLinalg.h"
@@ -293,10 +294,6 @@ at::Tensor cross_k(const at::Tensor& self, const at::Tensor& other, int64_t dim)
   return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d);
 }
 
-at::Tensor& cross_out(const at::Tensor& self, const at::Tensor& other, int64_t dim,
-                      at::Tensor& out) {
-  return into(out, cross_k(self, other, dim));
-}
 
 // exp(A) by scaling and squaring: A / 2^s, with s per matrix from its
 // 1-norm (read back) so that the scaled norm is at most 1/2; the Taylor
@@ -574,9 +571,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addbmm", addbmm_k);
   m.impl("addbmm.out", addbmm_out);
   m.impl("addbmm_", addbmm_inplace);
-  m.impl("linalg_cross", cross_k);
+  NEURON_COMPUTED_IMPL(m, "linalg_cross", "out", linalg_cross, cross_k)
   m.impl("linalg_matrix_exp", matrix_exp_k);
-  m.impl("linalg_cross.out", cross_out);
   register_rank(m);
 }
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { register_rank(m); }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <tuple>
 #include <type_traits>
 
 #include <ATen/TensorIterator.h>
@@ -75,8 +76,14 @@ struct NeuronMeta final : Meta {
                   options.dtype(), ", but got ", t.dtype(), " instead");
       TORCH_CHECK(options.device() == t.device(), "Expected out tensor to have device ",
                   options.device(), ", but got ", t.device(), " instead");
-      if (at::native::resize_output(t, sizes) && !strides.empty())
-        t.as_strided_(sizes, strides);
+      // A resized out= takes the meta's strides or memory format (a
+      // channels-last result), as ATen's resize_out gives it.
+      if (at::native::resize_output(t, sizes)) {
+        if (!strides.empty())
+          t.as_strided_(sizes, strides);
+        else if (options.memory_format_opt())
+          t.unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+      }
     }
     if (!names.empty())
       at::namedinference::propagate_names(t, names);
@@ -112,4 +119,92 @@ std::array<at::Tensor, N> meta_results(Form form, std::array<at::Tensor, N> give
   return m.outs;
 }
 
+// The results of structured operator @Meta on @args in @form, with the
+// values that @compute (called on @args) returns as new tensors -- one
+// tensor or a tuple of N -- copied into them: for kernels that compute
+// elsewhere (a batched or padded layout) than the meta's tensors.
+template <class Meta, size_t N, class F, class... Args>
+std::array<at::Tensor, N> computed_results(Form form, std::array<at::Tensor, N> given,
+                                           F&& compute, const Args&... args) {
+  std::array<at::Tensor, N> r = meta_results<Meta, N>(form, std::move(given), args...);
+  auto vals = compute(args...);
+  auto put = [&r](size_t i, const at::Tensor& v) {
+    TORCH_INTERNAL_ASSERT(r[i].sizes() == v.sizes(), "neuron: a result of ", v.sizes(),
+                          " for the meta's ", r[i].sizes());
+    if (r[i].numel())
+      r[i].copy_(v);
+  };
+  if constexpr (std::is_same_v<std::decay_t<decltype(vals)>, at::Tensor>) {
+    static_assert(N == 1);
+    put(0, vals);
+  } else {
+    static_assert(std::tuple_size_v<decltype(vals)> == N);
+    size_t i = 0;
+    std::apply([&](const auto&... v) { (put(i++, v), ...); }, vals);
+  }
+  return r;
+}
+
+// @r as the tuple a kernel returns.
+template <size_t N>
+auto as_tuple(const std::array<at::Tensor, N>& r) {
+  return std::apply([](const auto&... t) { return std::make_tuple(t...); }, r);
+}
+
+// The functional and out= kernels of structured operator @Meta whose
+// values kernel F computes as new tensors (computed_results): F's
+// arguments are the operator's, its results one tensor or a tuple of 2 to
+// 4; out() takes the out= tensors after them, as the schema's overload.
+template <class Meta, auto F>
+struct Computed;
+template <class Meta, class... A, at::Tensor (*F)(A...)>
+struct Computed<Meta, F> {
+  static at::Tensor functional(A... a) {
+    return computed_results<Meta, 1>(Form::Functional, {}, F, a...)[0];
+  }
+  static at::Tensor& out(A... a, at::Tensor& o) {
+    computed_results<Meta, 1>(Form::Out, {o}, F, a...);
+    return o;
+  }
+};
+template <class Meta, class... A, std::tuple<at::Tensor, at::Tensor> (*F)(A...)>
+struct Computed<Meta, F> {
+  static std::tuple<at::Tensor, at::Tensor> functional(A... a) {
+    return as_tuple(computed_results<Meta, 2>(Form::Functional, {}, F, a...));
+  }
+  static std::tuple<at::Tensor&, at::Tensor&> out(A... a, at::Tensor& o0, at::Tensor& o1) {
+    computed_results<Meta, 2>(Form::Out, {o0, o1}, F, a...);
+    return {o0, o1};
+  }
+};
+template <class Meta, class... A, std::tuple<at::Tensor, at::Tensor, at::Tensor> (*F)(A...)>
+struct Computed<Meta, F> {
+  static std::tuple<at::Tensor, at::Tensor, at::Tensor> functional(A... a) {
+    return as_tuple(computed_results<Meta, 3>(Form::Functional, {}, F, a...));
+  }
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> out(A... a, at::Tensor& o0,
+                                                               at::Tensor& o1, at::Tensor& o2) {
+    computed_results<Meta, 3>(Form::Out, {o0, o1, o2}, F, a...);
+    return {o0, o1, o2};
+  }
+};
+template <class Meta, class... A,
+          std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> (*F)(A...)>
+struct Computed<Meta, F> {
+  static std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> functional(A... a) {
+    return as_tuple(computed_results<Meta, 4>(Form::Functional, {}, F, a...));
+  }
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out(
+      A... a, at::Tensor& o0, at::Tensor& o1, at::Tensor& o2, at::Tensor& o3) {
+    computed_results<Meta, 4>(Form::Out, {o0, o1, o2, o3}, F, a...);
+    return {o0, o1, o2, o3};
+  }
+};
+
 }  // namespace torch_neuron
+
+// Registers structured operator @name's functional kernel and its out=
+// overload @ovl (the overload's name) as Computed<structured_@M, @F>.
+#define NEURON_COMPUTED_IMPL(m, name, ovl, M, F)                                    \
+  m.impl(name, ::torch_neuron::Computed<at::meta::structured_##M, F>::functional);  \
+  m.impl(name "." ovl, ::torch_neuron::Computed<at::meta::structured_##M, F>::out);

@@ -6,9 +6,19 @@
 // data), so it is built on the host and the gather runs on the card. The
 // backward is the transpose: index_add of the gradient at the same
 // positions, dim by dim in reverse (float32 accumulation for bfloat16).
-// Negative padding crops, as on the CPU.
+// Negative padding crops, as on the CPU. The forms ATen has structured
+// take their results (checks, shape, out= rules) from its metas.
 #include <ATen/native/Padding.h>
+#include <ATen/ops/reflection_pad1d_backward_meta.h>
+#include <ATen/ops/reflection_pad1d_meta.h>
+#include <ATen/ops/reflection_pad3d_backward_meta.h>
+#include <ATen/ops/reflection_pad3d_meta.h>
+#include <ATen/ops/replication_pad1d_backward_meta.h>
+#include <ATen/ops/replication_pad1d_meta.h>
+#include <ATen/ops/replication_pad2d_meta.h>
+#include <ATen/ops/replication_pad3d_meta.h>
 
+#include "NeuronMeta.h"
 #include "NeuronWindows.h"
 
 namespace torch_neuron {
@@ -74,11 +84,70 @@ at::Tensor pad_fw(const at::Tensor& self, c10::SymIntArrayRef padding) {
   return y;
 }
 
+// The structured metas of each padding, forward and backward (void: none
+// in ATen 2.6, the checks above are the CPU's).
+template <int N, bool Reflect>
+struct PadMeta {
+  using Fw = void;
+  using Bw = void;
+};
+#define NEURON_PAD_META(n, reflect, fw, bw) \
+  template <>                               \
+  struct PadMeta<n, reflect> {              \
+    using Fw = at::meta::structured_##fw;   \
+    using Bw = bw;                          \
+  };
+NEURON_PAD_META(1, true, reflection_pad1d, at::meta::structured_reflection_pad1d_backward)
+NEURON_PAD_META(3, true, reflection_pad3d, at::meta::structured_reflection_pad3d_backward)
+NEURON_PAD_META(1, false, replication_pad1d, at::meta::structured_replication_pad1d_backward)
+NEURON_PAD_META(2, false, replication_pad2d, void)
+NEURON_PAD_META(3, false, replication_pad3d, void)
+#undef NEURON_PAD_META
+
+// @compute (a new tensor) in @form: into the results of @Meta on @args, or
+// without a meta, the value itself or copied into out= @given.
+template <class Meta, class F, class... Args>
+at::Tensor pad_result(Form form, const at::Tensor& given, F compute, const Args&... args) {
+  if constexpr (std::is_void_v<Meta>) {
+    at::Tensor r = compute();
+    if (form == Form::Functional)
+      return r;
+    TORCH_CHECK(given.scalar_type() == r.scalar_type(), "expected scalar type ",
+                r.scalar_type(), " but found ", given.scalar_type());  // as the CPU's
+    at::Tensor out = given;
+    return into(out, r);
+  } else {
+    return computed_results<Meta, 1>(form, {given}, [&](const auto&...) { return compute(); },
+                                     args...)[0];
+  }
+}
+
+// ATen's metas take an input of more than N + 2 dims as unbatched and
+// shape its result wrongly (F.pad refuses it): refused.
+template <int N>
+void check_rank(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() <= N + 2, "neuron: ", N, "-d padding: expected a ", N + 1, "-d or ",
+              N + 2, "-d (batch mode) input, but got one of sizes ", self.sizes());
+}
+
+template <int N, bool Reflect>
+at::Tensor pad_fw_form(const at::Tensor& self, c10::SymIntArrayRef padding, Form form,
+                       const at::Tensor& given) {
+  check_rank<N>(self);
+  std::vector<int64_t> p = concrete(padding);
+  return pad_result<typename PadMeta<N, Reflect>::Fw>(
+      form, given, [&] { return pad_fw<N, Reflect>(self, padding); }, self,
+      at::IntArrayRef(p));
+}
+
+template <int N, bool Reflect>
+at::Tensor pad_fw_meta(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  return pad_fw_form<N, Reflect>(self, padding, Form::Functional, {});
+}
+
 template <int N, bool Reflect>
 at::Tensor& pad_fw_out(const at::Tensor& self, c10::SymIntArrayRef padding, at::Tensor& out) {
-  at::Tensor r = pad_fw<N, Reflect>(self, padding);
-  resize_out(out, r.sizes());
-  out.copy_(r);
+  pad_fw_form<N, Reflect>(self, padding, Form::Out, out);
   return out;
 }
 
@@ -110,20 +179,34 @@ at::Tensor pad_bw(const at::Tensor& grad, const at::Tensor& self, c10::SymIntArr
 }
 
 template <int N, bool Reflect>
+at::Tensor pad_bw_form(const at::Tensor& grad, const at::Tensor& self,
+                       c10::SymIntArrayRef padding, Form form, const at::Tensor& given) {
+  check_rank<N>(self);
+  std::vector<int64_t> p = concrete(padding);
+  return pad_result<typename PadMeta<N, Reflect>::Bw>(
+      form, given, [&] { return pad_bw<N, Reflect>(grad, self, padding); }, grad, self,
+      at::IntArrayRef(p));
+}
+
+template <int N, bool Reflect>
+at::Tensor pad_bw_meta(const at::Tensor& grad, const at::Tensor& self,
+                       c10::SymIntArrayRef padding) {
+  return pad_bw_form<N, Reflect>(grad, self, padding, Form::Functional, {});
+}
+
+template <int N, bool Reflect>
 at::Tensor& pad_bw_out(const at::Tensor& grad, const at::Tensor& self,
                        c10::SymIntArrayRef padding, at::Tensor& gi) {
-  at::Tensor r = pad_bw<N, Reflect>(grad, self, padding);
-  resize_out(gi, r.sizes());
-  gi.copy_(r);
+  pad_bw_form<N, Reflect>(grad, self, padding, Form::Out, gi);
   return gi;
 }
 
 }  // namespace
 
 #define NEURON_PAD(name, n, reflect)                                \
-  m.impl(name, pad_fw<n, reflect>);                                 \
+  m.impl(name, pad_fw_meta<n, reflect>);                            \
   m.impl(name ".out", pad_fw_out<n, reflect>);                      \
-  m.impl(name "_backward", pad_bw<n, reflect>);                     \
+  m.impl(name "_backward", pad_bw_meta<n, reflect>);                \
   m.impl(name "_backward.grad_input", pad_bw_out<n, reflect>);
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -15,10 +15,24 @@
 // table of PyTorch's start/end positions (padded with the window's last
 // element, masked to 0 for the average, so an inf stays in its window) and
 // reduces them. The backward passes scatter-add (max, adaptive average) or
-// add windows back (average).
+// add windows back (average). The operators ATen has structured (all but
+// max_pool3d_with_indices and the adaptive averages) take their results --
+// checks, shape, memory format, out= rules -- from ATen's metas, the values
+// computed here copied into them.
 #include <ATen/native/AdaptivePooling.h>
 #include <ATen/native/Pool.h>
+#include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool2d_meta.h>
+#include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool3d_meta.h>
+#include <ATen/ops/avg_pool2d_backward_meta.h>
+#include <ATen/ops/avg_pool2d_meta.h>
+#include <ATen/ops/avg_pool3d_backward_meta.h>
+#include <ATen/ops/avg_pool3d_meta.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_meta.h>
+#include <ATen/ops/max_pool2d_with_indices_meta.h>
 
+#include "NeuronMeta.h"
 #include "NeuronWindows.h"
 
 namespace torch_neuron {
@@ -185,7 +199,6 @@ at::Tensor avg_pool(const at::Tensor& input, int n, at::IntArrayRef kernel,
                     bool count_include_pad, std::optional<int64_t> divisor_override,
                     const char* op) {
   check_pool_input(input, n, op);
-  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   Win w = window_params(input, n, kernel, stride, padding, {1}, ceil_mode, op);
   at::Tensor x = batched(input, n);
   at::ScalarType acc = acc_dtype(input.scalar_type());
@@ -215,13 +228,9 @@ at::Tensor avg_pool_backward(const at::Tensor& grad, const at::Tensor& input, in
                              std::optional<int64_t> divisor_override, const char* op) {
   check_pool_input(input, n, op);
   check_device(input, grad);
-  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   Win w = window_params(input, n, kernel, stride, padding, {1}, ceil_mode, op);
   at::ScalarType acc = acc_dtype(input.scalar_type());
   at::Tensor x = batched(input, n), g = batched(grad, n).to(acc);
-  TORCH_CHECK(g.sizes() == at::IntArrayRef(out_shape(x.size(0), x.size(1), w.out)),
-              "neuron: ", op, ": grad_output ", grad.sizes(),
-              " does not match the output of the pooling");
   g = divisor_override ? g.div(static_cast<double>(*divisor_override))
                        : g.div(avg_counts(w, x.device(), count_include_pad, acc));
   std::vector<int64_t> shape{x.size(0), x.size(1)};
@@ -431,58 +440,33 @@ at::Tensor& max_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
   into(gi, (max_pool3d_backward)(g, x, k, s, p, d, c, idx));
   return gi;
 }
-at::Tensor& avg_pool3d_out(const at::Tensor& x, at::IntArrayRef k, at::IntArrayRef s,
-                           at::IntArrayRef p, bool c, bool cip, std::optional<int64_t> div,
-                           at::Tensor& out) {
-  into(out, (avg_pool3d)(x, k, s, p, c, cip, div));
-  return out;
-}
-at::Tensor& avg_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
-                                    at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-                                    bool c, bool cip, std::optional<int64_t> div,
-                                    at::Tensor& gi) {
-  into(gi, (avg_pool3d_backward)(g, x, k, s, p, c, cip, div));
-  return gi;
-}
-std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& x,
-                                                             at::IntArrayRef size,
-                                                             at::Tensor& out, at::Tensor& idx) {
-  auto [v, i] = (adaptive_max_pool3d)(x, size);
-  into(out, v);
-  into(idx, i);
-  return {out, idx};
-}
-at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& g, const at::Tensor& x,
-                                             const at::Tensor& idx, at::Tensor& gi) {
-  into(gi, (adaptive_max_pool3d_backward)(g, x, idx));
-  return gi;
-}
 
 }  // namespace
 
+// The structured poolings that 2-d and 3-d both have.
+#define NEURON_POOL_METAS(n)                                                                \
+  NEURON_COMPUTED_IMPL(m, "avg_pool" #n "d", "out", avg_pool##n##d, avg_pool##n##d)         \
+  NEURON_COMPUTED_IMPL(m, "avg_pool" #n "d_backward", "grad_input", avg_pool##n##d_backward, \
+                       avg_pool##n##d_backward)                                             \
+  NEURON_COMPUTED_IMPL(m, "adaptive_max_pool" #n "d", "out", adaptive_max_pool##n##d,       \
+                       adaptive_max_pool##n##d)                                             \
+  NEURON_COMPUTED_IMPL(m, "adaptive_max_pool" #n "d_backward", "grad_input",                \
+                       adaptive_max_pool##n##d_backward, adaptive_max_pool##n##d_backward)
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("max_pool2d_with_indices", max_pool2d);
-  m.impl("max_pool2d_with_indices_backward", max_pool2d_backward);
-  m.impl("avg_pool2d", avg_pool2d);
-  m.impl("avg_pool2d_backward", avg_pool2d_backward);
+  NEURON_COMPUTED_IMPL(m, "max_pool2d_with_indices", "out", max_pool2d_with_indices, max_pool2d)
+  NEURON_COMPUTED_IMPL(m, "max_pool2d_with_indices_backward", "grad_input",
+                       max_pool2d_with_indices_backward, max_pool2d_backward)
+  NEURON_POOL_METAS(2)
+  NEURON_POOL_METAS(3)
   m.impl("_adaptive_avg_pool2d", adaptive_avg_pool2d);
   m.impl("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward);
-  m.impl("adaptive_max_pool2d", adaptive_max_pool2d);
-  m.impl("adaptive_max_pool2d_backward", adaptive_max_pool2d_backward);
   m.impl("max_pool3d_with_indices", max_pool3d);
   m.impl("max_pool3d_with_indices.out", max_pool3d_out);
   m.impl("max_pool3d_with_indices_backward", max_pool3d_backward);
   m.impl("max_pool3d_with_indices_backward.grad_input", max_pool3d_backward_out);
-  m.impl("avg_pool3d", avg_pool3d);
-  m.impl("avg_pool3d.out", avg_pool3d_out);
-  m.impl("avg_pool3d_backward", avg_pool3d_backward);
-  m.impl("avg_pool3d_backward.grad_input", avg_pool3d_backward_out);
   m.impl("_adaptive_avg_pool3d", adaptive_avg_pool3d);
   m.impl("_adaptive_avg_pool3d_backward", adaptive_avg_pool3d_backward);
-  m.impl("adaptive_max_pool3d", adaptive_max_pool3d);
-  m.impl("adaptive_max_pool3d.out", adaptive_max_pool3d_out);
-  m.impl("adaptive_max_pool3d_backward", adaptive_max_pool3d_backward);
-  m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_pool3d_backward_out);
 }
 
 }  // namespace torch_neuron
