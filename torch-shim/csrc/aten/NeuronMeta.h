@@ -122,16 +122,22 @@ std::array<at::Tensor, N> meta_results(Form form, std::array<at::Tensor, N> give
 // The results of structured operator @Meta on @args in @form, with the
 // values that @compute (called on @args) returns as new tensors -- one
 // tensor or a tuple of N -- copied into them: for kernels that compute
-// elsewhere (a batched or padded layout) than the meta's tensors.
+// elsewhere (a batched or padded layout) than the meta's tensors. A
+// functional result that has the meta's type and strides, in memory of
+// its own (no view of an input), is taken as it is.
 template <class Meta, size_t N, class F, class... Args>
 std::array<at::Tensor, N> computed_results(Form form, std::array<at::Tensor, N> given,
                                            F&& compute, const Args&... args) {
   std::array<at::Tensor, N> r = meta_results<Meta, N>(form, std::move(given), args...);
   auto vals = compute(args...);
-  auto put = [&r](size_t i, const at::Tensor& v) {
+  auto put = [&r, form](size_t i, const at::Tensor& v) {
     TORCH_INTERNAL_ASSERT(r[i].sizes() == v.sizes(), "neuron: a result of ", v.sizes(),
                           " for the meta's ", r[i].sizes());
-    if (r[i].numel())
+    if (form == Form::Functional && v.dtype() == r[i].dtype() &&
+        v.strides() == r[i].strides() && !v.has_names() && v.has_storage() &&
+        v.storage().use_count() == 1)
+      r[i] = v;
+    else if (r[i].numel())
       r[i].copy_(v);
   };
   if constexpr (std::is_same_v<std::decay_t<decltype(vals)>, at::Tensor>) {
